@@ -1,0 +1,160 @@
+/*
+ * tessera — a SIMD + multithreaded CPU kernel for the array tile operation.
+ *
+ * C99 interface. No C++ exception ever crosses it: every call that can fail returns a
+ * tessera_status, and tessera_last_error() gives the message of the last failure on the calling
+ * thread.
+ *
+ * Semantics (numpy.tile; also mx.nd.tile, OpenVINO Tile-1, ONNX Tile, torch.tile):
+ *   - out_ndim = max(ndim, nreps). The shorter of shape and reps is promoted by PREPENDING 1s:
+ *     shape (2,3) with reps (2,2,2) acts as shape (1,2,3); reps (2,2) on a 4-d array acts as
+ *     (1,1,2,2).
+ *   - out_shape[i] = shape[i] * reps[i];  out[i0, i1, ...] = src[i0 % shape[0], i1 % shape[1], ...].
+ *   - A zero rep gives an empty output (valid; nothing is written). A negative rep is an error.
+ *   - nreps == 0 gives a copy of the input; a 0-d input (ndim == 0) is one element.
+ *
+ * Units: shapes, reps and element counts are in ELEMENTS; strides, itemsize and buffer sizes are
+ * in BYTES (numpy's convention for strides). Strides may be negative or zero.
+ *
+ * What the caller must guarantee (tessera cannot check it): for every in-range index, the byte
+ * address src + sum(index[i] * strides[i]) .. + itemsize lies inside the caller's source buffer;
+ * dst points to at least dst_bytes writable bytes; src and dst do not overlap.
+ *
+ * On any error, nothing is written to dst.
+ */
+#ifndef TESSERA_TESSERA_H
+#define TESSERA_TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32) && defined(TESSERA_SHARED)
+#  if defined(TESSERA_BUILDING)
+#    define TESSERA_API __declspec(dllexport)
+#  else
+#    define TESSERA_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define TESSERA_API __attribute__((visibility("default")))
+#else
+#  define TESSERA_API
+#endif
+
+#define TESSERA_VERSION_MAJOR 0
+#define TESSERA_VERSION_MINOR 1
+#define TESSERA_VERSION_PATCH 0
+
+/** Largest number of axes of an input, of reps, and so of an output. */
+#define TESSERA_MAX_NDIM 64
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Result of every fallible call. */
+typedef enum tessera_status {
+  TESSERA_OK = 0,
+  TESSERA_INVALID_ARGUMENT = 1,  /* negative reps or extents, itemsize 0, ndim/nreps out of range, null pointer */
+  TESSERA_OVERFLOW = 2,          /* output element count or byte size does not fit int64_t / size_t */
+  TESSERA_BUFFER_TOO_SMALL = 3,  /* dst_bytes is less than the output's byte size */
+  TESSERA_OUT_OF_MEMORY = 4,
+  TESSERA_INTERNAL = 5
+} tessera_status;
+
+/**
+ * Output shape of tile(A, reps) (numpy.tile's rule, see above), without touching any data.
+ *
+ * shape: ndim extents in elements (0 <= ndim <= TESSERA_MAX_NDIM; may be NULL when ndim == 0).
+ * reps:  nreps repetition counts (0 <= nreps <= TESSERA_MAX_NDIM; may be NULL when nreps == 0).
+ * On success writes *out_ndim = max(ndim, nreps) and out_shape[0 .. *out_ndim).
+ * Returns TESSERA_INVALID_ARGUMENT (negative extent or rep, count out of range, NULL pointer) or
+ * TESSERA_OVERFLOW (an extent, the element count or the byte count does not fit int64_t).
+ */
+TESSERA_API tessera_status tessera_tile_shape(int ndim, const int64_t *shape, int nreps, const int64_t *reps,
+                                              int *out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]);
+
+/**
+ * One-shot tile: writes tile(src, reps) C-contiguously into dst.
+ *
+ * src:      the input's first element (index 0, ... 0). May be NULL only if the input has no element.
+ * shape:    ndim extents in elements. strides: ndim byte strides, or NULL for C-contiguous.
+ * itemsize: bytes per element, any positive count.
+ * reps:     nreps repetition counts (any non-negative value).
+ * dst:      dst_bytes writable bytes; may be NULL only if the output is empty.
+ * Errors: TESSERA_INVALID_ARGUMENT, TESSERA_OVERFLOW, TESSERA_BUFFER_TOO_SMALL (dst_bytes less than
+ * the output's byte size), TESSERA_OUT_OF_MEMORY, TESSERA_INTERNAL. On error dst is untouched.
+ */
+TESSERA_API tessera_status tessera_tile(const void *src, int ndim, const int64_t *shape, const int64_t *strides,
+                                        size_t itemsize, int nreps, const int64_t *reps, void *dst,
+                                        size_t dst_bytes);
+
+/**
+ * Allocating tile: like tessera_tile, but allocates the output (64-byte aligned) itself.
+ * On success *out_data owns *out_bytes bytes (free it with tessera_free; it may be NULL when the
+ * output is empty), and *out_ndim / out_shape receive the output shape (as tessera_tile_shape).
+ * On error nothing is allocated and *out_data is left unchanged.
+ */
+TESSERA_API tessera_status tessera_tile_alloc(const void *src, int ndim, const int64_t *shape,
+                                              const int64_t *strides, size_t itemsize, int nreps,
+                                              const int64_t *reps, void **out_data, size_t *out_bytes,
+                                              int *out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]);
+
+/** Frees memory returned by tessera_tile_alloc. NULL is a no-op. */
+TESSERA_API void tessera_free(void *data);
+
+/**
+ * An immutable, reusable tiling plan: the loops that tile an input of a given shape, byte strides
+ * and itemsize by given reps. Safe to execute from many threads at once; not tied to data pointers.
+ */
+typedef struct tessera_plan tessera_plan;
+
+/**
+ * Plans tile(A, reps) for an input described as in tessera_tile. On success *out_plan receives a
+ * plan to release with tessera_plan_destroy. Errors as tessera_tile_shape, plus
+ * TESSERA_INVALID_ARGUMENT for itemsize 0 or a NULL out_plan, and TESSERA_OUT_OF_MEMORY.
+ */
+TESSERA_API tessera_status tessera_plan_create(int ndim, const int64_t *shape, const int64_t *strides,
+                                               size_t itemsize, int nreps, const int64_t *reps,
+                                               tessera_plan **out_plan);
+
+/** Byte size of the plan's output (0 for an empty output or a NULL plan). */
+TESSERA_API size_t tessera_plan_output_bytes(const tessera_plan *plan);
+
+/**
+ * Output shape of the plan: *out_ndim and out_shape[0 .. *out_ndim). Returns
+ * TESSERA_INVALID_ARGUMENT on a NULL argument.
+ */
+TESSERA_API tessera_status tessera_plan_output_shape(const tessera_plan *plan, int *out_ndim,
+                                                     int64_t out_shape[TESSERA_MAX_NDIM]);
+
+/**
+ * Runs the plan: reads the input at src (laid out as planned), writes the output to dst.
+ * Errors: TESSERA_INVALID_ARGUMENT (NULL plan; NULL src with a non-empty input; NULL dst with a
+ * non-empty output), TESSERA_BUFFER_TOO_SMALL, TESSERA_INTERNAL. On error dst is untouched.
+ */
+TESSERA_API tessera_status tessera_plan_execute(const tessera_plan *plan, const void *src, void *dst,
+                                                size_t dst_bytes);
+
+/**
+ * Human-readable description of the loops the plan runs, ending with the innermost kernel's name.
+ * The string lives as long as the plan. Returns "" for a NULL plan.
+ */
+TESSERA_API const char *tessera_plan_describe(const tessera_plan *plan);
+
+/** Releases a plan. NULL is a no-op. */
+TESSERA_API void tessera_plan_destroy(tessera_plan *plan);
+
+/** Message of the last failed call on this thread ("" if none failed yet). Valid until the next call. */
+TESSERA_API const char *tessera_last_error(void);
+
+/** The library's version, "MAJOR.MINOR.PATCH". */
+TESSERA_API const char *tessera_version(void);
+
+/** Name of the SIMD target that tessera's kernels dispatch to on this CPU now (e.g. "AVX2"). */
+TESSERA_API const char *tessera_active_target(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_TESSERA_H */

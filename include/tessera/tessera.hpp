@@ -1,0 +1,245 @@
+// tessera — C++17 interface. Semantics, units and caller guarantees are those of tessera.h:
+// numpy.tile with prepend-promotion of the shorter of shape and reps; extents, reps and counts in
+// ELEMENTS; strides, itemsize and buffer sizes in BYTES; the output is C-contiguous.
+//
+// Every failure throws a tessera::Error subclass whose what() names the bad value:
+//   InvalidArgument  (TESSERA_INVALID_ARGUMENT)  negative rep/extent, itemsize 0, too many axes, null pointer
+//   Overflow         (TESSERA_OVERFLOW)          output count or byte size does not fit int64_t / size_t
+//   BufferTooSmall   (TESSERA_BUFFER_TOO_SMALL)  destination smaller than the output
+// std::bad_alloc may escape from the allocating calls. On any error nothing is written to dst.
+#ifndef TESSERA_TESSERA_HPP
+#define TESSERA_TESSERA_HPP
+
+#include <tessera/tessera.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tessera {
+
+/// Largest number of axes of an input, of reps, and of an output.
+inline constexpr int max_ndim = TESSERA_MAX_NDIM;
+
+/// Mirrors tessera_status.
+enum class Status : int {
+  ok = TESSERA_OK,
+  invalid_argument = TESSERA_INVALID_ARGUMENT,
+  overflow = TESSERA_OVERFLOW,
+  buffer_too_small = TESSERA_BUFFER_TOO_SMALL,
+  out_of_memory = TESSERA_OUT_OF_MEMORY,
+  internal = TESSERA_INTERNAL,
+};
+
+/// Base of every exception tessera throws; status() tells the class of error.
+class TESSERA_API Error : public std::runtime_error {
+ public:
+  Error(Status status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  ~Error() override;
+  Status status() const noexcept { return status_; }
+
+ private:
+  Status status_;
+};
+
+/// A bad argument: negative rep or extent, itemsize 0, too many axes, a rep that does not fit
+/// int64_t, mismatched strides length, or a null pointer where data is needed.
+class TESSERA_API InvalidArgument : public Error {
+ public:
+  explicit InvalidArgument(const std::string& message) : Error(Status::invalid_argument, message) {}
+  ~InvalidArgument() override;
+};
+
+/// The output's element count or byte size (or an input's implied byte size) overflows
+/// int64_t or size_t. Raised before anything is allocated or written.
+class TESSERA_API Overflow : public Error {
+ public:
+  explicit Overflow(const std::string& message) : Error(Status::overflow, message) {}
+  ~Overflow() override;
+};
+
+/// The destination buffer holds fewer bytes than the output needs.
+class TESSERA_API BufferTooSmall : public Error {
+ public:
+  explicit BufferTooSmall(const std::string& message) : Error(Status::buffer_too_small, message) {}
+  ~BufferTooSmall() override;
+};
+
+/// A list of at most max_ndim int64_t values: a shape (elements), byte strides, or reps.
+///
+/// Built from an initializer list, a pointer + count, or any container with std::data/std::size
+/// (std::vector, std::array, C array, ...) of ANY integer type (int8_t ... uint64_t), as
+/// OpenVINO's Tile accepts repeats of any integer type. Throws InvalidArgument if there are more
+/// than max_ndim values or an unsigned value exceeds INT64_MAX (naming its index and value).
+/// Negative values are kept; whether they are allowed is decided where the list is used.
+class Dims {
+ public:
+  Dims() noexcept = default;
+  Dims(std::initializer_list<int64_t> values) { assign(values.begin(), values.size()); }
+  template <class Int, class = std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>>>
+  Dims(const Int* values, std::size_t count) {
+    assign(values, count);
+  }
+  template <class Range, class = decltype(std::data(std::declval<const Range&>())),
+            class = decltype(std::size(std::declval<const Range&>())),
+            class = std::enable_if_t<!std::is_same_v<std::decay_t<Range>, Dims>>>
+  Dims(const Range& values) {  // NOLINT(google-explicit-constructor): lists convert implicitly
+    assign(std::data(values), std::size(values));
+  }
+
+  /// Number of values (an array's ndim, or len(reps)).
+  int size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  const int64_t* data() const noexcept { return values_; }
+  const int64_t* begin() const noexcept { return values_; }
+  const int64_t* end() const noexcept { return values_ + size_; }
+  int64_t operator[](int i) const noexcept { return values_[i]; }
+  std::vector<int64_t> to_vector() const { return {begin(), end()}; }
+  friend bool operator==(const Dims& a, const Dims& b) noexcept {
+    if (a.size_ != b.size_) return false;
+    for (int i = 0; i < a.size_; ++i)
+      if (a.values_[i] != b.values_[i]) return false;
+    return true;
+  }
+  friend bool operator!=(const Dims& a, const Dims& b) noexcept { return !(a == b); }
+
+ private:
+  template <class Int>
+  void assign(const Int* values, std::size_t count) {
+    static_assert(std::is_integral_v<Int> && !std::is_same_v<Int, bool>, "Dims holds integers");
+    if (count > static_cast<std::size_t>(max_ndim))
+      throw InvalidArgument("tessera: " + std::to_string(count) + " values exceed TESSERA_MAX_NDIM (" +
+                            std::to_string(max_ndim) + ")");
+    for (std::size_t i = 0; i < count; ++i) {
+      if constexpr (std::is_unsigned_v<Int> && sizeof(Int) >= sizeof(int64_t)) {
+        if (values[i] > static_cast<Int>(std::numeric_limits<int64_t>::max()))
+          throw InvalidArgument("tessera: value " + std::to_string(values[i]) + " at index " + std::to_string(i) +
+                                " does not fit int64_t");
+      }
+      values_[i] = static_cast<int64_t>(values[i]);
+    }
+    size_ = static_cast<int>(count);
+  }
+
+  int size_ = 0;
+  int64_t values_[max_ndim] = {};
+};
+
+/// Output shape of tile(A, reps) for an input of the given shape (numpy.tile's rule:
+/// max(ndim, len(reps)) axes, the shorter list promoted by prepending 1s; out[i] = shape[i] * reps[i]).
+/// Throws InvalidArgument (negative extent or rep) or Overflow (an extent, the element count, or
+/// the element count times 1 byte does not fit int64_t).
+TESSERA_API Dims tile_shape(const Dims& shape, const Dims& reps);
+
+namespace detail {
+struct PlanData;
+}
+
+/// An immutable, reusable plan for tile(A, reps): nested copy loops over the C-contiguous output
+/// ending in an innermost kernel (see describe()). O(ndim) in size, independent of data pointers,
+/// cheap to copy (shared), and safe to execute from many threads at once.
+class TESSERA_API Plan {
+ public:
+  /// Plans tiling an input of `shape` (elements) with byte `strides` (empty = C-contiguous; else
+  /// exactly shape.size() values, any sign) and `itemsize` bytes per element by `reps`.
+  /// Throws InvalidArgument (negative extent or rep, itemsize 0, strides of the wrong length) or
+  /// Overflow (output count or byte size, or the implied contiguous input size, overflows).
+  Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps);
+
+  /// Number of output axes: max(shape.size(), reps.size()).
+  int ndim() const noexcept;
+  /// Output shape in elements.
+  const Dims& shape() const noexcept;
+  /// Output element count.
+  int64_t size() const noexcept;
+  /// Output byte size: size() * itemsize().
+  std::size_t nbytes() const noexcept;
+  /// Bytes per element.
+  std::size_t itemsize() const noexcept;
+  /// Input element count (0 if the input is empty).
+  int64_t input_size() const noexcept;
+
+  /// Multi-line description of the loops the plan runs: one line per loop (extent, source and
+  /// destination byte strides), then the innermost kernel ("kernel: copy|fill|pattern|gather ...").
+  std::string describe() const;
+  /// Name of the innermost kernel: "copy", "fill", "pattern", "gather", or "none" (empty output).
+  const char* kernel_name() const noexcept;
+
+  /// Writes the output C-contiguously to dst (dst_bytes bytes available). Parallel (TBB, in the
+  /// caller's task arena) for large outputs, serial on the calling thread for small ones.
+  /// Throws InvalidArgument (null src with a non-empty input, null dst with a non-empty output)
+  /// or BufferTooSmall (dst_bytes < nbytes()); then dst is untouched.
+  void execute(const void* src, void* dst, std::size_t dst_bytes) const;
+
+  /// Implementation access for the library itself.
+  const detail::PlanData& data() const noexcept { return *data_; }
+
+ private:
+  std::shared_ptr<const detail::PlanData> data_;
+};
+
+/// An owning, 64-byte aligned, C-contiguous output of the allocating tile(). Move-only.
+class TESSERA_API Array {
+ public:
+  Array() noexcept = default;
+  Array(Array&&) noexcept = default;
+  Array& operator=(Array&&) noexcept = default;
+
+  /// Output shape in elements.
+  const Dims& shape() const noexcept { return shape_; }
+  int ndim() const noexcept { return shape_.size(); }
+  /// Element count.
+  int64_t size() const noexcept { return itemsize_ ? static_cast<int64_t>(nbytes_ / itemsize_) : 0; }
+  std::size_t itemsize() const noexcept { return itemsize_; }
+  /// Byte size.
+  std::size_t nbytes() const noexcept { return nbytes_; }
+  /// The bytes (null when the array is empty).
+  void* data() noexcept { return data_.get(); }
+  const void* data() const noexcept { return data_.get(); }
+  /// The bytes viewed as T (the caller picks a T of size itemsize()).
+  template <class T>
+  T* data_as() noexcept {
+    return static_cast<T*>(data_.get());
+  }
+  template <class T>
+  const T* data_as() const noexcept {
+    return static_cast<const T*>(data_.get());
+  }
+
+ private:
+  struct Free {
+    void operator()(void* p) const noexcept { tessera_free(p); }
+  };
+  friend TESSERA_API Array tile(const void*, const Dims&, const Dims&, std::size_t, const Dims&);
+  std::unique_ptr<void, Free> data_;
+  Dims shape_;
+  std::size_t itemsize_ = 0;
+  std::size_t nbytes_ = 0;
+};
+
+/// One-shot tile into the caller's buffer: plans and executes (see Plan). Throws as Plan's
+/// constructor and Plan::execute.
+TESSERA_API void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
+                      void* dst, std::size_t dst_bytes);
+
+/// Allocating tile: returns a new Array holding tile(src, reps). Throws as the one-shot tile, and
+/// std::bad_alloc if the output cannot be allocated.
+TESSERA_API Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                       const Dims& reps);
+
+/// Name of the SIMD target the kernels dispatch to now (e.g. "AVX2", "SSE4", "SCALAR").
+TESSERA_API const char* active_target() noexcept;
+
+/// The library's version, "MAJOR.MINOR.PATCH".
+TESSERA_API const char* version() noexcept;
+
+}  // namespace tessera
+
+#endif  // TESSERA_TESSERA_HPP
