@@ -212,6 +212,13 @@ class TESSERA_API Array {
   const T* data_as() const noexcept {
     return static_cast<const T*>(data_.get());
   }
+  /// Gives up ownership of the bytes (the caller frees them with tessera_free) and leaves the
+  /// array empty (shape (), no bytes).
+  void* release() noexcept {
+    shape_ = Dims();
+    itemsize_ = nbytes_ = 0;
+    return data_.release();
+  }
 
  private:
   struct Free {

@@ -1,0 +1,137 @@
+// Per-target row kernels: the innermost contiguous work of a plan, written with Highway vectors.
+// Included once per Highway target by kernels/dispatch.cpp (the per-target toggle guard below).
+//
+// Every kernel writes exactly the bytes it is asked to, reads only the source bytes the plan
+// addresses, and accepts any alignment of source and destination. Short tails use plain memcpy of
+// at most one vector's worth: masked stores in Highway 1.0.3 may read-modify-write whole vectors.
+
+// Per-target include guard (the Highway idiom, see hwy/contrib/algo/copy-inl.h).
+#if defined(TESSERA_LIB_KERNELS_ROW_KERNELS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TESSERA_LIB_KERNELS_ROW_KERNELS_INL_H_
+#undef TESSERA_LIB_KERNELS_ROW_KERNELS_INL_H_
+#else
+#define TESSERA_LIB_KERNELS_ROW_KERNELS_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::detail::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+/// Copies `n` bytes from `src` to `dst`; the ranges must not overlap.
+HWY_INLINE void CopyBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  if (n < N) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    const auto v0 = hn::LoadU(d, src + i);
+    const auto v1 = hn::LoadU(d, src + i + N);
+    const auto v2 = hn::LoadU(d, src + i + 2 * N);
+    const auto v3 = hn::LoadU(d, src + i + 3 * N);
+    hn::StoreU(v0, d, dst + i);
+    hn::StoreU(v1, d, dst + i + N);
+    hn::StoreU(v2, d, dst + i + 2 * N);
+    hn::StoreU(v3, d, dst + i + 3 * N);
+  }
+  for (; i + N <= n; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  // Tail: one more full vector ending at n (re-writes a few bytes with the same values).
+  if (i < n) hn::StoreU(hn::LoadU(d, src + n - N), d, dst + n - N);
+}
+
+/// Stores the vector `v` (whose bytes repeat with a period dividing its size) over `nbytes` bytes
+/// of `dst`, where `nbytes` is a multiple of that period.
+template <class D, class V>
+HWY_INLINE void StoreRepeated(D d, V v, uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* period,
+                              size_t period_bytes) {
+  const size_t vbytes = hn::Lanes(d) * sizeof(hn::TFromD<D>);
+  if (nbytes < vbytes) {
+    for (size_t i = 0; i < nbytes; i += period_bytes) std::memcpy(dst + i, period, period_bytes);
+    return;
+  }
+  using T = hn::TFromD<D>;
+  size_t i = 0;
+  for (; i + 4 * vbytes <= nbytes; i += 4 * vbytes) {
+    hn::StoreU(v, d, reinterpret_cast<T*>(dst + i));
+    hn::StoreU(v, d, reinterpret_cast<T*>(dst + i + vbytes));
+    hn::StoreU(v, d, reinterpret_cast<T*>(dst + i + 2 * vbytes));
+    hn::StoreU(v, d, reinterpret_cast<T*>(dst + i + 3 * vbytes));
+  }
+  for (; i + vbytes <= nbytes; i += vbytes) hn::StoreU(v, d, reinterpret_cast<T*>(dst + i));
+  // The tail store ends at nbytes and starts on a period boundary (both are multiples of it).
+  if (i < nbytes) hn::StoreU(v, d, reinterpret_cast<T*>(dst + nbytes - vbytes));
+}
+
+/// Writes `n` copies of the `sizeof(T)`-byte element at `elem` to `dst` (T = uint8..uint64).
+template <typename T>
+HWY_INLINE void FillElement(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
+  T value;
+  std::memcpy(&value, elem, sizeof(T));
+  const hn::ScalableTag<T> d;
+  StoreRepeated(d, hn::Set(d, value), dst, n * sizeof(T), elem, sizeof(T));
+}
+
+/// Writes `nbytes` bytes of the periodic sequence run[phase], run[phase + 1], ... (wrapping at
+/// run_bytes) to `dst`. The first period is copied from the source run; after that, short runs are
+/// replicated from the output already written (cache-hot) in blocks of up to kBlock bytes, long
+/// runs are copied again from the source.
+HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
+                            size_t run_bytes, size_t phase) {
+  constexpr size_t kBlock = 4096;
+  size_t first = run_bytes - phase < nbytes ? run_bytes - phase : nbytes;
+  CopyBytes(dst, run + phase, first);
+  if (first == nbytes) return;
+  if (run_bytes >= 256) {
+    size_t done = first;
+    for (; done + run_bytes <= nbytes; done += run_bytes) CopyBytes(dst + done, run, run_bytes);
+    CopyBytes(dst + done, run, nbytes - done);
+    return;
+  }
+  // Complete one period in dst (it starts at `phase`), then double it up to a block.
+  const size_t rest = phase < nbytes - first ? phase : nbytes - first;
+  CopyBytes(dst + first, run, rest);
+  size_t done = first + rest;  // == run_bytes unless nbytes was smaller
+  const size_t block_cap = kBlock / run_bytes * run_bytes;
+  while (done < nbytes) {
+    size_t block = done < block_cap ? done : block_cap;  // a whole number of periods
+    if (block > nbytes - done) block = nbytes - done;
+    CopyBytes(dst + done, dst, block);
+    done += block;
+  }
+}
+
+/// Writes `n` copies of the 16-byte element at `elem`.
+HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
+#if HWY_TARGET == HWY_SCALAR
+  FillPattern(dst, n * 16, elem, 16, 0);
+#else
+  const hn::ScalableTag<uint8_t> d;
+  StoreRepeated(d, hn::LoadDup128(d, elem), dst, n * 16, elem, 16);
+#endif
+}
+
+/// Copies `n` elements of kSize bytes read at byte stride `stride` from `src` to contiguous `dst`.
+template <size_t kSize>
+HWY_INLINE void GatherFixed(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, int64_t stride, size_t n) {
+  for (size_t i = 0; i < n; ++i) std::memcpy(dst + i * kSize, src + static_cast<int64_t>(i) * stride, kSize);
+}
+
+/// As GatherFixed for any element size.
+HWY_INLINE void GatherAny(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, int64_t stride, size_t n,
+                          size_t itemsize) {
+  for (size_t i = 0; i < n; ++i) std::memcpy(dst + i * itemsize, src + static_cast<int64_t>(i) * stride, itemsize);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace tessera::detail::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard

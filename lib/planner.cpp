@@ -1,0 +1,209 @@
+// The planner: (shape, strides, itemsize, reps) -> PlanData.
+//
+// 1. Promote: the shorter of shape and reps gets 1s prepended (numpy.tile).
+// 2. Validate with checked arithmetic: no negative extent or rep; every output extent, the
+//    element count and the byte size fit int64_t (and size_t) — before anything is allocated.
+// 3. Simplify. Output axis i is the nest (rep_i, dim_i): the rep loop has source stride 0 and the
+//    dim loop the input's stride, and the whole interleaved list rep_0, dim_0, rep_1, dim_1, ...
+//    walks the output C-contiguously. Entries of extent 1 are dropped, and an outer entry is
+//    merged into the inner one when the pair is one affine loop (outer stride == inner stride *
+//    inner extent) — this folds the reps of size-1 input axes together and joins contiguous axes.
+//    (OpenVINO's CPU plugin simplifies the same interleaved list.)
+// 4. The innermost one or two entries become the row kernel; the rest are the row loops.
+#include "plan.hpp"
+
+#include <sstream>
+
+namespace tessera::detail {
+namespace {
+
+struct Entry {
+  int64_t extent;
+  int64_t stride;  // source bytes
+};
+
+[[noreturn]] void invalid(const std::string& what) { throw InvalidArgument("tessera: " + what); }
+[[noreturn]] void overflow(const std::string& what) { throw Overflow("tessera: " + what); }
+
+std::string join(const Dims& d) {
+  std::string s = "(";
+  for (int i = 0; i < d.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(d[i]);
+  }
+  if (d.size() == 1) s += ",";
+  return s + ")";
+}
+
+void check_lengths(const Dims& shape, const Dims& reps) {
+  // Dims already caps its length at max_ndim; repeat the check for lists built elsewhere.
+  if (shape.size() > max_ndim) invalid("ndim " + std::to_string(shape.size()) + " exceeds TESSERA_MAX_NDIM");
+  if (reps.size() > max_ndim) invalid("len(reps) " + std::to_string(reps.size()) + " exceeds TESSERA_MAX_NDIM");
+  for (int i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0) invalid("shape[" + std::to_string(i) + "] = " + std::to_string(shape[i]) + " is negative");
+  for (int i = 0; i < reps.size(); ++i)
+    if (reps[i] < 0)
+      invalid("reps[" + std::to_string(i) + "] = " + std::to_string(reps[i]) + " is negative (numpy.tile needs reps >= 0)");
+}
+
+}  // namespace
+
+const char* kernel_name(Kernel k) noexcept {
+  switch (k) {
+    case Kernel::copy: return "copy";
+    case Kernel::pattern: return "pattern";
+    case Kernel::fill: return "fill";
+    case Kernel::gather: return "gather";
+    case Kernel::none: break;
+  }
+  return "none";
+}
+
+Dims checked_output_shape(const Dims& shape, const Dims& reps, int64_t* out_size) {
+  check_lengths(shape, reps);
+  const int n = shape.size() > reps.size() ? shape.size() : reps.size();
+  const int shape_pad = n - shape.size(), reps_pad = n - reps.size();
+  int64_t out[max_ndim];
+  bool empty = false;
+  for (int i = 0; i < n; ++i) {
+    const int64_t s = i < shape_pad ? 1 : shape[i - shape_pad];
+    const int64_t r = i < reps_pad ? 1 : reps[i - reps_pad];
+    if (__builtin_mul_overflow(s, r, &out[i]))
+      overflow("output extent of axis " + std::to_string(i) + " = " + std::to_string(s) + " * " + std::to_string(r) +
+               " overflows int64");
+    empty = empty || out[i] == 0;
+  }
+  int64_t size = 1;
+  if (empty) {
+    size = 0;
+  } else {
+    for (int i = 0; i < n; ++i)
+      if (__builtin_mul_overflow(size, out[i], &size))
+        overflow("output element count overflows int64 at axis " + std::to_string(i) + " (extent " +
+                 std::to_string(out[i]) + ")");
+  }
+  if (out_size) *out_size = size;
+  return Dims(out, static_cast<std::size_t>(n));
+}
+
+PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps) {
+  PlanData p;
+  if (itemsize == 0) invalid("itemsize = 0; it must be a positive byte count");
+  if (itemsize > static_cast<std::size_t>(INT64_MAX)) overflow("itemsize " + std::to_string(itemsize) + " overflows int64");
+  if (!strides.empty() && strides.size() != shape.size())
+    invalid("strides has " + std::to_string(strides.size()) + " values but shape has " + std::to_string(shape.size()) +
+            " (give one byte stride per axis, or none for C-contiguous)");
+  p.out_shape = checked_output_shape(shape, reps, &p.out_size);
+  const int64_t isz = static_cast<int64_t>(itemsize);
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(p.out_size, isz, &bytes))
+    overflow("output byte size " + std::to_string(p.out_size) + " elements * " + std::to_string(itemsize) +
+             " bytes overflows int64/size_t");
+  p.nbytes = static_cast<std::size_t>(bytes);
+  p.itemsize = itemsize;
+  p.reps = reps;
+  p.in_shape = shape;
+
+  // Input element count and, if omitted, C-contiguous strides (only for a non-empty input).
+  int64_t in_size = 1;
+  for (int i = 0; i < shape.size(); ++i) in_size = shape[i] == 0 ? 0 : in_size;
+  if (in_size != 0)
+    for (int i = 0; i < shape.size(); ++i)
+      if (__builtin_mul_overflow(in_size, shape[i], &in_size))
+        overflow("input element count overflows int64 at axis " + std::to_string(i));
+  p.input_size = in_size;
+  if (strides.empty()) {
+    int64_t st[max_ndim];
+    int64_t s = isz;
+    for (int i = shape.size() - 1; i >= 0; --i) {
+      st[i] = in_size == 0 ? 0 : s;
+      if (in_size != 0 && __builtin_mul_overflow(s, shape[i], &s))
+        overflow("input byte size overflows int64 at axis " + std::to_string(i));
+    }
+    p.in_strides = Dims(st, static_cast<std::size_t>(shape.size()));
+  } else {
+    p.in_strides = strides;
+  }
+  if (p.out_size == 0) {
+    p.description = "tile plan: empty output " + join(p.out_shape) + "; nothing to write\n  kernel: none\n";
+    return p;
+  }
+
+  // Interleaved (rep, dim) entries over the promoted axes, outermost first, extent-1 dropped.
+  const int n = p.out_shape.size();
+  const int shape_pad = n - shape.size(), reps_pad = n - reps.size();
+  Entry e[kMaxLoops];
+  int ne = 0;
+  for (int i = 0; i < n; ++i) {
+    const int64_t r = i < reps_pad ? 1 : reps[i - reps_pad];
+    const int64_t s = i < shape_pad ? 1 : shape[i - shape_pad];
+    const int64_t st = i < shape_pad ? 0 : p.in_strides[i - shape_pad];
+    if (r != 1) e[ne++] = {r, 0};
+    if (s != 1) e[ne++] = {s, st};
+  }
+  // Merge from the inside out: outer (a) folds into inner (b) when a.stride == b.stride * b.extent.
+  Entry m[kMaxLoops];
+  int nm = 0;
+  for (int k = ne - 1; k >= 0; --k) {
+    int64_t span = 0;
+    if (nm > 0 && !__builtin_mul_overflow(m[nm - 1].stride, m[nm - 1].extent, &span) && span == e[k].stride) {
+      m[nm - 1].extent *= e[k].extent;  // cannot overflow: bounded by the output's element count
+    } else {
+      m[nm++] = e[k];
+    }
+  }
+  // m is innermost first. A single element (0-d input, all extents 1) is a copy of one element.
+  if (nm == 0) m[nm++] = {1, isz};
+
+  int used = 1;
+  if (m[0].stride == isz) {
+    if (nm > 1 && m[1].stride == 0) {
+      p.kernel = Kernel::pattern;
+      p.run_bytes = m[0].extent * isz;
+      p.count = m[1].extent;
+      p.row_elems = m[0].extent * m[1].extent;
+      used = 2;
+    } else {
+      p.kernel = Kernel::copy;
+      p.row_elems = m[0].extent;
+    }
+  } else if (m[0].stride == 0) {
+    p.kernel = Kernel::fill;
+    p.count = p.row_elems = m[0].extent;
+  } else {
+    p.kernel = Kernel::gather;
+    p.count = p.row_elems = m[0].extent;
+    p.inner_stride = m[0].stride;
+  }
+
+  // Row loops, outermost first, with C-contiguous destination strides.
+  p.nloops = nm - used;
+  int64_t dst_stride = p.row_elems * isz;
+  p.nrows = 1;
+  for (int k = used; k < nm; ++k) {
+    Loop& l = p.loops[nm - 1 - k];
+    l = {m[k].extent, m[k].stride, dst_stride};
+    dst_stride *= m[k].extent;
+    p.nrows *= m[k].extent;
+  }
+
+  std::ostringstream os;
+  os << "tile plan: input " << join(shape) << " strides " << join(p.in_strides) << " B, itemsize " << itemsize
+     << " B, reps " << join(reps) << " -> output " << join(p.out_shape) << ", " << p.nbytes << " B\n";
+  for (int k = 0; k < p.nloops; ++k)
+    os << "  loop " << k << ": " << p.loops[k].extent << " x (src stride " << p.loops[k].src_stride
+       << " B, dst stride " << p.loops[k].dst_stride << " B)\n";
+  os << "  kernel: " << kernel_name(p.kernel);
+  switch (p.kernel) {
+    case Kernel::copy: os << " run of " << p.row_elems * isz << " B"; break;
+    case Kernel::pattern: os << " run of " << p.run_bytes << " B repeated " << p.count << "x"; break;
+    case Kernel::fill: os << " 1 element of " << isz << " B repeated " << p.count << "x"; break;
+    case Kernel::gather: os << " " << p.count << " elements at src stride " << p.inner_stride << " B"; break;
+    case Kernel::none: break;
+  }
+  os << " (row " << p.row_elems * isz << " B, " << p.nrows << " rows)\n";
+  p.description = os.str();
+  return p;
+}
+
+}  // namespace tessera::detail
