@@ -1,0 +1,147 @@
+// The C API as used from C (tests/c_api_check.c): each call's results are checked here against the
+// reference.
+#include <doctest/doctest.h>
+
+#include <tessera/tessera.h>
+#include <tessera/tessera.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "c_api_check.h"
+#include "reference.hpp"
+#include "util.hpp"
+
+namespace {
+
+using test::Shape;
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("C: tessera_tile_shape and tessera_tile on strided inputs") {
+  test::Rng rng(901);
+  for (unsigned layout : {unsigned{test::kContiguous}, unsigned{test::kReversed}, unsigned{test::kAllLayouts}}) {
+    for (std::size_t itemsize : {std::size_t{2}, std::size_t{3}, std::size_t{16}}) {
+      CAPTURE(test::layout_name(layout));
+      CAPTURE(itemsize);
+      const test::View view = test::make_view(rng, {3, 4, 2}, itemsize, layout, 21);
+      const Shape reps = {2, 1, 3, 2};
+      const auto expected = ref::tile(view.data(), view.shape, view.strides, itemsize, reps);
+      std::vector<unsigned char> out(expected.size());
+      c_tile_info info;
+      c_tile(view.data(), itemsize, 3, view.shape.data(), view.strides.data(), 4, reps.data(), out.data(), out.size(),
+             &info);
+      CHECK(info.shape_status == TESSERA_OK);
+      CHECK(info.status == TESSERA_OK);
+      CHECK(Shape(info.shape, info.shape + info.ndim) == Shape{2, 3, 12, 4});
+      CHECK(info.nbytes == expected.size());
+      CHECK(out == expected);
+    }
+  }
+}
+
+TEST_CASE("C: an empty output through tessera_tile with a NULL dst") {
+  const int32_t a[3] = {1, 2, 3};
+  c_tile_info info;
+  c_tile(a, 4, 1, Shape{3}.data(), nullptr, 2, Shape{0, 5}.data(), nullptr, 0, &info);
+  CHECK(info.status == TESSERA_OK);
+  CHECK(Shape(info.shape, info.shape + info.ndim) == Shape{0, 15});
+  CHECK(info.nbytes == 0);
+}
+
+TEST_CASE("C: a plan's whole life") {
+  // A transposed int32 input, reused on two sources with the same layout.
+  const std::vector<int32_t> a = {1, 2, 3, 4, 5, 6};        // (2, 3); view its transpose (3, 2)
+  const std::vector<int32_t> b = {10, 20, 30, 40, 50, 60};  // same layout, other values
+  const Shape shape = {3, 2}, strides = {4, 12}, reps = {1, 2};
+  std::vector<int32_t> out0(12, -1), out1(12, -1);
+  c_plan_info info;
+  c_plan_run(a.data(), b.data(), 4, 2, shape.data(), strides.data(), 2, reps.data(), out0.data(), out1.data(), 48,
+             &info);
+  CHECK(info.create_status == TESSERA_OK);
+  CHECK(info.output_bytes == 48);
+  CHECK(info.shape_status == TESSERA_OK);
+  CHECK(Shape(info.shape, info.shape + info.ndim) == Shape{3, 4});
+  CHECK(info.execute_status[0] == TESSERA_OK);
+  CHECK(info.execute_status[1] == TESSERA_OK);
+  CHECK(out0 == std::vector<int32_t>{1, 4, 1, 4, 2, 5, 2, 5, 3, 6, 3, 6});
+  CHECK(out1 == std::vector<int32_t>{10, 40, 10, 40, 20, 50, 20, 50, 30, 60, 30, 60});
+
+  // The description names the kernel the C++ plan for the same layout reports.
+  const std::string describe = info.describe;
+  CHECK(!describe.empty());
+  const tessera::Plan plan(shape, strides, 4, reps);
+  CHECK_MESSAGE(contains(describe, plan.kernel_name()), describe);
+}
+
+TEST_CASE("C: tessera_tile_alloc and tessera_free") {
+  const uint8_t a[5] = {9, 8, 7, 6, 5};
+  SUBCASE("1-d by (2, 3)") {
+    uint8_t out[30] = {};
+    c_tile_info info;
+    c_tile_alloc(a, 1, 1, Shape{5}.data(), nullptr, 2, Shape{2, 3}.data(), out, sizeof out, &info);
+    CHECK(info.status == TESSERA_OK);
+    CHECK(info.aligned64 == 1);
+    CHECK(info.nbytes == 30);
+    CHECK(Shape(info.shape, info.shape + info.ndim) == Shape{2, 15});
+    for (int i = 0; i < 30; ++i) CHECK(out[i] == a[i % 5]);
+  }
+  SUBCASE("0-d input, no reps") {
+    uint8_t out[1] = {};
+    c_tile_info info;
+    c_tile_alloc(a + 2, 1, 0, nullptr, nullptr, 0, nullptr, out, sizeof out, &info);
+    CHECK(info.status == TESSERA_OK);
+    CHECK(info.ndim == 0);
+    CHECK(info.nbytes == 1);
+    CHECK(out[0] == 7);
+  }
+  SUBCASE("empty output") {
+    c_tile_info info;
+    c_tile_alloc(a, 1, 1, Shape{5}.data(), nullptr, 1, Shape{0}.data(), nullptr, 0, &info);
+    CHECK(info.status == TESSERA_OK);
+    CHECK(info.nbytes == 0);
+    CHECK(Shape(info.shape, info.shape + info.ndim) == Shape{0});
+  }
+}
+
+TEST_CASE("C: errors with tessera_last_error") {
+  SUBCASE("the fixed scenario: int16 {1, 2, 3} by reps (2, -3)") {
+    c_error_info info;
+    c_negative_rep_scenario(&info);
+    CHECK(info.status == TESSERA_INVALID_ARGUMENT);
+    CHECK(info.dst_untouched == 1);
+    CHECK_MESSAGE(contains(info.message, "-3"), info.message);
+    CHECK(std::string(c_last_error()) == info.message);
+  }
+  SUBCASE("dst one byte too small") {
+    const int64_t a[4] = {1, 2, 3, 4};
+    unsigned char dst[63];
+    c_error_info info;
+    c_tile_expect_error(a, 8, 1, Shape{4}.data(), 1, Shape{2}.data(), dst, sizeof dst, &info);
+    CHECK(info.status == TESSERA_BUFFER_TOO_SMALL);
+    CHECK(info.dst_untouched == 1);
+    CHECK_MESSAGE(contains(info.message, "63"), info.message);
+  }
+  SUBCASE("an overflowing output") {
+    const int64_t a[2] = {1, 2};
+    unsigned char dst[64];
+    c_error_info info;
+    c_tile_expect_error(a, 8, 1, Shape{2}.data(), 1, Shape{INT64_MAX}.data(), dst, sizeof dst, &info);
+    CHECK(info.status == TESSERA_OVERFLOW);
+    CHECK(info.dst_untouched == 1);
+    CHECK(std::string(info.message) != "");
+  }
+}
+
+TEST_CASE("C: version and active target") {
+  CHECK(std::string(c_version()) == "0.1.0");
+  CHECK(c_version_matches_macros() == 1);
+  CHECK(std::string(tessera::version()) == c_version());
+  CHECK(std::string(c_active_target()) == tessera::active_target());
+  CHECK(!std::string(c_active_target()).empty());
+}
