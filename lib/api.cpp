@@ -23,6 +23,8 @@ std::size_t Plan::itemsize() const noexcept { return data_->itemsize; }
 int64_t Plan::input_size() const noexcept { return data_->input_size; }
 std::string Plan::describe() const { return data_->description; }
 const char* Plan::kernel_name() const noexcept { return detail::kernel_name(data_->kernel); }
+const char* Plan::kernel_path() const noexcept { return data_->path; }
+std::vector<std::string> Plan::kernel_paths() { return {std::begin(detail::kKernelPaths), std::end(detail::kKernelPaths)}; }
 
 void Plan::execute(const void* src, void* dst, std::size_t dst_bytes) const {
   const detail::PlanData& p = *data_;

@@ -25,6 +25,15 @@ enum class Kernel : uint8_t { none, copy, pattern, fill, gather };
 /// Name of a kernel as describe() prints it.
 const char* kernel_name(Kernel k) noexcept;
 
+/// Runs at least this long are repeated by copying from the source run again; shorter runs are
+/// replicated from the output already written (kernel path "pattern.short").
+inline constexpr int64_t kLongRunBytes = 256;
+
+/// Every executor path a plan can take ("kernel.variant"), in a fixed order; see Plan::kernel_path.
+inline constexpr const char* kKernelPaths[] = {
+    "copy",   "pattern.short", "pattern.long", "fill.1",   "fill.2",   "fill.4",   "fill.8",   "fill.16",
+    "fill.any", "gather.1",    "gather.2",     "gather.4", "gather.8", "gather.16", "gather.any", "none"};
+
 /// One loop over rows: `extent` iterations, moving the source by `src_stride` bytes and the
 /// destination by `dst_stride` bytes per iteration.
 struct Loop {
@@ -58,6 +67,7 @@ struct PlanData {
   int64_t run_bytes = 0;     // pattern: bytes of the repeated run
   int64_t count = 0;         // pattern: runs per row; fill, gather: elements per row
   int64_t inner_stride = 0;  // gather: source byte stride between elements
+  const char* path = "none";  // one of kKernelPaths: the kernel and its element-size variant
 
   std::string description;
 };

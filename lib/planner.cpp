@@ -176,6 +176,19 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
     p.inner_stride = m[0].stride;
   }
 
+  // The executor path: the kernel and the variant the dispatch in kernels/dispatch.cpp takes.
+  const bool fixed_size = isz == 1 || isz == 2 || isz == 4 || isz == 8 || isz == 16;
+  static const char* const fill_paths[] = {"fill.1", "fill.2", "fill.4", "fill.8", "fill.16"};
+  static const char* const gather_paths[] = {"gather.1", "gather.2", "gather.4", "gather.8", "gather.16"};
+  const int size_index = isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : 4;
+  switch (p.kernel) {
+    case Kernel::copy: p.path = "copy"; break;
+    case Kernel::pattern: p.path = p.run_bytes >= kLongRunBytes ? "pattern.long" : "pattern.short"; break;
+    case Kernel::fill: p.path = fixed_size ? fill_paths[size_index] : "fill.any"; break;
+    case Kernel::gather: p.path = fixed_size ? gather_paths[size_index] : "gather.any"; break;
+    case Kernel::none: break;
+  }
+
   // Row loops, outermost first, with C-contiguous destination strides.
   p.nloops = nm - used;
   int64_t dst_stride = p.row_elems * isz;
@@ -193,7 +206,7 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
   for (int k = 0; k < p.nloops; ++k)
     os << "  loop " << k << ": " << p.loops[k].extent << " x (src stride " << p.loops[k].src_stride
        << " B, dst stride " << p.loops[k].dst_stride << " B)\n";
-  os << "  kernel: " << kernel_name(p.kernel);
+  os << "  kernel: " << kernel_name(p.kernel) << " [" << p.path << "]";
   switch (p.kernel) {
     case Kernel::copy: os << " run of " << p.row_elems * isz << " B"; break;
     case Kernel::pattern: os << " run of " << p.run_bytes << " B repeated " << p.count << "x"; break;

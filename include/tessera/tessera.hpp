@@ -171,6 +171,11 @@ class TESSERA_API Plan {
   std::string describe() const;
   /// Name of the innermost kernel: "copy", "fill", "pattern", "gather", or "none" (empty output).
   const char* kernel_name() const noexcept;
+  /// The executor path the rows take: the kernel and its variant, e.g. "fill.4" (4-byte element
+  /// broadcast), "pattern.short" (a run under 256 B replicated from the output), "gather.any".
+  const char* kernel_path() const noexcept;
+  /// Every path kernel_path() can return, so that tests can show each one is exercised.
+  static std::vector<std::string> kernel_paths();
 
   /// Writes the output C-contiguously to dst (dst_bytes bytes available). Parallel (TBB, in the
   /// caller's task arena) for large outputs, serial on the calling thread for small ones.

@@ -19,6 +19,8 @@
 
 #include <hwy/highway.h>
 
+#include "plan.hpp"
+
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -89,7 +91,7 @@ HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint
   size_t first = run_bytes - phase < nbytes ? run_bytes - phase : nbytes;
   CopyBytes(dst, run + phase, first);
   if (first == nbytes) return;
-  if (run_bytes >= 256) {
+  if (run_bytes >= static_cast<size_t>(kLongRunBytes)) {
     size_t done = first;
     for (; done + run_bytes <= nbytes; done += run_bytes) CopyBytes(dst + done, run, run_bytes);
     CopyBytes(dst + done, run, nbytes - done);
