@@ -36,6 +36,9 @@ void execute(const PlanData& plan, const unsigned char* src, unsigned char* dst)
   const int64_t chunk_elems = chunk_bytes / isz > 0 ? chunk_bytes / isz : 1;
   const int64_t chunk = (chunk_elems + 63) / 64 * 64;
   const int64_t nchunks = (total + chunk - 1) / chunk;
+  // An isolated context: a cancellation of the caller's task group must not leave the output
+  // half written behind a successful return (the serial path always completes, too).
+  tbb::task_group_context context(tbb::task_group_context::isolated);
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, nchunks, 1),
       [&](const tbb::blocked_range<int64_t>& r) {
@@ -43,7 +46,7 @@ void execute(const PlanData& plan, const unsigned char* src, unsigned char* dst)
         const int64_t end = r.end() * chunk < total ? r.end() * chunk : total;
         execute_range(plan, src, dst, begin, end);
       },
-      tbb::simple_partitioner());
+      tbb::simple_partitioner(), context);
 }
 
 }  // namespace tessera::detail

@@ -15,7 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "alloc_spy.hpp"
 #include "c_api_check.h"
+#include "guard.hpp"
 #include "util.hpp"
 
 namespace {
@@ -117,6 +119,34 @@ const std::vector<PlanError>& plan_errors() {
        Status::overflow,
        "4611686018427387904",
        false},
+      {"byte size overflow at the int64 boundary: 2^61 x 4 bytes = 2^63 (fits size_t, not int64)",
+       {1},
+       {int64_t{1} << 61},
+       4,
+       Status::overflow,
+       "2305843009213693952",
+       false},
+      {"byte size overflow: INT64_MAX / 3 + 1 elements x 3 bytes",
+       {1},
+       {kInt64Max / 3 + 1},
+       3,
+       Status::overflow,
+       "3074457345618258603",
+       false},
+      {"10^24 elements: (10^12,) x (10^12,)",
+       {1000000000000},
+       {1000000000000},
+       1,
+       Status::overflow,
+       "1000000000000",
+       true},
+      {"10^24 elements across axes: (10^12, 10^12) x (1, 1)",
+       {1000000000000, 1000000000000},
+       {1, 1},
+       8,
+       Status::overflow,
+       "1000000000000",
+       true},
       {"itemsize 0", {2, 3}, {2}, 0, Status::invalid_argument, "itemsize", false},
   };
   return list;
@@ -232,6 +262,14 @@ TEST_CASE("ndim and nreps out of range (C API)") {
         tessera_tile(src.data(), r.ndim, ones.data(), nullptr, 4, r.nreps, ones.data(), out.data(), out.size()),
         TESSERA_INVALID_ARGUMENT, r.needle);
     CHECK(out.bytes() == before);
+    // The allocating call leaves *out_data unchanged.
+    int dummy = 0;
+    void* data = &dummy;
+    std::size_t bytes = 7;
+    check_c_failure(tessera_tile_alloc(src.data(), r.ndim, ones.data(), nullptr, 4, r.nreps, ones.data(), &data,
+                                       &bytes, &out_ndim, out_shape),
+                    TESSERA_INVALID_ARGUMENT, r.needle);
+    CHECK(data == static_cast<void*>(&dummy));
   }
   // Exactly TESSERA_MAX_NDIM is fine.
   CHECK(tessera_tile_shape(TESSERA_MAX_NDIM, ones.data(), TESSERA_MAX_NDIM, ones.data(), &out_ndim, out_shape) ==
@@ -245,6 +283,21 @@ TEST_CASE("more than TESSERA_MAX_NDIM values (C++ Dims)") {
   check_throws([&] { tessera::tile_shape({2}, too_many); }, Status::invalid_argument, "65");
   const std::vector<int64_t> max(TESSERA_MAX_NDIM, 1);
   CHECK(tessera::tile_shape(max, max).size() == TESSERA_MAX_NDIM);
+
+  // Through the plan, the one-shot call (output untouched) and the allocating call.
+  const std::array<unsigned char, 64> src{};
+  check_throws([&] { (void)tessera::Plan(too_many, {}, 1, {2}); }, Status::invalid_argument, "65");
+  check_throws([&] { (void)tessera::Plan({2}, {}, 1, too_many); }, Status::invalid_argument, "65");
+  check_throws([&] { tessera::tile(src.data(), {2}, {}, 1, too_many); }, Status::invalid_argument, "65");
+  test::GuardedBuffer out(64);
+  out.prefill_pattern(14);
+  const auto before = out.bytes();
+  check_throws([&] { tessera::tile(src.data(), too_many, {}, 1, {1}, out.data(), out.size()); },
+               Status::invalid_argument, "65");
+  check_throws([&] { tessera::tile(src.data(), {2}, {}, 1, too_many, out.data(), out.size()); },
+               Status::invalid_argument, "65");
+  CHECK(out.bytes() == before);
+  CHECK(out.check_guards() == "");
 }
 
 TEST_CASE("reps of other integer types (C++ Dims)") {
@@ -312,6 +365,16 @@ TEST_CASE("null pointers (C API)") {
     check_c_failure(tessera_tile(src.data(), 2, shape.data(), nullptr, 4, 2, nullptr, dst, sizeof dst),
                     TESSERA_INVALID_ARGUMENT, "reps");
     CHECK(dst_untouched());
+    int dummy = 0;
+    void* data = &dummy;
+    std::size_t bytes = 0;
+    check_c_failure(
+        tessera_tile_alloc(src.data(), 2, nullptr, nullptr, 4, 2, reps.data(), &data, &bytes, &out_ndim, out_shape),
+        TESSERA_INVALID_ARGUMENT, "shape");
+    check_c_failure(
+        tessera_tile_alloc(src.data(), 2, shape.data(), nullptr, 4, 2, nullptr, &data, &bytes, &out_ndim, out_shape),
+        TESSERA_INVALID_ARGUMENT, "reps");
+    CHECK(data == static_cast<void*>(&dummy));
   }
   SUBCASE("null output arguments") {
     check_c_failure(tessera_tile_shape(2, shape.data(), 2, reps.data(), nullptr, out_shape), TESSERA_INVALID_ARGUMENT,
@@ -320,6 +383,25 @@ TEST_CASE("null pointers (C API)") {
                     "out_shape");
     check_c_failure(tessera_plan_create(2, shape.data(), nullptr, 4, 2, reps.data(), nullptr), TESSERA_INVALID_ARGUMENT,
                     "out_plan");
+    // The allocating call names each missing output and allocates nothing.
+    int dummy = 0;
+    void* data = &dummy;
+    std::size_t bytes = 0;
+    test::AllocSpy spy;
+    check_c_failure(
+        tessera_tile_alloc(src.data(), 2, shape.data(), nullptr, 4, 2, reps.data(), nullptr, &bytes, &out_ndim, out_shape),
+        TESSERA_INVALID_ARGUMENT, "out_data");
+    check_c_failure(
+        tessera_tile_alloc(src.data(), 2, shape.data(), nullptr, 4, 2, reps.data(), &data, nullptr, &out_ndim, out_shape),
+        TESSERA_INVALID_ARGUMENT, "out_bytes");
+    check_c_failure(
+        tessera_tile_alloc(src.data(), 2, shape.data(), nullptr, 4, 2, reps.data(), &data, &bytes, nullptr, out_shape),
+        TESSERA_INVALID_ARGUMENT, "out_ndim");
+    check_c_failure(
+        tessera_tile_alloc(src.data(), 2, shape.data(), nullptr, 4, 2, reps.data(), &data, &bytes, &out_ndim, nullptr),
+        TESSERA_INVALID_ARGUMENT, "out_shape");
+    CHECK(data == static_cast<void*>(&dummy));
+    CHECK(spy.seen().calls == 0);
   }
   SUBCASE("null src with a non-empty input, null dst with a non-empty output") {
     check_c_failure(tessera_tile(nullptr, 2, shape.data(), nullptr, 4, 2, reps.data(), dst, sizeof dst),
@@ -415,4 +497,304 @@ TEST_CASE("tessera_last_error is per thread") {
   CHECK(contains(other_thread_after, "-9"));
   // This thread's message is its own.
   CHECK(!contains(tessera_last_error(), "-9"));
+}
+
+namespace {
+
+// In a child process (a crash must not take the test runner down): a shape and then reps given as
+// (null pointer, 2) through tessera::Dims. Exit 0: InvalidArgument both times, dst untouched.
+int null_dims_child(const void* null_values) {
+  const auto* values = static_cast<const int64_t*>(null_values);
+  int32_t src[4] = {1, 2, 3, 4}, dst[16];
+  std::fill(std::begin(dst), std::end(dst), 77);
+  int code = 0;
+  try {
+    tessera::tile(src, tessera::Dims(values, 2), {}, 4, {2}, dst, sizeof dst);
+    code = 3;
+  } catch (const tessera::InvalidArgument&) {
+  } catch (...) {
+    code = 4;
+  }
+  try {
+    tessera::tile(src, {2, 2}, {}, 4, tessera::Dims(values, 2), dst, sizeof dst);
+    code = 3;
+  } catch (const tessera::InvalidArgument&) {
+  } catch (...) {
+    code = 4;
+  }
+  for (int32_t v : dst)
+    if (v != 77) code = 5;
+  return code;
+}
+
+}  // namespace
+
+// Regression: Dims(const Int* values, std::size_t count) once read values[0 .. count) without
+// checking for null, so the C++ counterpart of the C API's "shape is NULL but ndim = 2" crashed.
+TEST_CASE("C++: a null pointer with a non-zero count is an InvalidArgument, not a crash") {
+  const int code = test::run_in_child(&null_dims_child, nullptr);
+  CHECK_MESSAGE(code == 0, "the child " << (code < 0 ? "was killed by signal " + std::to_string(-code)
+                                                     : "exited with code " + std::to_string(code)));
+}
+
+TEST_CASE("a 10^24-element request fails with an overflow before anything is allocated") {
+  const std::array<unsigned char, 64> src{};
+  const Shape big = {1000000000000};  // 10^12; the output would be 10^24 elements
+  int out_ndim = -7;
+  int64_t out_shape[TESSERA_MAX_NDIM] = {};
+
+  // The spy's control: a small successful allocating call is one aligned_alloc of the padded size.
+  {
+    test::AllocSpy spy;
+    void* data = nullptr;
+    std::size_t bytes = 0;
+    REQUIRE(tessera_tile_alloc(src.data(), 1, Shape{3}.data(), nullptr, 4, 1, Shape{5}.data(), &data, &bytes, &out_ndim,
+                               out_shape) == TESSERA_OK);
+    tessera_free(data);
+    CHECK(spy.seen().calls == 1);
+    CHECK(spy.seen().last_size == 64);  // 60 bytes rounded up to the alignment
+    const tessera::Array a = tessera::tile(src.data(), {3}, {}, 4, {5});
+    CHECK(spy.seen().calls == 2);
+  }
+
+  for (std::size_t itemsize : {std::size_t{1}, std::size_t{8}}) {
+    CAPTURE(itemsize);
+    test::AllocSpy spy;
+    int dummy = 0;
+    void* data = &dummy;
+    std::size_t bytes = 12345;
+    out_ndim = -7;
+    check_c_failure(tessera_tile_alloc(src.data(), 1, big.data(), nullptr, itemsize, 1, big.data(), &data, &bytes,
+                                       &out_ndim, out_shape),
+                    TESSERA_OVERFLOW, "1000000000000");
+    CHECK(data == static_cast<void*>(&dummy));
+    CHECK(bytes == 12345);
+    CHECK(out_ndim == -7);
+    check_throws([&] { tessera::tile(src.data(), big, {}, itemsize, big); }, Status::overflow, "1000000000000");
+    // Also as (10^12, 10^12) x (1, 1): every extent fits, the count does not.
+    check_throws([&] { tessera::tile(src.data(), {1000000000000, 1000000000000}, {}, itemsize, {1, 1}); },
+                 Status::overflow, "1000000000000");
+    CHECK(spy.seen().calls == 0);
+  }
+}
+
+TEST_CASE("the largest byte size that fits int64 plans, and is never executed into a small buffer") {
+  // INT64_MAX / 3 elements of 3 bytes: INT64_MAX - 1 bytes.
+  const Shape reps = {kInt64Max / 3};
+  const tessera::Plan plan({1}, {}, 3, reps);
+  CHECK(plan.nbytes() == static_cast<std::size_t>(kInt64Max - 1));
+  CHECK(plan.size() == kInt64Max / 3);
+  const unsigned char src[3] = {1, 2, 3};
+  test::GuardedBuffer out(4096);
+  out.prefill_pattern(15);
+  const auto before = out.bytes();
+  check_throws([&] { plan.execute(src, out.data(), out.size()); }, Status::buffer_too_small, "4096");
+  check_c_failure(tessera_tile(src, 1, Shape{1}.data(), nullptr, 3, 1, reps.data(), out.data(), out.size()),
+                  TESSERA_BUFFER_TOO_SMALL, "9223372036854775806");
+  CHECK(out.bytes() == before);
+  CHECK(out.check_guards() == "");
+}
+
+TEST_CASE("exception safety: an allocation that fails is TESSERA_OUT_OF_MEMORY, not a crash") {
+  // 2^57 elements of 8 bytes: 2^60 bytes. The count and the byte size fit int64 (no overflow),
+  // but no allocator can provide it (x86-64 and AArch64 user address spaces are at most 2^57 bytes).
+  const uint64_t element = 0x0123456789ABCDEFull;
+  const Shape shape = {1}, reps = {int64_t{1} << 57};
+  const std::size_t huge = std::size_t{1} << 60;
+  REQUIRE(tessera::Plan(shape, {}, 8, reps).nbytes() == huge);
+
+  test::AllocSpy spy;
+  int dummy = 0;
+  void* data = &dummy;
+  std::size_t bytes = 12345;
+  int out_ndim = -7;
+  int64_t out_shape[TESSERA_MAX_NDIM] = {};
+  const tessera_status s =
+      tessera_tile_alloc(&element, 1, shape.data(), nullptr, 8, 1, reps.data(), &data, &bytes, &out_ndim, out_shape);
+  CHECK(s == TESSERA_OUT_OF_MEMORY);
+  CHECK(std::string(tessera_last_error()) == "tessera: out of memory");
+  CHECK(data == static_cast<void*>(&dummy));
+  CHECK(bytes == 12345);
+  CHECK(out_ndim == -7);
+  // The failure came from the allocator itself: it was asked for the whole output and refused.
+  CHECK(spy.seen().calls == 1);
+  CHECK(spy.seen().last_size == huge);
+  CHECK(spy.seen().last_refused);
+
+  // The C++ allocating call lets std::bad_alloc through, as tessera.hpp documents.
+  CHECK_THROWS_AS(tessera::tile(&element, shape, {}, 8, reps), std::bad_alloc);
+  CHECK(spy.seen().calls == 2);
+  CHECK(spy.seen().last_refused);
+
+  // Afterwards the library works as before.
+  const tessera::Array a = tessera::tile(&element, shape, {}, 8, {3});
+  REQUIRE(a.nbytes() == 24);
+  CHECK(a.data_as<uint64_t>()[2] == element);
+}
+
+TEST_CASE("the bad-input table: input -> status -> message, through both APIs") {
+  // Each row fails through the C API with the expected status and a message, leaves the output
+  // untouched (and *out_data unchanged for the allocating call), and — where the C++ API can
+  // express the input — throws the matching tessera::Error with the same message. The table is
+  // printed for the closing note.
+  const std::vector<int32_t> a = {1, 2, 3, 4, 5, 6};  // (2, 3) int32 -> (4, 6) = 96 bytes with reps (2, 2)
+  const Shape s23 = {2, 3}, r22 = {2, 2};
+  const Shape ones(TESSERA_MAX_NDIM + 1, 1);
+  const Shape big = {1000000000000};
+
+  struct Row {
+    std::string input;
+    tessera_status expected;
+    // The C call, given a 256-byte destination (and a dst_bytes the row may ignore).
+    std::function<tessera_status(unsigned char* dst, std::size_t dst_bytes)> c_call;
+    // The same input through the C++ API; empty where C++ cannot express it.
+    std::function<void(unsigned char* dst, std::size_t dst_bytes)> cpp_call;
+  };
+  // The allocating C call for rows about it: *out_data must stay unchanged.
+  const auto c_alloc = [](const void* src, int ndim, const int64_t* shape, std::size_t itemsize, int nreps,
+                          const int64_t* reps) {
+    int dummy = 0;
+    void* data = &dummy;
+    std::size_t bytes = 0;
+    int out_ndim = 0;
+    int64_t out_shape[TESSERA_MAX_NDIM];
+    const tessera_status s =
+        tessera_tile_alloc(src, ndim, shape, nullptr, itemsize, nreps, reps, &data, &bytes, &out_ndim, out_shape);
+    CHECK_MESSAGE(data == static_cast<void*>(&dummy), "tessera_tile_alloc changed *out_data on an error");
+    if (s == TESSERA_OK) tessera_free(data);
+    return s;
+  };
+  const uint64_t element = 7;
+  const std::vector<Row> rows = {
+      {"negative rep: (2, 3) x (2, -3)", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 2, s23.data(), nullptr, 4, 2, Shape{2, -3}.data(), d, n);
+       },
+       [&](unsigned char* d, std::size_t n) { tessera::tile(a.data(), s23, {}, 4, {2, -3}, d, n); }},
+      {"negative extent: (2, -5) x (2,)", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 2, Shape{2, -5}.data(), nullptr, 4, 1, Shape{2}.data(), d, n);
+       },
+       [&](unsigned char* d, std::size_t n) { tessera::tile(a.data(), {2, -5}, {}, 4, {2}, d, n); }},
+      {"output count overflow: (2,) x (INT64_MAX,)", TESSERA_OVERFLOW,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 1, Shape{2}.data(), nullptr, 4, 1, Shape{kInt64Max}.data(), d, n);
+       },
+       [&](unsigned char* d, std::size_t n) { tessera::tile(a.data(), {2}, {}, 4, {kInt64Max}, d, n); }},
+      {"byte size overflow: (1,) x (2^62,), itemsize 4", TESSERA_OVERFLOW,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 1, Shape{1}.data(), nullptr, 4, 1, Shape{int64_t{1} << 62}.data(), d, n);
+       },
+       [&](unsigned char* d, std::size_t n) { tessera::tile(a.data(), {1}, {}, 4, {int64_t{1} << 62}, d, n); }},
+      {"byte size overflow at 2^63: (1,) x (2^61,), itemsize 4", TESSERA_OVERFLOW,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 1, Shape{1}.data(), nullptr, 4, 1, Shape{int64_t{1} << 61}.data(), d, n);
+       },
+       [&](unsigned char* d, std::size_t n) { tessera::tile(a.data(), {1}, {}, 4, {int64_t{1} << 61}, d, n); }},
+      {"10^24 elements, allocating: (10^12,) x (10^12,)", TESSERA_OVERFLOW,
+       [&](unsigned char*, std::size_t) { return c_alloc(a.data(), 1, big.data(), 1, 1, big.data()); },
+       [&](unsigned char*, std::size_t) { tessera::tile(a.data(), big, {}, 1, big); }},
+      {"ndim = -1", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), -1, ones.data(), nullptr, 4, 1, ones.data(), d, n);
+       },
+       {}},
+      {"ndim = 65 (> TESSERA_MAX_NDIM)", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), TESSERA_MAX_NDIM + 1, ones.data(), nullptr, 4, 1, ones.data(), d, n);
+       },
+       {}},
+      {"nreps = -1", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 1, ones.data(), nullptr, 4, -1, ones.data(), d, n);
+       },
+       {}},
+      {"nreps = 65 (> TESSERA_MAX_NDIM)", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 1, ones.data(), nullptr, 4, TESSERA_MAX_NDIM + 1, ones.data(), d, n);
+       },
+       {}},
+      {"65 reps (C++ Dims)", TESSERA_INVALID_ARGUMENT, {},
+       [&](unsigned char* d, std::size_t n) { tessera::tile(a.data(), {1}, {}, 4, ones, d, n); }},
+      {"itemsize 0", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 2, s23.data(), nullptr, 0, 2, r22.data(), d, n);
+       },
+       [&](unsigned char* d, std::size_t n) { tessera::tile(a.data(), s23, {}, 0, r22, d, n); }},
+      {"null src, non-empty input", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(nullptr, 2, s23.data(), nullptr, 4, 2, r22.data(), d, n);
+       },
+       [&](unsigned char* d, std::size_t n) { tessera::tile(nullptr, s23, {}, 4, r22, d, n); }},
+      {"null dst, non-empty output", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char*, std::size_t) {
+         return tessera_tile(a.data(), 2, s23.data(), nullptr, 4, 2, r22.data(), nullptr, 96);
+       },
+       [&](unsigned char*, std::size_t) { tessera::tile(a.data(), s23, {}, 4, r22, nullptr, 96); }},
+      {"dst_bytes too small: 95 of 96", TESSERA_BUFFER_TOO_SMALL,
+       [&](unsigned char* d, std::size_t) {
+         return tessera_tile(a.data(), 2, s23.data(), nullptr, 4, 2, r22.data(), d, 95);
+       },
+       [&](unsigned char* d, std::size_t) { tessera::tile(a.data(), s23, {}, 4, r22, d, 95); }},
+      {"null shape, ndim = 2", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 2, nullptr, nullptr, 4, 2, r22.data(), d, n);
+       },
+       {}},
+      {"null reps, nreps = 2", TESSERA_INVALID_ARGUMENT,
+       [&](unsigned char* d, std::size_t n) {
+         return tessera_tile(a.data(), 2, s23.data(), nullptr, 4, 2, nullptr, d, n);
+       },
+       {}},
+      {"out of memory, allocating: (1,) x (2^57,), itemsize 8 = 2^60 bytes", TESSERA_OUT_OF_MEMORY,
+       [&](unsigned char*, std::size_t) {
+         return c_alloc(&element, 1, Shape{1}.data(), 8, 1, Shape{int64_t{1} << 57}.data());
+       },
+       {}},
+  };
+
+  const auto status_name = [](tessera_status s) -> std::string {
+    switch (s) {
+      case TESSERA_OK: return "TESSERA_OK";
+      case TESSERA_INVALID_ARGUMENT: return "TESSERA_INVALID_ARGUMENT";
+      case TESSERA_OVERFLOW: return "TESSERA_OVERFLOW";
+      case TESSERA_BUFFER_TOO_SMALL: return "TESSERA_BUFFER_TOO_SMALL";
+      case TESSERA_OUT_OF_MEMORY: return "TESSERA_OUT_OF_MEMORY";
+      case TESSERA_INTERNAL: return "TESSERA_INTERNAL";
+    }
+    return "status " + std::to_string(static_cast<int>(s));
+  };
+
+  std::string table = "bad-input table (input -> status -> message):\n";
+  for (const Row& r : rows) {
+    CAPTURE(r.input);
+    test::GuardedBuffer out(256);
+    out.prefill_pattern(16);
+    const auto before = out.bytes();
+    std::string message;
+    tessera_status got = TESSERA_OK;
+    if (r.c_call) {
+      got = r.c_call(out.data(), out.size());
+      message = tessera_last_error();
+      CHECK(got == r.expected);
+      CHECK(!message.empty());
+    }
+    if (r.cpp_call) {
+      try {
+        r.cpp_call(out.data(), out.size());
+        FAIL_CHECK("the C++ call did not throw");
+      } catch (const tessera::Error& e) {
+        CHECK(static_cast<tessera_status>(e.status()) == r.expected);
+        if (r.c_call)
+          CHECK(std::string(e.what()) == message);  // the C API reports the C++ message verbatim
+        else
+          message = e.what(), got = static_cast<tessera_status>(e.status());
+      }
+    }
+    CHECK(out.bytes() == before);
+    CHECK(out.check_guards() == "");
+    table += "  " + r.input + " -> " + status_name(got) + " -> " + message + (r.c_call ? "" : "  [C++ only]") +
+             (r.cpp_call || !r.c_call ? "" : "  [C only]") + "\n";
+  }
+  MESSAGE(table);
 }

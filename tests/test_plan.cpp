@@ -1,6 +1,6 @@
 // Plans: accessors, introspection (which innermost kernel the planner picks), reuse on many
-// source/destination pointers, copies, the allocating call's Array, and a shared plan executed
-// from several threads at once.
+// source/destination pointers, copies, and the allocating call's Array. (A shared plan executed
+// from many threads at once: test_concurrency.cpp.)
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.h>
@@ -8,7 +8,6 @@
 
 #include <cstring>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -185,39 +184,6 @@ TEST_CASE("Array::release hands the bytes to the caller") {
   REQUIRE(released != nullptr);
   CHECK(std::memcmp(released, "\x01\x02\x03\x01\x02\x03", 6) == 0);
   tessera_free(released);
-}
-
-TEST_CASE("one plan executed from several threads at once") {
-  // Large enough that each execute may itself go parallel inside TBB.
-  test::Rng rng(801);
-  const test::View view = test::make_view(rng, {37, 29}, 8, test::kPermuted | test::kReversed, 5);
-  const Shape reps = {19, 23};
-  const tessera::Plan plan(view.shape, view.strides, view.itemsize, reps);
-  const auto expected = ref::tile(view.data(), view.shape, view.strides, view.itemsize, reps);
-  REQUIRE(plan.nbytes() == expected.size());
-
-  constexpr int kThreads = 4, kRounds = 3;
-  std::vector<std::vector<std::string>> errors(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int round = 0; round < kRounds; ++round) {
-        test::GuardedBuffer out(plan.nbytes(), static_cast<std::size_t>(t * 8 + round));
-        out.prefill_complement(expected);
-        try {
-          plan.execute(view.data(), out.data(), out.size());
-          errors[t].push_back(out.check(expected, view.itemsize));
-        } catch (const std::exception& e) {
-          errors[t].push_back(std::string("threw: ") + e.what());
-        }
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kThreads; ++t) {
-    REQUIRE(errors[t].size() == kRounds);
-    for (const auto& e : errors[t]) CHECK_MESSAGE(e.empty(), "thread " << t << ": " << e);
-  }
 }
 
 TEST_CASE("C plan helpers accept NULL") {

@@ -117,6 +117,8 @@ class Dims {
     if (count > static_cast<std::size_t>(max_ndim))
       throw InvalidArgument("tessera: " + std::to_string(count) + " values exceed TESSERA_MAX_NDIM (" +
                             std::to_string(max_ndim) + ")");
+    if (count > 0 && values == nullptr)
+      throw InvalidArgument("tessera: a null pointer with " + std::to_string(count) + " values");
     for (std::size_t i = 0; i < count; ++i) {
       if constexpr (std::is_unsigned_v<Int> && sizeof(Int) >= sizeof(int64_t)) {
         if (values[i] > static_cast<Int>(std::numeric_limits<int64_t>::max()))

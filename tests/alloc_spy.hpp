@@ -1,0 +1,31 @@
+// Watches the allocating tile's allocator: counts the calls to aligned_alloc (lib/api.cpp's
+// std::aligned_alloc) made on the calling thread, with the last size asked for and whether it was
+// refused. alloc_spy.cpp defines aligned_alloc in the test executable; the dynamic linker binds the
+// library's calls to it ahead of libc's (or a sanitizer's), and it forwards each call to that next
+// definition. A test checks the spy against a successful allocation before relying on a count of 0.
+#ifndef TESSERA_TESTS_ALLOC_SPY_HPP
+#define TESSERA_TESTS_ALLOC_SPY_HPP
+
+#include <cstddef>
+
+namespace test {
+
+struct AllocCalls {
+  std::size_t calls = 0;      // aligned_alloc calls on this thread since the spy was constructed
+  std::size_t last_size = 0;  // size of the last call
+  bool last_refused = false;  // the last call returned null
+};
+
+/// Records the aligned_alloc calls of this thread while it lives (scopes do not nest).
+class AllocSpy {
+ public:
+  AllocSpy();
+  ~AllocSpy();
+  AllocSpy(const AllocSpy&) = delete;
+  AllocSpy& operator=(const AllocSpy&) = delete;
+  AllocCalls seen() const;
+};
+
+}  // namespace test
+
+#endif  // TESSERA_TESTS_ALLOC_SPY_HPP

@@ -1,0 +1,300 @@
+// Concurrency: one shared plan executed from many threads at once; calls made from inside the
+// caller's own tbb::parallel_for (nested parallelism); a call inside a tbb::task_arena of
+// concurrency 1 runs on the caller's thread alone — shown by recording which thread first reads
+// each page of the source (the pages start PROT_NONE; a SIGSEGV handler notes the reading thread
+// and opens the page). Every output here exceeds the executor's parallel threshold (512 KiB).
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
+#include <tessera/tessera.h>
+#include <tessera/tessera.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "reference.hpp"
+#include "util.hpp"
+
+namespace {
+
+using test::Shape;
+
+constexpr std::size_t kParallelBytes = 512 * 1024;  // lib/executor.cpp's kParallelMinBytes
+
+// A shared plan with its input and the reference output.
+struct Shared {
+  const char* name;
+  test::View view;
+  Shape reps;
+  std::unique_ptr<tessera::Plan> plan;
+  std::vector<unsigned char> expected;
+};
+
+// An input of `shape` with explicit byte `strides` (empty: C-contiguous) in a buffer spanning
+// exactly the addressed bytes.
+test::View strided_view(const Shape& shape, Shape strides, std::size_t itemsize, uint64_t seed) {
+  if (strides.empty()) strides = ref::contiguous_strides(shape, itemsize);
+  int64_t low = 0, high = static_cast<int64_t>(itemsize);
+  for (std::size_t k = 0; k < shape.size(); ++k) (strides[k] < 0 ? low : high) += (shape[k] - 1) * strides[k];
+  test::View v;
+  v.shape = shape;
+  v.strides = strides;
+  v.itemsize = itemsize;
+  v.origin = static_cast<std::size_t>(-low);
+  v.storage.resize(static_cast<std::size_t>(high - low));
+  test::fill_pattern(v.storage.data(), v.storage.size(), seed);
+  return v;
+}
+
+// Large outputs, one per kind of innermost kernel.
+std::vector<Shared> shared_plans() {
+  struct Spec {
+    const char* name;
+    Shape shape, strides;
+    std::size_t itemsize;
+    Shape reps;
+    const char* path;
+  };
+  const Spec specs[] = {
+      // The transpose of a (29, 37) array with its columns reversed.
+      {"gather: transposed, reversed", {37, 29}, {-8, 37 * 8}, 8, {19, 23}, "gather.8"},
+      {"short pattern", {3}, {}, 4, {87383}, "pattern.short"},
+      {"long pattern, rows", {3, 97}, {}, 4, {1, 901}, "pattern.long"},
+      {"fill", {1}, {}, 8, {131077}, "fill.8"},
+      {"copy, itemsize 3", {300007}, {}, 3, {1}, "copy"},
+  };
+  std::vector<Shared> out;
+  for (const Spec& s : specs) {
+    Shared sh{s.name, strided_view(s.shape, s.strides, s.itemsize, out.size() + 5), s.reps, nullptr, {}};
+    sh.plan = std::make_unique<tessera::Plan>(sh.view.shape, sh.view.strides, sh.view.itemsize, sh.reps);
+    sh.expected = ref::tile(sh.view.data(), sh.view.shape, sh.view.strides, sh.view.itemsize, sh.reps);
+    REQUIRE(std::string(sh.plan->kernel_path()) == std::string(s.path));
+    REQUIRE(sh.plan->nbytes() == sh.expected.size());
+    REQUIRE(sh.plan->nbytes() > kParallelBytes);
+    out.push_back(std::move(sh));
+  }
+  return out;
+}
+
+// Executes `s` into a fresh guarded buffer at `misalign`; "" or the first problem.
+std::string execute_and_check(const Shared& s, std::size_t misalign) {
+  test::GuardedBuffer out(s.plan->nbytes(), misalign);
+  out.prefill_complement(s.expected);
+  try {
+    s.plan->execute(s.view.data(), out.data(), out.size());
+  } catch (const std::exception& e) {
+    return std::string(s.name) + ": threw " + e.what();
+  }
+  const std::string err = out.check(s.expected, s.view.itemsize);
+  return err.empty() ? err : std::string(s.name) + ", misalign " + std::to_string(misalign) + ": " + err;
+}
+
+long this_thread_tid() { return static_cast<long>(syscall(SYS_gettid)); }
+
+// Source bytes on pages that start PROT_NONE: the first read of each page faults, the handler
+// records the reading thread's id and makes the page readable, and the read resumes. So after a
+// call, toucher(p) tells which thread first read page p. One recorder at a time.
+class TouchRecorder {
+ public:
+  explicit TouchRecorder(std::size_t pages) : pages_(pages), page_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))) {
+    void* p = mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("TouchRecorder: mmap failed");
+    base_ = static_cast<unsigned char*>(p);
+    test::fill_pattern(base_, pages_ * page_, 0x70C4);
+    touchers_ = std::make_unique<std::atomic<long>[]>(pages_);
+    for (std::size_t i = 0; i < pages_; ++i) touchers_[i].store(0);
+    active_ = this;
+    struct sigaction sa {};
+    sa.sa_sigaction = &TouchRecorder::on_fault;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &previous_) != 0) throw std::runtime_error("TouchRecorder: sigaction failed");
+    if (mprotect(base_, pages_ * page_, PROT_NONE) != 0) throw std::runtime_error("TouchRecorder: mprotect failed");
+  }
+  ~TouchRecorder() {
+    sigaction(SIGSEGV, &previous_, nullptr);
+    active_ = nullptr;
+    munmap(base_, pages_ * page_);
+  }
+  TouchRecorder(const TouchRecorder&) = delete;
+  TouchRecorder& operator=(const TouchRecorder&) = delete;
+
+  const unsigned char* data() const { return base_; }
+  std::size_t bytes() const { return pages_ * page_; }
+  std::size_t pages() const { return pages_; }
+  /// Thread id of the first reader of page p, 0 if nobody read it.
+  long toucher(std::size_t p) const { return touchers_[p].load(); }
+  /// The contents (readable from ordinary memory, without touching the recorded pages).
+  std::vector<unsigned char> contents() const {
+    std::vector<unsigned char> v(bytes());
+    test::fill_pattern(v.data(), v.size(), 0x70C4);
+    return v;
+  }
+
+ private:
+  static void on_fault(int, siginfo_t* info, void*) {
+    TouchRecorder* r = active_;
+    auto* address = static_cast<unsigned char*>(info->si_addr);
+    if (r != nullptr && address >= r->base_ && address < r->base_ + r->pages_ * r->page_) {
+      const std::size_t p = static_cast<std::size_t>(address - r->base_) / r->page_;
+      long expected = 0;
+      r->touchers_[p].compare_exchange_strong(expected, this_thread_tid());
+      mprotect(r->base_ + p * r->page_, r->page_, PROT_READ);
+      return;  // the faulting read runs again and succeeds
+    }
+    // Not ours: put the previous handler back; the access faults again and reaches it.
+    if (r != nullptr) sigaction(SIGSEGV, &r->previous_, nullptr);
+  }
+
+  static inline TouchRecorder* active_ = nullptr;
+  std::size_t pages_, page_;
+  unsigned char* base_ = nullptr;
+  std::unique_ptr<std::atomic<long>[]> touchers_;
+  struct sigaction previous_ {};
+};
+
+}  // namespace
+
+TEST_CASE("one plan executed from 8 threads at once, for each kind of kernel") {
+  const std::vector<Shared> plans = shared_plans();
+  constexpr int kThreads = 8, kRounds = 2;
+  std::vector<std::vector<std::string>> errors(kThreads);
+  // All threads start together, so that the executions overlap.
+  std::mutex m;
+  std::condition_variable cv;
+  int ready = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      {
+        std::unique_lock<std::mutex> lock(m);
+        ++ready;
+        cv.notify_all();
+        cv.wait(lock, [&] { return ready == kThreads; });
+      }
+      for (int round = 0; round < kRounds; ++round)
+        for (std::size_t i = 0; i < plans.size(); ++i) {
+          // Each thread walks the plans in its own order.
+          const Shared& s = plans[(i + static_cast<std::size_t>(t)) % plans.size()];
+          errors[t].push_back(execute_and_check(s, static_cast<std::size_t>(t * 8 + round)));
+        }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    REQUIRE(errors[t].size() == kRounds * plans.size());
+    for (const auto& e : errors[t]) CHECK_MESSAGE(e.empty(), "thread " << t << ": " << e);
+  }
+}
+
+TEST_CASE("a call from inside the caller's own tbb::parallel_for (nested parallelism)") {
+  const std::vector<Shared> plans = shared_plans();
+  constexpr std::size_t kCalls = 20;
+  std::vector<std::string> errors(kCalls);
+  tbb::parallel_for(std::size_t{0}, kCalls, [&](std::size_t i) {
+    // Each outer iteration runs a large plan, which itself splits into tasks in the same arena.
+    errors[i] = execute_and_check(plans[i % plans.size()], i);
+  });
+  for (std::size_t i = 0; i < kCalls; ++i) CHECK_MESSAGE(errors[i].empty(), "call " << i << ": " << errors[i]);
+
+  // Two levels: a parallel_for inside a task_group, each calling the C API.
+  tbb::task_group group;
+  std::vector<std::string> inner(kCalls);
+  for (std::size_t half = 0; half < 2; ++half)
+    group.run([&, half] {
+      tbb::parallel_for(half * kCalls / 2, (half + 1) * kCalls / 2, [&](std::size_t i) {
+        const Shared& s = plans[(i + 1) % plans.size()];
+        test::GuardedBuffer out(s.plan->nbytes(), i);
+        out.prefill_complement(s.expected);
+        const int ndim = static_cast<int>(s.view.shape.size()), nreps = static_cast<int>(s.reps.size());
+        const tessera_status st = tessera_tile(s.view.data(), ndim, s.view.shape.data(), s.view.strides.data(),
+                                               s.view.itemsize, nreps, s.reps.data(), out.data(), out.size());
+        inner[i] = st != TESSERA_OK ? std::string("status ") + tessera_last_error() : out.check(s.expected, s.view.itemsize);
+        if (!inner[i].empty()) inner[i] = std::string(s.name) + ": " + inner[i];
+      });
+    });
+  group.wait();
+  for (std::size_t i = 0; i < kCalls; ++i) CHECK_MESSAGE(inner[i].empty(), "task_group call " << i << ": " << inner[i]);
+}
+
+TEST_CASE("the touch recorder sees which thread reads the source (control)") {
+  TouchRecorder rec(2);
+  long reader = 0;
+  std::thread t([&] {
+    reader = this_thread_tid();
+    (void)*static_cast<const volatile unsigned char*>(rec.data() + rec.bytes() - 1);
+  });
+  t.join();
+  CHECK(reader != this_thread_tid());
+  CHECK(rec.toucher(1) == reader);  // the other thread's read was recorded ...
+  CHECK(rec.toucher(0) == 0);       // ... and only the page it read
+}
+
+TEST_CASE("inside a task_arena of concurrency 1, a large call runs serially on the caller's thread") {
+  // 8 MiB of source copied to 8 MiB of output: 16 times the parallel threshold, so in the default
+  // arena the executor splits it into chunks that worker threads take (with an executor that
+  // ignored the caller's arena, workers first-read some of these pages in almost every run).
+  TouchRecorder rec(2048);
+  const std::size_t n = rec.bytes();
+  REQUIRE(n >= 16 * kParallelBytes);
+  const tessera::Plan plan({static_cast<int64_t>(n)}, {}, 1, {1});
+  REQUIRE(std::string(plan.kernel_path()) == "copy");
+  std::vector<unsigned char> out(n, 0);
+
+  const long caller = this_thread_tid();
+  long in_arena = 0;
+  tbb::task_arena arena(1);
+  arena.execute([&] {
+    in_arena = this_thread_tid();
+    plan.execute(rec.data(), out.data(), out.size());
+  });
+  CHECK(in_arena == caller);  // task_arena::execute ran the functor on this thread
+  CHECK(out == rec.contents());
+
+  std::size_t unread = 0, by_others = 0;
+  for (std::size_t p = 0; p < rec.pages(); ++p) {
+    if (rec.toucher(p) == 0)
+      ++unread;
+    else if (rec.toucher(p) != caller)
+      ++by_others;
+  }
+  CHECK(unread == 0);  // every page was read, and each first read was recorded
+  CHECK_MESSAGE(by_others == 0, by_others << " of " << rec.pages() << " source pages were first read by another thread");
+}
+
+// Regression: the executor's tbb::parallel_for once ran in a task group context bound to the
+// caller's. When the caller's group was cancelled (say, a sibling iteration threw), a large call
+// returned success without having written its output. It now runs in an isolated context.
+TEST_CASE("a call from a cancelled task group still writes its whole output") {
+  const std::vector<Shared> plans = shared_plans();
+  const Shared& s = plans[1];  // short pattern
+  test::GuardedBuffer out(s.plan->nbytes());
+  out.prefill_complement(s.expected);
+  tessera_status status = TESSERA_INTERNAL;
+  tbb::task_group_context context;
+  tbb::parallel_for(
+      0, 1,
+      [&](int) {
+        context.cancel_group_execution();  // as TBB does when another iteration throws
+        const int ndim = static_cast<int>(s.view.shape.size()), nreps = static_cast<int>(s.reps.size());
+        status = tessera_tile(s.view.data(), ndim, s.view.shape.data(), s.view.strides.data(), s.view.itemsize, nreps,
+                              s.reps.data(), out.data(), out.size());
+      },
+      context);
+  // Either the call reports that it did not complete, or it completed.
+  if (status == TESSERA_OK) CHECK(out.check(s.expected, s.view.itemsize) == "");
+}

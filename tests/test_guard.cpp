@@ -1,0 +1,362 @@
+// Guard pages (tests/guard.hpp): source and destination placed against a PROT_NONE page — their
+// ends in one pass, their starts in a second — so that any read or write outside the caller's
+// buffers faults. Swept over itemsizes 1..32, outputs of 0..192 bytes (around vector widths),
+// every misalignment (0..63 bytes from the guard) of source and destination, and every executor
+// path (Plan::kernel_path), on every Highway target this machine runs; plus outputs large enough
+// for the parallel (TBB) path, whose chunks split rows. The bytes are compared with the reference,
+// bytes next to the buffers (between them and the guard, and before them) must keep their canary,
+// and the suite asserts that each target reached every path in Plan::kernel_paths().
+#include <doctest/doctest.h>
+
+#include <hwy/targets.h>
+#include <tessera/tessera.h>
+#include <tessera/tessera.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "guard.hpp"
+#include "reference.hpp"
+#include "util.hpp"
+
+namespace {
+
+using test::GuardPage;
+using test::GuardSide;
+using test::Shape;
+
+// Restores Highway's normal target choice even when a REQUIRE throws out of the loop.
+struct TargetGuard {
+  TargetGuard() = default;
+  TargetGuard(const TargetGuard&) = delete;
+  TargetGuard& operator=(const TargetGuard&) = delete;
+  ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
+};
+
+// One input layout with its reps, and the executor path its plan must take.
+struct Case {
+  std::string family;
+  Shape shape;
+  Shape strides;  // bytes; empty = C-contiguous
+  std::size_t itemsize;
+  Shape reps;
+  std::string path;  // expected Plan::kernel_path()
+};
+
+std::string describe(const Case& c) {
+  return c.family + ": input " + test::to_string(c.shape) + " strides " +
+         (c.strides.empty() ? std::string("C-contiguous") : test::to_string(c.strides)) + " itemsize " +
+         std::to_string(c.itemsize) + " reps " + test::to_string(c.reps);
+}
+
+// The element-size variant of the fill and gather paths.
+std::string variant(std::size_t itemsize) {
+  return itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8 || itemsize == 16
+             ? std::to_string(itemsize)
+             : "any";
+}
+
+// [low, high): the bytes the input addresses, relative to element (0, ..., 0); {0, 0} if empty.
+std::pair<int64_t, int64_t> input_span(const Case& c) {
+  if (ref::count(c.shape) == 0) return {0, 0};
+  const Shape strides = c.strides.empty() ? ref::contiguous_strides(c.shape, c.itemsize) : c.strides;
+  int64_t low = 0, high = static_cast<int64_t>(c.itemsize);
+  for (std::size_t k = 0; k < c.shape.size(); ++k) {
+    const int64_t reach = (c.shape[k] - 1) * strides[k];
+    (reach < 0 ? low : high) += reach;
+  }
+  return {low, high};
+}
+
+// Every layout family with an output of exactly n elements of s bytes (the families that cannot
+// make n elements, e.g. a repeated run when n is prime, are skipped for that n).
+void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
+  const int64_t is = static_cast<int64_t>(s);
+  const std::string v = variant(s);
+  if (n == 0) {
+    out.push_back({"empty: zero rep", {3}, {}, s, {0}, "none"});
+    out.push_back({"empty: zero extent", {0}, {}, s, {4}, "none"});
+    return;
+  }
+  out.push_back({"copy: contiguous", {n}, {}, s, {1}, "copy"});
+  if (n == 1) return;
+  out.push_back({"fill: one element repeated", {1}, {}, s, {n}, "fill." + v});
+  out.push_back({"fill: broadcast axis (stride 0)", {n}, {0}, s, {1}, "fill." + v});
+  out.push_back({"gather: reversed", {n}, {-is}, s, {1}, "gather." + v});
+  out.push_back({"gather: stepped (every other element)", {n}, {2 * is}, s, {1}, "gather." + v});
+  // Factorisations n = a * b with a, b >= 2: the most and the least balanced.
+  std::vector<std::pair<int64_t, int64_t>> factors;
+  for (int64_t a = 2; a * 2 <= n; ++a)
+    if (n % a == 0) factors.emplace_back(a, n / a);
+  if (factors.empty()) return;
+  std::vector<std::pair<int64_t, int64_t>> picks = {factors.front()};
+  if (factors.size() > 1) picks.push_back(factors[factors.size() / 2]);
+  for (const auto& [a, b] : picks) {
+    // A run of a elements repeated b times (pattern), short by construction (n * s <= 192).
+    out.push_back({"pattern: run repeated", {a}, {}, s, {b}, "pattern.short"});
+    // The transpose of a C-contiguous (b, a) array: a gather with a row loop.
+    out.push_back({"gather: transposed", {a, b}, {is, a * is}, s, {1, 1}, "gather." + v});
+    // a rows of one element each, every row's element repeated b times: a fill with a row loop.
+    out.push_back({"fill: rows of one element", {a, 1}, {}, s, {1, b}, "fill." + v});
+  }
+  if (n % 4 == 0 && n / 4 >= 2) {
+    // (2, k) x (2, r) with k * r = n / 4, k >= 2: a repeated run inside row loops (with r == 1 the
+    // two input axes merge into one run of 2k elements, still repeated twice).
+    const int64_t m = n / 4, k = m % 2 == 0 && m >= 4 ? 2 : m;
+    out.push_back({"pattern: 2-d, rows", {2, k}, {}, s, {2, m / k}, "pattern.short"});
+  }
+}
+
+// A run of 256..448 bytes (k elements) repeated `r` times: the long-run pattern path.
+void add_long_pattern_cases(std::vector<Case>& out, std::size_t s) {
+  const int64_t is = static_cast<int64_t>(s);
+  for (int64_t k = (256 + is - 1) / is; k * is <= 256 + 3 * 64; ++k)
+    out.push_back({"pattern: long run repeated", {k}, {}, s, {k % 3 == 0 ? 3 : 2}, "pattern.long"});
+}
+
+// Outputs over 512 KiB: the executor splits them into chunks that run in parallel, with chunk
+// boundaries inside rows (so the pattern kernels start mid-run).
+std::vector<Case> large_cases() {
+  return {
+      {"large copy", {600 * 1024 + 7}, {}, 1, {1}, "copy"},
+      {"large short pattern (one row split across chunks)", {3}, {}, 4, {52433}, "pattern.short"},
+      {"large long pattern", {101}, {}, 3, {2111}, "pattern.long"},
+      {"large fill", {1}, {}, 8, {80003}, "fill.8"},
+      {"large fill, rows", {7, 1}, {}, 12, {1, 7507}, "fill.any"},
+      {"large gather, reversed", {320003}, {-2}, 2, {1}, "gather.2"},
+      {"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any"},
+  };
+}
+
+// Every misalignment 0..63 for the fixed-size itemsizes and short outputs; a spread of 16 for the
+// rest (still every residue class mod 4, and 0, 1, 31, 32, 33, 63).
+const std::vector<std::size_t>& all_gaps() {
+  static const std::vector<std::size_t> gaps = [] {
+    std::vector<std::size_t> g(64);
+    for (std::size_t i = 0; i < 64; ++i) g[i] = i;
+    return g;
+  }();
+  return gaps;
+}
+const std::vector<std::size_t>& sampled_gaps() {
+  static const std::vector<std::size_t> gaps = {0, 1, 2, 3, 7, 13, 15, 16, 17, 30, 31, 32, 33, 47, 62, 63};
+  return gaps;
+}
+
+// A canary image for each area of a GuardPage: bytes around a buffer are reset from it before a
+// call and must still equal it afterwards.
+struct Canary {
+  explicit Canary(const GuardPage& page) : low(page.capacity()), high(page.capacity()) {
+    test::fill_pattern(low.data(), low.size(), 0xC0FFEE);
+    test::fill_pattern(high.data(), high.size(), 0xBEEF);
+  }
+  std::vector<unsigned char> low, high;
+};
+
+// Runs one case with its source and destination at every gap in `gaps`, on both sides of the
+// guard page, checking bytes, canaries and the untouched source. Returns "" or the first failure.
+class Runner {
+ public:
+  Runner(const GuardPage& src_mem, const GuardPage& dst_mem)
+      : src_mem_(src_mem), dst_mem_(dst_mem), canary_(dst_mem) {}
+
+  int executions = 0;
+
+  std::string run(const Case& c, const std::vector<std::size_t>& gaps, uint64_t seed) {
+    const tessera::Plan plan(c.shape, c.strides, c.itemsize, c.reps);
+    if (plan.kernel_path() != c.path)
+      return describe(c) + ": plan took path " + plan.kernel_path() + ", expected " + c.path + "\n" + plan.describe();
+
+    const auto [low, high] = input_span(c);
+    const std::size_t span = static_cast<std::size_t>(high - low);
+    std::vector<unsigned char> image(span);
+    test::fill_pattern(image.data(), image.size(), seed);
+    const std::vector<unsigned char> expected =
+        ref::tile(image.data() - low, c.shape, c.strides, c.itemsize, c.reps);
+    if (plan.nbytes() != expected.size()) return describe(c) + ": nbytes " + std::to_string(plan.nbytes());
+    const std::size_t nbytes = expected.size();
+    std::vector<unsigned char> complement(nbytes);
+    for (std::size_t i = 0; i < nbytes; ++i) complement[i] = static_cast<unsigned char>(~expected[i]);
+
+    const std::size_t g = gaps.size();
+    for (GuardSide side : {GuardSide::end, GuardSide::start}) {
+      for (std::size_t i = 0; i < g; ++i) {
+        // Every gap for the source and (in another order) every gap for the destination.
+        const std::size_t src_gap = gaps[i], dst_gap = gaps[(i * 37 + 11) % g];
+        unsigned char* src = src_mem_.place(side, span, src_gap);
+        if (span) std::memcpy(src, image.data(), span);
+        const unsigned char* origin = src - low;
+
+        unsigned char* dst = dst_mem_.place(side, nbytes, dst_gap);
+        // Canary window: 64 bytes before the buffer to the guard (side end), or from the guard to
+        // 64 bytes after the buffer (side start).
+        unsigned char* area = dst_mem_.area(side);
+        const std::vector<unsigned char>& image_bytes = side == GuardSide::end ? canary_.low : canary_.high;
+        unsigned char* w_begin = side == GuardSide::end ? dst - std::min<std::size_t>(64, dst - area) : area;
+        unsigned char* w_end = side == GuardSide::end
+                                   ? area + dst_mem_.capacity()
+                                   : std::min(dst + nbytes + 64, area + dst_mem_.capacity());
+        std::memcpy(w_begin, image_bytes.data() + (w_begin - area), static_cast<std::size_t>(w_end - w_begin));
+        if (nbytes) std::memcpy(dst, complement.data(), nbytes);
+
+        // Mostly the plan; every eighth call the one-shot C API (plans again, same kernels).
+        if (i % 8 == 0) {
+          const tessera_status s = tessera_tile(
+              origin, static_cast<int>(c.shape.size()), c.shape.data(), c.strides.empty() ? nullptr : c.strides.data(),
+              c.itemsize, static_cast<int>(c.reps.size()), c.reps.data(), dst, nbytes);
+          if (s != TESSERA_OK) return where(c, side, src_gap, dst_gap) + "tessera_tile failed: " + tessera_last_error();
+        } else {
+          plan.execute(origin, dst, nbytes);
+        }
+        ++executions;
+
+        if (nbytes && std::memcmp(dst, expected.data(), nbytes) != 0) {
+          std::size_t first = 0;
+          while (dst[first] == expected[first]) ++first;
+          return where(c, side, src_gap, dst_gap) + "output byte " + std::to_string(first) + " of " +
+                 std::to_string(nbytes) + " differs from the reference\n" + plan.describe();
+        }
+        const unsigned char* canary = image_bytes.data() + (w_begin - area);  // the canary of w_begin
+        if (std::memcmp(w_begin, canary, static_cast<std::size_t>(dst - w_begin)) != 0 ||
+            std::memcmp(dst + nbytes, canary + (dst + nbytes - w_begin), static_cast<std::size_t>(w_end - dst - nbytes)) != 0) {
+          for (unsigned char* p = w_begin; p < w_end; ++p) {
+            if (p >= dst && p < dst + nbytes) continue;
+            if (*p != canary[p - w_begin])
+              return where(c, side, src_gap, dst_gap) + "wrote outside the destination: " +
+                     (p < dst ? std::to_string(dst - p) + " bytes before its start"
+                              : std::to_string(p - (dst + nbytes)) + " bytes past its end") +
+                     "\n" + plan.describe();
+          }
+        }
+        if (span && std::memcmp(src, image.data(), span) != 0)
+          return where(c, side, src_gap, dst_gap) + "the source was modified";
+      }
+    }
+    return "";
+  }
+
+ private:
+  static std::string where(const Case& c, GuardSide side, std::size_t src_gap, std::size_t dst_gap) {
+    return describe(c) + ", buffers' " + (side == GuardSide::end ? "ends" : "starts") + " at the guard page, src gap " +
+           std::to_string(src_gap) + ", dst gap " + std::to_string(dst_gap) + ": ";
+  }
+
+  const GuardPage& src_mem_;
+  const GuardPage& dst_mem_;
+  Canary canary_;
+};
+
+}  // namespace
+
+TEST_CASE("guard pages: the allocator faults exactly outside the buffer") {
+  const GuardPage page(4096);
+  const unsigned char* end_buf = page.place(GuardSide::end, 100, 0);
+  const unsigned char* start_buf = page.place(GuardSide::start, 100, 0);
+  CHECK(end_buf + 100 == page.guard());
+  CHECK(start_buf == page.guard() + GuardPage::page_size());
+  // Inside: no fault (the control). One byte past the end / before the start: a fault.
+  CHECK_FALSE(test::access_faults(end_buf + 99, true));
+  CHECK_FALSE(test::access_faults(start_buf, false));
+  CHECK(test::access_faults(end_buf + 100, false));
+  CHECK(test::access_faults(end_buf + 100, true));
+  CHECK(test::access_faults(start_buf - 1, false));
+  CHECK(test::access_faults(start_buf - 1, true));
+  // A gap moves the buffer away from the guard by exactly that many bytes.
+  CHECK(page.place(GuardSide::end, 10, 7) + 17 == page.guard());
+  CHECK(page.place(GuardSide::start, 10, 7) == page.guard() + GuardPage::page_size() + 7);
+}
+
+TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on every Highway target") {
+  TargetGuard guard;
+  hwy::SetSupportedTargetsForTest(0);
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  REQUIRE(!targets.empty());
+
+  // The cases, built once: itemsizes 1..32, outputs of 0..192 bytes; long runs; large outputs.
+  struct Planned {
+    Case c;
+    const std::vector<std::size_t>* gaps;
+  };
+  std::vector<Planned> small, large;
+  for (std::size_t s = 1; s <= 32; ++s) {
+    const bool fixed = variant(s) != "any";
+    std::vector<Case> cases;
+    for (int64_t n = 0; n * static_cast<int64_t>(s) <= 3 * 64; ++n) add_small_cases(cases, s, n);
+    for (const Case& c : cases) {
+      const bool short_output = ref::count(ref::tile_shape(c.shape, c.reps)) * static_cast<int64_t>(s) <= 64;
+      small.push_back({c, fixed || short_output ? &all_gaps() : &sampled_gaps()});
+    }
+    std::vector<Case> long_runs;
+    add_long_pattern_cases(long_runs, s);
+    for (const Case& c : long_runs) small.push_back({c, fixed ? &all_gaps() : &sampled_gaps()});
+  }
+  static const std::vector<std::size_t> large_gaps = {0, 27};
+  for (const Case& c : large_cases()) large.push_back({c, &large_gaps});
+
+  const GuardPage small_src(8192), small_dst(8192);
+  const GuardPage large_src(1 << 20), large_dst(1 << 20);
+
+  const std::vector<std::string> all_paths = tessera::Plan::kernel_paths();
+  std::map<std::string, std::map<std::string, int>> table;  // path -> target -> executions
+  std::vector<std::string> target_names;
+
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
+    CAPTURE(name);
+    REQUIRE(std::string(tessera::active_target()) == name);
+    target_names.push_back(name);
+
+    std::set<std::string> seen;
+    int failures = 0;
+    uint64_t seed = 1;
+    for (auto* group : {&small, &large}) {
+      Runner runner(group == &small ? small_src : large_src, group == &small ? small_dst : large_dst);
+      for (const Planned& p : *group) {
+        const int before = runner.executions;
+        std::string err;
+        try {
+          err = runner.run(p.c, *p.gaps, seed++);
+        } catch (const std::exception& e) {
+          err = describe(p.c) + ": threw " + e.what();
+        }
+        CHECK_MESSAGE(err.empty(), name << ": " << err);
+        if (!err.empty()) {
+          if (++failures >= 5) break;  // enough to diagnose; keep the log short
+          continue;
+        }
+        seen.insert(p.c.path);  // run() checked that the plan took exactly this path
+        table[p.c.path][name] += runner.executions - before;
+      }
+    }
+    // The suite reached every executor path on this target.
+    CHECK(std::vector<std::string>(seen.begin(), seen.end()) ==
+          [&] {
+            std::vector<std::string> sorted = all_paths;
+            std::sort(sorted.begin(), sorted.end());
+            return sorted;
+          }());
+    for (const std::string& path : all_paths)
+      CHECK_MESSAGE(seen.count(path) == 1, "path " << path << " was not reached on " << name);
+  }
+
+  // The closing note's table: executions (case x side x misalignment) per path and target.
+  std::ostringstream os;
+  os << "guard-page executions per executor path (rows) and Highway target (columns):\n";
+  os << std::left << std::setw(15) << "path";
+  for (const auto& t : target_names) os << std::right << std::setw(10) << t;
+  os << "\n";
+  for (const std::string& path : all_paths) {
+    os << std::left << std::setw(15) << path;
+    for (const auto& t : target_names) os << std::right << std::setw(10) << table[path][t];
+    os << "\n";
+  }
+  MESSAGE(os.str());
+}
