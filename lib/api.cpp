@@ -12,8 +12,8 @@ Dims tile_shape(const Dims& shape, const Dims& reps) {
   return detail::checked_output_shape(shape, reps, &size);
 }
 
-Plan::Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps)
-    : data_(std::make_shared<const detail::PlanData>(detail::make_plan(shape, strides, itemsize, reps))) {}
+Plan::Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, const Options& options)
+    : data_(std::make_shared<const detail::PlanData>(detail::make_plan(shape, strides, itemsize, reps, options))) {}
 
 int Plan::ndim() const noexcept { return data_->out_shape.size(); }
 const Dims& Plan::shape() const noexcept { return data_->out_shape; }

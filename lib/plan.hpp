@@ -25,14 +25,29 @@ enum class Kernel : uint8_t { none, copy, pattern, fill, gather };
 /// Name of a kernel as describe() prints it.
 const char* kernel_name(Kernel k) noexcept;
 
-/// Runs at least this long are repeated by copying from the source run again; shorter runs are
-/// replicated from the output already written (kernel path "pattern.short").
+/// Runs at least this long are repeated by copying from the source run again ("pattern.long");
+/// shorter runs are replicated from the output already written ("pattern.short"), and runs of at
+/// most kShuffleRunBytes are generated in vector registers by byte shuffles ("pattern.shuffle").
 inline constexpr int64_t kLongRunBytes = 256;
+inline constexpr int64_t kShuffleRunBytes = 16;
 
-/// Every executor path a plan can take ("kernel.variant"), in a fixed order; see Plan::kernel_path.
+/// With NonTemporal::automatic, outputs of at least this many bytes use streaming stores.
+inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
+
+/// Streaming plans whose contiguous source pieces (copy rows, pattern runs) are at least this
+/// long stream them directly ("….nt.direct"); others stage blocks of kStageBytes in L1 ("….nt").
+inline constexpr int64_t kDirectStreamBytes = 4096;
+inline constexpr int64_t kStageBytes = 8192;
+
+/// Every executor path a plan can take ("kernel.variant[.nt[.direct]]"), in a fixed order; see
+/// Plan::kernel_path.
 inline constexpr const char* kKernelPaths[] = {
-    "copy",   "pattern.short", "pattern.long", "fill.1",   "fill.2",   "fill.4",   "fill.8",   "fill.16",
-    "fill.any", "gather.1",    "gather.2",     "gather.4", "gather.8", "gather.16", "gather.any", "none"};
+    "copy",       "pattern.shuffle", "pattern.short", "pattern.long", "fill.1",     "fill.2",      "fill.4",
+    "fill.8",     "fill.16",       "fill.any",     "gather.1",   "gather.2",    "gather.4",
+    "gather.8",   "gather.16",     "gather.any",   "copy.nt",    "pattern.shuffle.nt", "pattern.short.nt", "pattern.long.nt",
+    "fill.1.nt",  "fill.2.nt",     "fill.4.nt",    "fill.8.nt",  "fill.16.nt",  "fill.any.nt",
+    "gather.1.nt", "gather.2.nt",  "gather.4.nt",  "gather.8.nt", "gather.16.nt", "gather.any.nt",
+    "copy.nt.direct", "pattern.long.nt.direct", "none"};
 
 /// One loop over rows: `extent` iterations, moving the source by `src_stride` bytes and the
 /// destination by `dst_stride` bytes per iteration.
@@ -67,14 +82,17 @@ struct PlanData {
   int64_t run_bytes = 0;     // pattern: bytes of the repeated run
   int64_t count = 0;         // pattern: runs per row; fill, gather: elements per row
   int64_t inner_stride = 0;  // gather: source byte stride between elements
-  const char* path = "none";  // one of kKernelPaths: the kernel and its element-size variant
+  bool stream = false;         // write with non-temporal stores
+  bool stream_direct = false;  // ... straight from long source pieces, not staged in L1
+  const char* path = "none";  // one of kKernelPaths: the kernel, its element-size variant, .nt
 
   std::string description;
 };
 
 /// Validates, promotes and simplifies; throws InvalidArgument / Overflow (see tessera.hpp).
 /// An empty `strides` means C-contiguous.
-PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps);
+PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
+                   const Options& options);
 
 /// Output shape only (tile_shape), with the same checks as make_plan except itemsize.
 Dims checked_output_shape(const Dims& shape, const Dims& reps, int64_t* out_size);

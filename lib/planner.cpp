@@ -86,8 +86,12 @@ Dims checked_output_shape(const Dims& shape, const Dims& reps, int64_t* out_size
   return Dims(out, static_cast<std::size_t>(n));
 }
 
-PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps) {
+PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
+                   const Options& options) {
   PlanData p;
+  const int nt = static_cast<int>(options.nontemporal);
+  if (nt < 0 || nt > 2)
+    invalid("options.nontemporal = " + std::to_string(nt) + " is not automatic (0), always (1) or never (2)");
   if (itemsize == 0) invalid("itemsize = 0; it must be a positive byte count");
   if (itemsize > static_cast<std::size_t>(INT64_MAX)) overflow("itemsize " + std::to_string(itemsize) + " overflows int64");
   if (!strides.empty() && strides.size() != shape.size())
@@ -176,18 +180,29 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
     p.inner_stride = m[0].stride;
   }
 
-  // The executor path: the kernel and the variant the dispatch in kernels/dispatch.cpp takes.
+  // Streaming stores, and the executor path: the kernel and the variant kernels/dispatch.cpp takes.
+  p.stream = options.nontemporal == NonTemporal::always ||
+             (options.nontemporal == NonTemporal::automatic && static_cast<int64_t>(p.nbytes) >= kStreamMinBytes);
+  if (p.stream && isz > kStageBytes / 4) p.stream = false;  // huge elements: not worth staging
+  p.stream_direct = p.stream && ((p.kernel == Kernel::copy && p.row_elems * isz >= kDirectStreamBytes) ||
+                                 (p.kernel == Kernel::pattern && p.run_bytes >= kDirectStreamBytes));
+  std::string path;
   const bool fixed_size = isz == 1 || isz == 2 || isz == 4 || isz == 8 || isz == 16;
-  static const char* const fill_paths[] = {"fill.1", "fill.2", "fill.4", "fill.8", "fill.16"};
-  static const char* const gather_paths[] = {"gather.1", "gather.2", "gather.4", "gather.8", "gather.16"};
-  const int size_index = isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : 4;
+  const std::string size_variant = fixed_size ? std::to_string(isz) : "any";
   switch (p.kernel) {
-    case Kernel::copy: p.path = "copy"; break;
-    case Kernel::pattern: p.path = p.run_bytes >= kLongRunBytes ? "pattern.long" : "pattern.short"; break;
-    case Kernel::fill: p.path = fixed_size ? fill_paths[size_index] : "fill.any"; break;
-    case Kernel::gather: p.path = fixed_size ? gather_paths[size_index] : "gather.any"; break;
-    case Kernel::none: break;
+    case Kernel::copy: path = "copy"; break;
+    case Kernel::pattern:
+      path = p.run_bytes >= kLongRunBytes      ? "pattern.long"
+             : p.run_bytes > kShuffleRunBytes ? "pattern.short"
+                                               : "pattern.shuffle";
+      break;
+    case Kernel::fill: path = "fill." + size_variant; break;
+    case Kernel::gather: path = "gather." + size_variant; break;
+    case Kernel::none: path = "none"; break;
   }
+  if (p.stream) path += p.stream_direct ? ".nt.direct" : ".nt";
+  for (const char* known : kKernelPaths)
+    if (path == known) p.path = known;
 
   // Row loops, outermost first, with C-contiguous destination strides.
   p.nloops = nm - used;

@@ -48,7 +48,16 @@ struct Case {
   std::size_t itemsize;
   Shape reps;
   std::string path;  // expected Plan::kernel_path()
+  tessera::NonTemporal nontemporal = tessera::NonTemporal::automatic;
 };
+
+// The same case written with streaming stores (staged through L1 unless `direct`): path "….nt".
+Case streamed(Case c, bool direct = false) {
+  c.family += direct ? " [streamed directly]" : " [streamed]";
+  c.nontemporal = tessera::NonTemporal::always;
+  if (c.path != "none") c.path += direct ? ".nt.direct" : ".nt";
+  return c;
+}
 
 std::string describe(const Case& c) {
   return c.family + ": input " + test::to_string(c.shape) + " strides " +
@@ -75,6 +84,9 @@ std::pair<int64_t, int64_t> input_span(const Case& c) {
   return {low, high};
 }
 
+// The pattern path of a run of `run_bytes` under 256 bytes.
+std::string pattern_path(int64_t run_bytes) { return run_bytes <= 16 ? "pattern.shuffle" : "pattern.short"; }
+
 // Every layout family with an output of exactly n elements of s bytes (the families that cannot
 // make n elements, e.g. a repeated run when n is prime, are skipped for that n).
 void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
@@ -100,7 +112,7 @@ void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
   if (factors.size() > 1) picks.push_back(factors[factors.size() / 2]);
   for (const auto& [a, b] : picks) {
     // A run of a elements repeated b times (pattern), short by construction (n * s <= 192).
-    out.push_back({"pattern: run repeated", {a}, {}, s, {b}, "pattern.short"});
+    out.push_back({"pattern: run repeated", {a}, {}, s, {b}, pattern_path(a * is)});
     // The transpose of a C-contiguous (b, a) array: a gather with a row loop.
     out.push_back({"gather: transposed", {a, b}, {is, a * is}, s, {1, 1}, "gather." + v});
     // a rows of one element each, every row's element repeated b times: a fill with a row loop.
@@ -110,7 +122,8 @@ void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
     // (2, k) x (2, r) with k * r = n / 4, k >= 2: a repeated run inside row loops (with r == 1 the
     // two input axes merge into one run of 2k elements, still repeated twice).
     const int64_t m = n / 4, k = m % 2 == 0 && m >= 4 ? 2 : m;
-    out.push_back({"pattern: 2-d, rows", {2, k}, {}, s, {2, m / k}, "pattern.short"});
+    // The run is k elements, or 2k when r == 1 merges the two input axes.
+    out.push_back({"pattern: 2-d, rows", {2, k}, {}, s, {2, m / k}, pattern_path((m / k == 1 ? 2 * k : k) * is)});
   }
 }
 
@@ -126,12 +139,18 @@ void add_long_pattern_cases(std::vector<Case>& out, std::size_t s) {
 std::vector<Case> large_cases() {
   return {
       {"large copy", {600 * 1024 + 7}, {}, 1, {1}, "copy"},
-      {"large short pattern (one row split across chunks)", {3}, {}, 4, {52433}, "pattern.short"},
+      {"large shuffled pattern (one row split across chunks)", {3}, {}, 4, {52433}, "pattern.shuffle"},
+      {"large short pattern", {7}, {}, 4, {20011}, "pattern.short"},
       {"large long pattern", {101}, {}, 3, {2111}, "pattern.long"},
       {"large fill", {1}, {}, 8, {80003}, "fill.8"},
       {"large fill, rows", {7, 1}, {}, 12, {1, 7507}, "fill.any"},
       {"large gather, reversed", {320003}, {-2}, 2, {1}, "gather.2"},
       {"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any"},
+      // Streamed straight from source pieces of at least 4 KiB (copy rows, pattern runs).
+      streamed({"large copy, rows of 4 KiB + 3", {150, 4099}, {}, 1, {1, 1}, "copy"}, true),
+      streamed({"large long pattern, 4 KiB + 5 run", {4101}, {}, 1, {2, 70}, "pattern.long"}, true),
+      streamed({"large shuffled pattern, rows of a 12-byte run x 40", {1700, 3}, {}, 4, {1, 40}, "pattern.shuffle"}),
+      streamed({"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any"}),
   };
 }
 
@@ -170,7 +189,9 @@ class Runner {
   int executions = 0;
 
   std::string run(const Case& c, const std::vector<std::size_t>& gaps, uint64_t seed) {
-    const tessera::Plan plan(c.shape, c.strides, c.itemsize, c.reps);
+    tessera::Options options;
+    options.nontemporal = c.nontemporal;
+    const tessera::Plan plan(c.shape, c.strides, c.itemsize, c.reps, options);
     if (plan.kernel_path() != c.path)
       return describe(c) + ": plan took path " + plan.kernel_path() + ", expected " + c.path + "\n" + plan.describe();
 
@@ -292,10 +313,14 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     for (const Case& c : cases) {
       const bool short_output = ref::count(ref::tile_shape(c.shape, c.reps)) * static_cast<int64_t>(s) <= 64;
       small.push_back({c, fixed || short_output ? &all_gaps() : &sampled_gaps()});
+      if (c.path != "none") small.push_back({streamed(c), &sampled_gaps()});
     }
     std::vector<Case> long_runs;
     add_long_pattern_cases(long_runs, s);
-    for (const Case& c : long_runs) small.push_back({c, fixed ? &all_gaps() : &sampled_gaps()});
+    for (const Case& c : long_runs) {
+      small.push_back({c, fixed ? &all_gaps() : &sampled_gaps()});
+      small.push_back({streamed(c), &sampled_gaps()});
+    }
   }
   static const std::vector<std::size_t> large_gaps = {0, 27};
   for (const Case& c : large_cases()) large.push_back({c, &large_gaps});
@@ -350,11 +375,11 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
   // The closing note's table: executions (case x side x misalignment) per path and target.
   std::ostringstream os;
   os << "guard-page executions per executor path (rows) and Highway target (columns):\n";
-  os << std::left << std::setw(15) << "path";
+  os << std::left << std::setw(24) << "path";
   for (const auto& t : target_names) os << std::right << std::setw(10) << t;
   os << "\n";
   for (const std::string& path : all_paths) {
-    os << std::left << std::setw(15) << path;
+    os << std::left << std::setw(24) << path;
     for (const auto& t : target_names) os << std::right << std::setw(10) << table[path][t];
     os << "\n";
   }

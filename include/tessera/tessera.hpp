@@ -140,6 +140,19 @@ class Dims {
 /// the element count times 1 byte does not fit int64_t).
 TESSERA_API Dims tile_shape(const Dims& shape, const Dims& reps);
 
+/// Whether a plan writes its output with non-temporal (streaming) stores, which bypass the caches:
+/// a win when the output is much larger than the last-level cache and is not read again soon.
+enum class NonTemporal : int {
+  automatic = 0,  ///< streaming stores for outputs of at least 16 MiB (the default)
+  always = 1,     ///< streaming stores whatever the size
+  never = 2,      ///< ordinary stores whatever the size
+};
+
+/// Options of a plan. The defaults give numpy.tile's behaviour.
+struct Options {
+  NonTemporal nontemporal = NonTemporal::automatic;
+};
+
 namespace detail {
 struct PlanData;
 }
@@ -153,7 +166,7 @@ class TESSERA_API Plan {
   /// exactly shape.size() values, any sign) and `itemsize` bytes per element by `reps`.
   /// Throws InvalidArgument (negative extent or rep, itemsize 0, strides of the wrong length) or
   /// Overflow (output count or byte size, or the implied contiguous input size, overflows).
-  Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps);
+  Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, const Options& options = {});
 
   /// Number of output axes: max(shape.size(), reps.size()).
   int ndim() const noexcept;
@@ -174,7 +187,8 @@ class TESSERA_API Plan {
   /// Name of the innermost kernel: "copy", "fill", "pattern", "gather", or "none" (empty output).
   const char* kernel_name() const noexcept;
   /// The executor path the rows take: the kernel and its variant, e.g. "fill.4" (4-byte element
-  /// broadcast), "pattern.short" (a run under 256 B replicated from the output), "gather.any".
+  /// broadcast), "pattern.short" (a run under 256 B replicated from the output), "gather.any";
+  /// with a ".nt" suffix when the plan writes with non-temporal stores (see NonTemporal).
   const char* kernel_path() const noexcept;
   /// Every path kernel_path() can return, so that tests can show each one is exercised.
   static std::vector<std::string> kernel_paths();

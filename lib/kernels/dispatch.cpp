@@ -13,13 +13,18 @@
 #include "plan.hpp"
 #include "kernels/row_kernels-inl.h"
 
+#include <hwy/cache_control.h>
+
+#include <optional>
+
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
 
-/// Walks rows [begin, end) in elements, calling row(src_row, first_elem, n_elems, dst) for each
-/// (partial) row.
+/// Walks output elements [begin, end), calling row(src_row, first_elem, n_elems, out) for each
+/// (partial) row; `out` is where element `begin` goes.
 template <class RowFn>
-HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end,
+HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
                          const RowFn& row) {
   const int64_t isz = static_cast<int64_t>(p.itemsize);
   const int64_t row_elems = p.row_elems;
@@ -32,11 +37,10 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* dst, in
     src_off += idx[k] * p.loops[k].src_stride;
   }
   int64_t off = begin % row_elems;
-  uint8_t* d = dst + begin * isz;
   for (int64_t pos = begin; pos < end;) {
     const int64_t n = row_elems - off < end - pos ? row_elems - off : end - pos;
-    row(src + src_off, static_cast<size_t>(off), static_cast<size_t>(n), d);
-    d += n * isz;
+    row(src + src_off, static_cast<size_t>(off), static_cast<size_t>(n), out);
+    out += n * isz;
     pos += n;
     off = 0;
     for (int k = p.nloops - 1; k >= 0; --k) {  // next row
@@ -48,42 +52,57 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* dst, in
   }
 }
 
-void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end) {
+/// Writes elements [begin, end) to `out` (where element `begin` goes) with ordinary stores.
+/// `table` is the index table of a pattern plan whose run is at most 16 bytes, else null.
+void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
+                 const ShortPatternTable* table) {
   const size_t isz = p.itemsize;
   switch (p.kernel) {
     case Kernel::copy:
-      WalkRows(p, src, dst, begin, end,
+      WalkRows(p, src, out, begin, end,
                [isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyBytes(d, s + off * isz, n * isz); });
       return;
     case Kernel::pattern: {
       const size_t run = static_cast<size_t>(p.run_bytes);
-      WalkRows(p, src, dst, begin, end, [isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+      if (table != nullptr) {
+        const size_t N = hn::Lanes(hn::ScalableTag<uint8_t>());
+        WalkRows(p, src, out, begin, end, [isz, run, N, table](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          const size_t phase = off * isz % run;
+          if (phase == 0 && n * isz >= N) {
+            FillShortPattern(d, n * isz, s, run, *table);
+          } else {
+            FillPattern(d, n * isz, s, run, phase);
+          }
+        });
+        return;
+      }
+      WalkRows(p, src, out, begin, end, [isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
         FillPattern(d, n * isz, s, run, off * isz % run);
       });
       return;
     }
     case Kernel::fill:
       switch (isz) {
-        case 1: WalkRows(p, src, dst, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint8_t>(d, s, n); }); return;
-        case 2: WalkRows(p, src, dst, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint16_t>(d, s, n); }); return;
-        case 4: WalkRows(p, src, dst, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint32_t>(d, s, n); }); return;
-        case 8: WalkRows(p, src, dst, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint64_t>(d, s, n); }); return;
-        case 16: WalkRows(p, src, dst, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { Fill16(d, s, n); }); return;
+        case 1: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint8_t>(d, s, n); }); return;
+        case 2: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint16_t>(d, s, n); }); return;
+        case 4: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint32_t>(d, s, n); }); return;
+        case 8: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint64_t>(d, s, n); }); return;
+        case 16: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { Fill16(d, s, n); }); return;
         default:
-          WalkRows(p, src, dst, begin, end,
+          WalkRows(p, src, out, begin, end,
                    [isz](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillPattern(d, n * isz, s, isz, 0); });
           return;
       }
     case Kernel::gather: {
       const int64_t st = p.inner_stride;
       switch (isz) {
-        case 1: WalkRows(p, src, dst, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<1>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
-        case 2: WalkRows(p, src, dst, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<2>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
-        case 4: WalkRows(p, src, dst, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<4>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
-        case 8: WalkRows(p, src, dst, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<8>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
-        case 16: WalkRows(p, src, dst, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<16>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
+        case 1: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<1>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
+        case 2: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<2>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
+        case 4: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<4>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
+        case 8: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<8>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
+        case 16: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<16>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
         default:
-          WalkRows(p, src, dst, begin, end, [st, isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          WalkRows(p, src, out, begin, end, [st, isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
             GatherAny(d, s + static_cast<int64_t>(off) * st, st, n, isz);
           });
           return;
@@ -92,6 +111,53 @@ void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t b
     case Kernel::none:
       return;
   }
+}
+
+/// Streaming straight from long source pieces (plans with stream_direct: copy rows or pattern
+/// runs of at least kDirectStreamBytes).
+void ExecuteDirectStream(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
+  const size_t isz = p.itemsize;
+  if (p.kernel == Kernel::copy) {
+    WalkRows(p, src, out, begin, end,
+             [isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyStream(d, s + off * isz, n * isz); });
+  } else {
+    const size_t run = static_cast<size_t>(p.run_bytes);
+    WalkRows(p, src, out, begin, end, [isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+      FillPatternStream(d, n * isz, s, run, off * isz % run);
+    });
+  }
+}
+
+/// Streaming through L1: blocks of up to kStageBytes are written to a stack buffer by the
+/// ordinary kernels, then streamed to the output.
+void ExecuteStagedStream(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
+                         const ShortPatternTable* table) {
+  HWY_ALIGN uint8_t stage[kStageBytes];
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  const int64_t block = kStageBytes / isz;
+  for (int64_t pos = begin; pos < end; pos += block) {
+    const int64_t stop = end - pos < block ? end : pos + block;
+    ExecuteRows(p, src, stage, pos, stop, table);
+    CopyStream(out + (pos - begin) * isz, stage, static_cast<size_t>((stop - pos) * isz));
+  }
+}
+
+void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end) {
+  uint8_t* out = dst + begin * static_cast<int64_t>(p.itemsize);
+  std::optional<ShortPatternTable> table;
+  if (p.kernel == Kernel::pattern && p.run_bytes <= static_cast<int64_t>(ShortPatternTable::kMaxPeriod))
+    table.emplace(static_cast<size_t>(p.run_bytes));
+  const ShortPatternTable* t = table ? &*table : nullptr;
+  if (!p.stream) {
+    ExecuteRows(p, src, out, begin, end, t);
+    return;
+  }
+  if (p.stream_direct) {
+    ExecuteDirectStream(p, src, out, begin, end);
+  } else {
+    ExecuteStagedStream(p, src, out, begin, end, t);
+  }
+  hwy::FlushStream();  // order the streaming stores before the range is reported done
 }
 
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }

@@ -25,12 +25,40 @@ HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+/// Copies fewer than one full vector: overlapping pairs of 16/8/4-byte moves, no libc call.
+HWY_INLINE void CopySmall(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
+#if HWY_TARGET == HWY_SCALAR
+  std::memcpy(dst, src, n);
+#else
+  if (n >= 16) {
+    const hn::CappedTag<uint8_t, 16> d16;  // 16 lanes on every non-scalar target
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) hn::StoreU(hn::LoadU(d16, src + i), d16, dst + i);
+    if (i < n) hn::StoreU(hn::LoadU(d16, src + n - 16), d16, dst + n - 16);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+#endif
+}
+
 /// Copies `n` bytes from `src` to `dst`; the ranges must not overlap.
 HWY_INLINE void CopyBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
   const hn::ScalableTag<uint8_t> d;
   const size_t N = hn::Lanes(d);
   if (n < N) {
-    std::memcpy(dst, src, n);
+    CopySmall(dst, src, n);
     return;
   }
   size_t i = 0;
@@ -110,6 +138,54 @@ HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint
   }
 }
 
+/// Byte-index table for short periods (FillShortPattern): bytes[k] = k % period for
+/// k < lcm(period, vector bytes) + vector bytes, so that any window of one vector starting below
+/// the lcm holds the indices of the sequence from that offset on.
+struct ShortPatternTable {
+  static constexpr size_t kMaxPeriod = kShuffleRunBytes;  // the run must fit one 128-bit block
+  size_t lcm = 0;
+  HWY_ALIGN uint8_t bytes[(kMaxPeriod + 1) * HWY_MAX_BYTES];
+
+  explicit ShortPatternTable(size_t period) {
+    const hn::ScalableTag<uint8_t> d;
+    const size_t N = hn::Lanes(d);
+    size_t a = period, b = N;
+    while (b != 0) {
+      const size_t t = a % b;
+      a = b;
+      b = t;
+    }
+    lcm = period / a * N;
+    for (size_t k = 0, r = 0; k < lcm + N; ++k, r = r + 1 == period ? 0 : r + 1) bytes[k] = static_cast<uint8_t>(r);
+  }
+};
+
+/// FillPattern for runs of at most 16 bytes, starting at phase 0 and at least one vector long:
+/// the run is broadcast to every 128-bit block and each stored vector is one byte shuffle of it
+/// (TableLookupBytes) — the repeating pattern stays in registers.
+HWY_INLINE void FillShortPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
+                                 size_t run_bytes, const ShortPatternTable& table) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)table;
+  FillPattern(dst, nbytes, run, run_bytes, 0);
+#else
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  HWY_ALIGN uint8_t block[16] = {};
+  std::memcpy(block, run, run_bytes);  // never read past the run itself
+  const auto v = hn::LoadDup128(d, block);
+  size_t i = 0, j = 0;
+  for (; i + N <= nbytes; i += N) {
+    hn::StoreU(hn::TableLookupBytes(v, hn::LoadU(d, table.bytes + j)), d, dst + i);
+    j = j + N == table.lcm ? 0 : j + N;
+  }
+  if (i < nbytes) {  // one more vector ending at nbytes
+    const size_t start = (nbytes - N) % table.lcm;
+    hn::StoreU(hn::TableLookupBytes(v, hn::LoadU(d, table.bytes + start)), d, dst + nbytes - N);
+  }
+#endif
+}
+
 /// Writes `n` copies of the 16-byte element at `elem`.
 HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
@@ -130,6 +206,56 @@ HWY_INLINE void GatherFixed(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
 HWY_INLINE void GatherAny(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, int64_t stride, size_t n,
                           size_t itemsize) {
   for (size_t i = 0; i < n; ++i) std::memcpy(dst + i * itemsize, src + static_cast<int64_t>(i) * stride, itemsize);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streaming, for outputs much larger than the caches: the vector-aligned body of a contiguous
+// piece goes out with non-temporal stores (hn::Stream), so the output is not first read into the
+// cache; the unaligned head and tail use ordinary stores. Pieces are either long source runs
+// (direct) or a block staged in L1 by the ordinary kernels, so that ordinary and non-temporal
+// stores rarely share a cache line. The executor calls hwy::FlushStream() at the end of every
+// range. SCALAR has no such stores: it uses the ordinary copy.
+
+/// Bytes from `dst` up to the next multiple of `v`.
+HWY_INLINE size_t HeadBytes(const uint8_t* dst, size_t v) {
+  return (v - reinterpret_cast<uintptr_t>(dst) % v) % v;
+}
+
+/// CopyBytes with streaming stores for the aligned body.
+HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
+#if HWY_TARGET == HWY_SCALAR
+  CopyBytes(dst, src, n);
+#else
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  const size_t head = HeadBytes(dst, N);
+  if (n < head + N) {
+    CopyBytes(dst, src, n);
+    return;
+  }
+  CopyBytes(dst, src, head);
+  size_t i = head;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const auto v0 = hn::LoadU(d, src + i);
+    const auto v1 = hn::LoadU(d, src + i + N);
+    hn::Stream(v0, d, dst + i);
+    hn::Stream(v1, d, dst + i + N);
+  }
+  if (i + N <= n) {
+    hn::Stream(hn::LoadU(d, src + i), d, dst + i);
+    i += N;
+  }
+  CopyBytes(dst + i, src + i, n - i);
+#endif
+}
+
+/// FillPattern for long runs (at least one vector), each run a streamed copy from the source run.
+HWY_INLINE void FillPatternStream(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
+                                  size_t run_bytes, size_t phase) {
+  size_t done = run_bytes - phase < nbytes ? run_bytes - phase : nbytes;
+  CopyStream(dst, run + phase, done);
+  for (; done + run_bytes <= nbytes; done += run_bytes) CopyStream(dst + done, run, run_bytes);
+  CopyStream(dst + done, run, nbytes - done);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
