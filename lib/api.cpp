@@ -5,7 +5,29 @@
 #include <cstdlib>
 #include <new>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace tessera {
+namespace detail {
+
+void* allocate_output(std::size_t nbytes) {
+  // Large outputs: 2 MiB aligned and advised to use transparent huge pages, so that the first
+  // touch costs one fault per 2 MiB instead of one per 4 KiB (page faults bound a fresh output).
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  const std::size_t align = nbytes >= 2 * kHuge ? kHuge : 64;
+  const std::size_t padded = (nbytes + align - 1) / align * align;  // aligned_alloc wants a multiple
+  if (padded < nbytes) throw std::bad_alloc();
+  void* p = std::aligned_alloc(align, padded);
+  if (p == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (align == kHuge) madvise(p, padded, MADV_HUGEPAGE);  // advice only: failure is harmless
+#endif
+  return p;
+}
+
+}  // namespace detail
 
 Dims tile_shape(const Dims& shape, const Dims& reps) {
   int64_t size = 0;
@@ -21,13 +43,21 @@ int64_t Plan::size() const noexcept { return data_->out_size; }
 std::size_t Plan::nbytes() const noexcept { return data_->nbytes; }
 std::size_t Plan::itemsize() const noexcept { return data_->itemsize; }
 int64_t Plan::input_size() const noexcept { return data_->input_size; }
-std::string Plan::describe() const { return data_->description; }
+std::string Plan::describe() const { return detail::describe(*data_); }
 const char* Plan::kernel_name() const noexcept { return detail::kernel_name(data_->kernel); }
 const char* Plan::kernel_path() const noexcept { return data_->path; }
-std::vector<std::string> Plan::kernel_paths() { return {std::begin(detail::kKernelPaths), std::end(detail::kKernelPaths)}; }
+std::vector<std::string> Plan::kernel_paths() {
+  std::vector<std::string> paths;
+  for (const auto& variants : detail::kKernelPaths)
+    for (const char* path : variants)
+      if (path != nullptr) paths.emplace_back(path);
+  paths.emplace_back(detail::kNonePath);
+  return paths;
+}
 
-void Plan::execute(const void* src, void* dst, std::size_t dst_bytes) const {
-  const detail::PlanData& p = *data_;
+namespace detail {
+
+void execute_checked(const PlanData& p, const void* src, void* dst, std::size_t dst_bytes) {
   if (src == nullptr && p.input_size > 0)
     throw InvalidArgument("tessera: src is null but the input has " + std::to_string(p.input_size) + " elements");
   if (dst == nullptr && p.nbytes > 0)
@@ -36,12 +66,19 @@ void Plan::execute(const void* src, void* dst, std::size_t dst_bytes) const {
     throw BufferTooSmall("tessera: dst_bytes = " + std::to_string(dst_bytes) + " but the output needs " +
                          std::to_string(p.nbytes) + " bytes");
   if (p.out_size == 0) return;
-  detail::execute(p, static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst));
+  execute(p, static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst));
+}
+
+}  // namespace detail
+
+void Plan::execute(const void* src, void* dst, std::size_t dst_bytes) const {
+  detail::execute_checked(*data_, src, dst, dst_bytes);
 }
 
 void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, void* dst,
           std::size_t dst_bytes) {
-  Plan(shape, strides, itemsize, reps).execute(src, dst, dst_bytes);
+  // The plan lives on the stack: a one-shot call allocates nothing.
+  detail::execute_checked(detail::make_plan(shape, strides, itemsize, reps, Options()), src, dst, dst_bytes);
 }
 
 Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps) {
@@ -51,12 +88,8 @@ Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t 
                           " elements");
   Array out;
   if (plan.nbytes() > 0) {
-    // 64-byte aligned; aligned_alloc wants a size that is a multiple of the alignment.
-    const std::size_t padded = (plan.nbytes() + 63) / 64 * 64;
-    if (padded < plan.nbytes()) throw std::bad_alloc();
-    out.data_.reset(std::aligned_alloc(64, padded));
-    if (!out.data_) throw std::bad_alloc();
-    plan.execute(src, out.data_.get(), plan.nbytes());
+    out.data_.reset(detail::allocate_output(plan.nbytes()));
+    plan.execute(src, out.data_.get(), plan.nbytes());  // first touch: by the executor's threads
   }
   out.shape_ = plan.shape();
   out.itemsize_ = plan.itemsize();

@@ -7,6 +7,7 @@
 
 struct tessera_plan {
   tessera::Plan plan;
+  std::string description;  // built once, so tessera_plan_describe's string lives with the plan
 };
 
 namespace {
@@ -106,8 +107,10 @@ tessera_status tessera_plan_create(int ndim, const int64_t* shape, const int64_t
                                    const int64_t* reps, tessera_plan** out_plan) {
   return guarded([&] {
     require(out_plan, "out_plan");
-    *out_plan = new tessera_plan{tessera::Plan(to_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides),
-                                               itemsize, to_dims(nreps, reps, "reps", "nreps"))};
+    tessera::Plan plan(to_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
+                       to_dims(nreps, reps, "reps", "nreps"));
+    std::string description = plan.describe();
+    *out_plan = new tessera_plan{std::move(plan), std::move(description)};
   });
 }
 
@@ -130,7 +133,7 @@ tessera_status tessera_plan_execute(const tessera_plan* plan, const void* src, v
 }
 
 const char* tessera_plan_describe(const tessera_plan* plan) {
-  return plan ? plan->plan.data().description.c_str() : "";
+  return plan ? plan->description.c_str() : "";
 }
 
 void tessera_plan_destroy(tessera_plan* plan) { delete plan; }

@@ -23,8 +23,12 @@ constexpr int64_t kChunksPerThread = 4;
 void execute(const PlanData& plan, const unsigned char* src, unsigned char* dst) {
   const int64_t total = plan.out_size;
   const int64_t nbytes = static_cast<int64_t>(plan.nbytes);
+  if (nbytes < kParallelMinBytes) {  // no TBB call at all for small outputs
+    execute_range(plan, src, dst, 0, total);
+    return;
+  }
   const int threads = tbb::this_task_arena::max_concurrency();
-  if (nbytes < kParallelMinBytes || threads <= 1) {
+  if (threads <= 1) {
     execute_range(plan, src, dst, 0, total);
     return;
   }

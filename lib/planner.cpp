@@ -128,10 +128,7 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
   } else {
     p.in_strides = strides;
   }
-  if (p.out_size == 0) {
-    p.description = "tile plan: empty output " + join(p.out_shape) + "; nothing to write\n  kernel: none\n";
-    return p;
-  }
+  if (p.out_size == 0) return p;
 
   // Interleaved (rep, dim) entries over the promoted axes, outermost first, extent-1 dropped.
   const int n = p.out_shape.size();
@@ -186,23 +183,20 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
   if (p.stream && isz > kStageBytes / 4) p.stream = false;  // huge elements: not worth staging
   p.stream_direct = p.stream && ((p.kernel == Kernel::copy && p.row_elems * isz >= kDirectStreamBytes) ||
                                  (p.kernel == Kernel::pattern && p.run_bytes >= kDirectStreamBytes));
-  std::string path;
-  const bool fixed_size = isz == 1 || isz == 2 || isz == 4 || isz == 8 || isz == 16;
-  const std::string size_variant = fixed_size ? std::to_string(isz) : "any";
+  // Variant: row of kKernelPaths (its element-size variants are in the order 1, 2, 4, 8, 16, any).
+  const int size_variant = isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : isz == 16 ? 4 : 5;
+  int variant = 0;
   switch (p.kernel) {
-    case Kernel::copy: path = "copy"; break;
+    case Kernel::copy: variant = 0; break;
     case Kernel::pattern:
-      path = p.run_bytes >= kLongRunBytes      ? "pattern.long"
-             : p.run_bytes > kShuffleRunBytes ? "pattern.short"
-                                               : "pattern.shuffle";
+      p.shuffle = p.run_bytes <= kShuffleRunBytes && static_cast<int64_t>(p.nbytes) >= kShuffleMinBytes;
+      variant = p.run_bytes >= kLongRunBytes ? 3 : p.shuffle ? 1 : 2;
       break;
-    case Kernel::fill: path = "fill." + size_variant; break;
-    case Kernel::gather: path = "gather." + size_variant; break;
-    case Kernel::none: path = "none"; break;
+    case Kernel::fill: variant = 4 + size_variant; break;
+    case Kernel::gather: variant = 10 + size_variant; break;
+    case Kernel::none: break;
   }
-  if (p.stream) path += p.stream_direct ? ".nt.direct" : ".nt";
-  for (const char* known : kKernelPaths)
-    if (path == known) p.path = known;
+  p.path = kKernelPaths[variant][p.stream ? (p.stream_direct ? 2 : 1) : 0];
 
   // Row loops, outermost first, with C-contiguous destination strides.
   p.nloops = nm - used;
@@ -215,9 +209,16 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
     p.nrows *= m[k].extent;
   }
 
+  return p;
+}
+
+std::string describe(const PlanData& p) {
+  if (p.out_size == 0)
+    return "tile plan: empty output " + join(p.out_shape) + "; nothing to write\n  kernel: none\n";
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
   std::ostringstream os;
-  os << "tile plan: input " << join(shape) << " strides " << join(p.in_strides) << " B, itemsize " << itemsize
-     << " B, reps " << join(reps) << " -> output " << join(p.out_shape) << ", " << p.nbytes << " B\n";
+  os << "tile plan: input " << join(p.in_shape) << " strides " << join(p.in_strides) << " B, itemsize " << p.itemsize
+     << " B, reps " << join(p.reps) << " -> output " << join(p.out_shape) << ", " << p.nbytes << " B\n";
   for (int k = 0; k < p.nloops; ++k)
     os << "  loop " << k << ": " << p.loops[k].extent << " x (src stride " << p.loops[k].src_stride
        << " B, dst stride " << p.loops[k].dst_stride << " B)\n";
@@ -230,8 +231,7 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
     case Kernel::none: break;
   }
   os << " (row " << p.row_elems * isz << " B, " << p.nrows << " rows)\n";
-  p.description = os.str();
-  return p;
+  return os.str();
 }
 
 }  // namespace tessera::detail

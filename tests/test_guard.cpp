@@ -84,8 +84,10 @@ std::pair<int64_t, int64_t> input_span(const Case& c) {
   return {low, high};
 }
 
-// The pattern path of a run of `run_bytes` under 256 bytes.
-std::string pattern_path(int64_t run_bytes) { return run_bytes <= 16 ? "pattern.shuffle" : "pattern.short"; }
+// The pattern path of a run of `run_bytes` under 256 bytes in an output of `out_bytes`.
+std::string pattern_path(int64_t run_bytes, int64_t out_bytes) {
+  return run_bytes <= 16 && out_bytes >= 4096 ? "pattern.shuffle" : "pattern.short";
+}
 
 // Every layout family with an output of exactly n elements of s bytes (the families that cannot
 // make n elements, e.g. a repeated run when n is prime, are skipped for that n).
@@ -112,7 +114,7 @@ void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
   if (factors.size() > 1) picks.push_back(factors[factors.size() / 2]);
   for (const auto& [a, b] : picks) {
     // A run of a elements repeated b times (pattern), short by construction (n * s <= 192).
-    out.push_back({"pattern: run repeated", {a}, {}, s, {b}, pattern_path(a * is)});
+    out.push_back({"pattern: run repeated", {a}, {}, s, {b}, pattern_path(a * is, n * is)});
     // The transpose of a C-contiguous (b, a) array: a gather with a row loop.
     out.push_back({"gather: transposed", {a, b}, {is, a * is}, s, {1, 1}, "gather." + v});
     // a rows of one element each, every row's element repeated b times: a fill with a row loop.
@@ -123,7 +125,7 @@ void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
     // two input axes merge into one run of 2k elements, still repeated twice).
     const int64_t m = n / 4, k = m % 2 == 0 && m >= 4 ? 2 : m;
     // The run is k elements, or 2k when r == 1 merges the two input axes.
-    out.push_back({"pattern: 2-d, rows", {2, k}, {}, s, {2, m / k}, pattern_path((m / k == 1 ? 2 * k : k) * is)});
+    out.push_back({"pattern: 2-d, rows", {2, k}, {}, s, {2, m / k}, pattern_path((m / k == 1 ? 2 * k : k) * is, n * is)});
   }
 }
 
@@ -132,6 +134,17 @@ void add_long_pattern_cases(std::vector<Case>& out, std::size_t s) {
   const int64_t is = static_cast<int64_t>(s);
   for (int64_t k = (256 + is - 1) / is; k * is <= 256 + 3 * 64; ++k)
     out.push_back({"pattern: long run repeated", {k}, {}, s, {k % 3 == 0 ? 3 : 2}, "pattern.long"});
+}
+
+// Outputs of 4 KiB and a little more with runs of 1..16 bytes: the shuffle path, with rows that
+// start at every phase of the vector.
+void add_shuffle_cases(std::vector<Case>& out, std::size_t s) {
+  const int64_t is = static_cast<int64_t>(s);
+  for (int64_t k = 2; k * is <= 16; ++k) {  // k = 1 would be a fill
+    const int64_t reps = (4096 + k * is - 1) / (k * is);
+    out.push_back({"pattern: short run, 4 KiB output", {k}, {}, s, {reps}, "pattern.shuffle"});
+    out.push_back({"pattern: short run, rows", {3, k}, {}, s, {1, reps / 3 + 1}, "pattern.shuffle"});
+  }
 }
 
 // Outputs over 512 KiB: the executor splits them into chunks that run in parallel, with chunk
@@ -317,6 +330,7 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     }
     std::vector<Case> long_runs;
     add_long_pattern_cases(long_runs, s);
+    add_shuffle_cases(long_runs, s);
     for (const Case& c : long_runs) {
       small.push_back({c, fixed ? &all_gaps() : &sampled_gaps()});
       small.push_back({streamed(c), &sampled_gaps()});

@@ -145,7 +145,7 @@ void ExecuteStagedStream(const PlanData& p, const uint8_t* src, uint8_t* out, in
 void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end) {
   uint8_t* out = dst + begin * static_cast<int64_t>(p.itemsize);
   std::optional<ShortPatternTable> table;
-  if (p.kernel == Kernel::pattern && p.run_bytes <= static_cast<int64_t>(ShortPatternTable::kMaxPeriod))
+  if (p.shuffle)
     table.emplace(static_cast<size_t>(p.run_bytes));
   const ShortPatternTable* t = table ? &*table : nullptr;
   if (!p.stream) {
