@@ -93,7 +93,7 @@ struct PlanData {
   // The loops and the kernel.
   Kernel kernel = Kernel::none;
   int nloops = 0;
-  Loop loops[kMaxLoops] = {};
+  Loop loops[kMaxLoops];  // the first nloops are set
   int64_t nrows = 0;
   int64_t row_elems = 0;     // elements per row
   int64_t run_bytes = 0;     // pattern: bytes of the repeated run

@@ -81,7 +81,13 @@ class TESSERA_API BufferTooSmall : public Error {
 /// Negative values are kept; whether they are allowed is decided where the list is used.
 class Dims {
  public:
-  Dims() noexcept = default;
+  Dims() noexcept {}  // NOLINT: values_ past size_ are never read, so they are left unset
+  Dims(const Dims& other) noexcept { *this = other; }
+  Dims& operator=(const Dims& other) noexcept {  // copies only the values in use
+    size_ = other.size_;
+    for (int i = 0; i < size_; ++i) values_[i] = other.values_[i];
+    return *this;
+  }
   Dims(std::initializer_list<int64_t> values) { assign(values.begin(), values.size()); }
   template <class Int, class = std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>>>
   Dims(const Int* values, std::size_t count) {
@@ -131,7 +137,7 @@ class Dims {
   }
 
   int size_ = 0;
-  int64_t values_[max_ndim] = {};
+  int64_t values_[max_ndim];
 };
 
 /// Output shape of tile(A, reps) for an input of the given shape (numpy.tile's rule:
