@@ -57,12 +57,12 @@ inline constexpr const char* kKernelPaths[kPathVariants][3] = {
     {"fill.8", "fill.8.nt", nullptr},
     {"fill.16", "fill.16.nt", nullptr},
     {"fill.any", "fill.any.nt", nullptr},
-    {"gather.1", "gather.1.nt", nullptr},
-    {"gather.2", "gather.2.nt", nullptr},
-    {"gather.4", "gather.4.nt", nullptr},
-    {"gather.8", "gather.8.nt", nullptr},
-    {"gather.16", "gather.16.nt", nullptr},
-    {"gather.any", "gather.any.nt", nullptr},
+    {"gather.1", nullptr, nullptr},
+    {"gather.2", nullptr, nullptr},
+    {"gather.4", nullptr, nullptr},
+    {"gather.8", nullptr, nullptr},
+    {"gather.16", nullptr, nullptr},
+    {"gather.any", nullptr, nullptr},
 };
 inline constexpr const char* kNonePath = "none";
 

@@ -55,7 +55,8 @@ struct Case {
 Case streamed(Case c, bool direct = false) {
   c.family += direct ? " [streamed directly]" : " [streamed]";
   c.nontemporal = tessera::NonTemporal::always;
-  if (c.path != "none") c.path += direct ? ".nt.direct" : ".nt";
+  // Gather rows never stream (their strided reads bound them): the path stays the same.
+  if (c.path != "none" && c.path.rfind("gather", 0) != 0) c.path += direct ? ".nt.direct" : ".nt";
   return c;
 }
 
@@ -159,6 +160,10 @@ std::vector<Case> large_cases() {
       {"large fill, rows", {7, 1}, {}, 12, {1, 7507}, "fill.any"},
       {"large gather, reversed", {320003}, {-2}, 2, {1}, "gather.2"},
       {"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any"},
+      // Blocked gathers: source stride of a cache line or more, whole rows in groups.
+      {"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4"},
+      {"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16"},
+      {"large blocked gather, reversed columns", {300, 437}, {2, -600}, 2, {1, 1}, "gather.2"},
       // Streamed straight from source pieces of at least 4 KiB (copy rows, pattern runs).
       streamed({"large copy, rows of 4 KiB + 3", {150, 4099}, {}, 1, {1, 1}, "copy"}, true),
       streamed({"large long pattern, 4 KiB + 5 run", {4101}, {}, 1, {2, 70}, "pattern.long"}, true),

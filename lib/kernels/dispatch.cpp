@@ -52,6 +52,79 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
   }
 }
 
+/// Copies one element of kSize bytes (kSize == 0: `size` bytes, any size).
+template <size_t kSize>
+struct GatherElem {
+  size_t size = kSize;
+  HWY_INLINE void operator()(uint8_t* d, const uint8_t* s) const {
+    if constexpr (kSize != 0) {
+      std::memcpy(d, s, kSize);
+    } else {
+      std::memcpy(d, s, size);
+    }
+  }
+};
+
+/// Gather rows: element j of a row is at src_row + j * inner_stride. When that stride spans a
+/// cache line or more (a transposed view, say), groups of up to kGroup consecutive whole rows are
+/// copied together in blocks of kColumns columns, so that a source line read for one row serves
+/// its neighbours too (a blocked transpose); otherwise, and for partial rows, row by row.
+template <class Elem>
+void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, Elem elem) {
+  constexpr int64_t kGroup = 128, kColumns = 16;
+  const int64_t st = p.inner_stride;
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  const auto row_fn = [st, isz, elem](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+    s += static_cast<int64_t>(off) * st;
+    for (size_t j = 0; j < n; ++j) elem(d + static_cast<int64_t>(j) * isz, s + static_cast<int64_t>(j) * st);
+  };
+  const int64_t row_elems = p.row_elems;
+  // Whole rows [r0, r1) get the blocked copy; the partial rows at the range's ends go row by row.
+  const int64_t r0 = (begin + row_elems - 1) / row_elems, r1 = end / row_elems;
+  if (p.nloops == 0 || (st < 0 ? -st : st) < 64 || r1 - r0 < 2 || isz > 16) {
+    WalkRows(p, src, out, begin, end, row_fn);
+    return;
+  }
+  WalkRows(p, src, out, begin, r0 * row_elems, row_fn);
+  uint8_t* o = out + (r0 * row_elems - begin) * isz;
+  int64_t idx[kMaxLoops];  // odometer of row r
+  int64_t off = 0, rem = r0;
+  for (int k = p.nloops - 1; k >= 0; --k) {
+    idx[k] = rem % p.loops[k].extent;
+    rem /= p.loops[k].extent;
+    off += idx[k] * p.loops[k].src_stride;
+  }
+  const uint8_t* rows[kGroup];
+  HWY_ALIGN uint8_t tile[kGroup * kColumns * 16];
+  for (int64_t r = r0; r < r1;) {
+    const int64_t g = r1 - r < kGroup ? r1 - r : kGroup;
+    for (int64_t k = 0; k < g; ++k) {
+      rows[k] = src + off;
+      for (int l = p.nloops - 1; l >= 0; --l) {  // next row
+        off += p.loops[l].src_stride;
+        if (++idx[l] < p.loops[l].extent) break;
+        off -= p.loops[l].src_stride * p.loops[l].extent;
+        idx[l] = 0;
+      }
+    }
+    for (int64_t c0 = 0; c0 < row_elems; c0 += kColumns) {
+      const int64_t nc = c0 + kColumns < row_elems ? kColumns : row_elems - c0;
+      // Gather a g x nc tile into L1 (each source line is used up by the inner loop), then write
+      // its rows out contiguously: the destination rows may be a power of two apart, and
+      // element-wise stores down a column would fight over the same cache sets.
+      for (int64_t c = 0; c < nc; ++c) {
+        const int64_t src_c = (c0 + c) * st;
+        for (int64_t k = 0; k < g; ++k) elem(tile + (k * kColumns + c) * isz, rows[k] + src_c);
+      }
+      for (int64_t k = 0; k < g; ++k)
+        CopyBytes(o + (k * row_elems + c0) * isz, tile + k * kColumns * isz, static_cast<size_t>(nc * isz));
+    }
+    o += g * row_elems * isz;
+    r += g;
+  }
+  WalkRows(p, src, o, r1 * row_elems, end, row_fn);
+}
+
 /// Writes elements [begin, end) to `out` (where element `begin` goes) with ordinary stores.
 /// `table` is the index table of a pattern plan whose run is at most 16 bytes, else null.
 void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
@@ -93,21 +166,15 @@ void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t be
                    [isz](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillPattern(d, n * isz, s, isz, 0); });
           return;
       }
-    case Kernel::gather: {
-      const int64_t st = p.inner_stride;
+    case Kernel::gather:
       switch (isz) {
-        case 1: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<1>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
-        case 2: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<2>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
-        case 4: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<4>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
-        case 8: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<8>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
-        case 16: WalkRows(p, src, out, begin, end, [st](const uint8_t* s, size_t off, size_t n, uint8_t* d) { GatherFixed<16>(d, s + static_cast<int64_t>(off) * st, st, n); }); return;
-        default:
-          WalkRows(p, src, out, begin, end, [st, isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
-            GatherAny(d, s + static_cast<int64_t>(off) * st, st, n, isz);
-          });
-          return;
+        case 1: ExecuteGather(p, src, out, begin, end, GatherElem<1>()); return;
+        case 2: ExecuteGather(p, src, out, begin, end, GatherElem<2>()); return;
+        case 4: ExecuteGather(p, src, out, begin, end, GatherElem<4>()); return;
+        case 8: ExecuteGather(p, src, out, begin, end, GatherElem<8>()); return;
+        case 16: ExecuteGather(p, src, out, begin, end, GatherElem<16>()); return;
+        default: ExecuteGather(p, src, out, begin, end, GatherElem<0>{isz}); return;
       }
-    }
     case Kernel::none:
       return;
   }
