@@ -1,0 +1,97 @@
+// Highway dynamic-dispatch translation unit for limit_loops.h (the pattern of hwy/examples/skeleton.cc):
+// foreach_target.h re-includes this file once per target, then HWY_ONCE emits the dispatchers.
+#include "limit_loops.h"
+
+#include <cstring>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "limit_loops.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::bench {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void StreamFill(uint8_t* HWY_RESTRICT dst, size_t bytes, uint8_t value) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  const auto v = hn::Set(d, value);
+  size_t i = 0;
+  for (; i + 4 * N <= bytes; i += 4 * N) {
+    hn::Stream(v, d, dst + i);
+    hn::Stream(v, d, dst + i + N);
+    hn::Stream(v, d, dst + i + 2 * N);
+    hn::Stream(v, d, dst + i + 3 * N);
+  }
+  for (; i + N <= bytes; i += N) hn::Stream(v, d, dst + i);
+  std::memset(dst + i, value, bytes - i);  // the tail, shorter than a vector
+  hwy::FlushStream();
+}
+
+void StoreFill(uint8_t* HWY_RESTRICT dst, size_t bytes, uint8_t value) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  const auto v = hn::Set(d, value);
+  size_t i = 0;
+  for (; i + 4 * N <= bytes; i += 4 * N) {
+    hn::Store(v, d, dst + i);
+    hn::Store(v, d, dst + i + N);
+    hn::Store(v, d, dst + i + 2 * N);
+    hn::Store(v, d, dst + i + 3 * N);
+  }
+  for (; i + N <= bytes; i += N) hn::Store(v, d, dst + i);
+  std::memset(dst + i, value, bytes - i);
+}
+
+uint64_t SumBytes(const uint8_t* HWY_RESTRICT src, size_t bytes) {
+  const hn::ScalableTag<uint8_t> d;
+  const hn::Repartition<uint64_t, decltype(d)> d64;
+  const size_t N = hn::Lanes(d);
+  auto sum0 = hn::Zero(d64);
+  auto sum1 = hn::Zero(d64);
+  size_t i = 0;
+  for (; i + 2 * N <= bytes; i += 2 * N) {
+    sum0 = hn::Add(sum0, hn::SumsOf8(hn::LoadU(d, src + i)));
+    sum1 = hn::Add(sum1, hn::SumsOf8(hn::LoadU(d, src + i + N)));
+  }
+  for (; i + N <= bytes; i += N) sum0 = hn::Add(sum0, hn::SumsOf8(hn::LoadU(d, src + i)));
+  uint64_t total = hn::GetLane(hn::SumOfLanes(d64, hn::Add(sum0, sum1)));
+  for (; i < bytes; ++i) total += src[i];
+  return total;
+}
+
+int64_t Target() { return HWY_TARGET; }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tessera::bench
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessera::bench {
+namespace {
+HWY_EXPORT(StreamFill);
+HWY_EXPORT(StoreFill);
+HWY_EXPORT(SumBytes);
+HWY_EXPORT(Target);
+}  // namespace
+
+void stream_fill(void* dst, std::size_t bytes, uint8_t value) {
+  HWY_DYNAMIC_DISPATCH(StreamFill)(static_cast<uint8_t*>(dst), bytes, value);
+}
+
+void store_fill(void* dst, std::size_t bytes, uint8_t value) {
+  HWY_DYNAMIC_DISPATCH(StoreFill)(static_cast<uint8_t*>(dst), bytes, value);
+}
+
+uint64_t sum_bytes(const void* src, std::size_t bytes) {
+  return HWY_DYNAMIC_DISPATCH(SumBytes)(static_cast<const uint8_t*>(src), bytes);
+}
+
+const char* limits_target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target)()); }
+
+}  // namespace tessera::bench
+#endif  // HWY_ONCE

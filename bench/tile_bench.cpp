@@ -1,0 +1,539 @@
+// tessera's benchmark. For each case of cases.json, at 1 thread and at all hardware threads:
+//   tile/<case>/threads:<T>          Plan::execute into a preallocated, already touched output
+//   tile_alloc/<case>/threads:<T>    the allocating tessera::tile (the Array is freed each time)
+//   limit/<kind>/<case>/threads:<T>  the same output byte count written the fastest plain ways:
+//     stream     non-temporal stores, plus one read of the input's bytes
+//     store      regular stores
+//     memcpy     memcpy from a second touched buffer (for reference)
+//     fresh      memset into freshly mmapped 4 KiB pages (MADV_NOHUGEPAGE), then munmap
+//     fresh_thp  the same on a 2 MiB aligned mapping advised MADV_HUGEPAGE
+// Every benchmark runs inside a tbb::task_arena of T threads and reports bytes_per_second = bytes
+// of output written. Before a case is timed, its output is checked on sampled indices against the
+// index mapping out[i] = in[i % shape]; a wrong output stops the program.
+//
+// Usage: tile_bench [--cases=FILE] [--case_filter=REGEX] [--describe] [Google Benchmark flags]
+
+#include <benchmark/benchmark.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <tbb/blocked_range.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+#include <tessera/tessera.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "bench_config.h"  // TESSERA_BENCH_CASES: the default cases file
+#include "cases.h"
+#include "limit_loops.h"
+
+namespace tessera::bench {
+namespace {
+
+constexpr std::size_t kAlign = 64;
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+// A limit below this many bytes runs on the calling thread: it is done before a worker wakes up
+// (tessera's executor likewise runs small outputs serially).
+constexpr std::size_t kParallelMinBytes = std::size_t{256} << 10;
+constexpr uint8_t kFillByte = 0x5a;
+constexpr int kSamples = 64;  // output elements checked per case, plus the first and the last
+
+// Google Benchmark flags applied unless given on the command line (later flags win): about
+// 3.5 minutes for the 13 cases on 2 cores.
+const char* const kDefaultFlags[] = {
+    "--benchmark_min_time=0.1",
+    "--benchmark_repetitions=7",
+    "--benchmark_enable_random_interleaving=true",
+    "--benchmark_display_aggregates_only=true",
+};
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "tile_bench: %s\n", message.c_str());
+  std::exit(EXIT_FAILURE);
+}
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// 64-byte aligned heap bytes.
+class Buffer {
+ public:
+  explicit Buffer(std::size_t bytes)
+      : data_(static_cast<unsigned char*>(
+            std::aligned_alloc(kAlign, round_up(std::max<std::size_t>(bytes, 1), kAlign)))) {
+    if (!data_) die("out of memory allocating " + std::to_string(bytes) + " bytes");
+  }
+  unsigned char* data() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  std::unique_ptr<unsigned char, Free> data_;
+};
+
+// Deterministic input bytes, never 0 (so neither a zeroed page nor the 0 poison passes the check).
+void fill_input(unsigned char* p, std::size_t n) {
+  uint64_t x = 0x2545f4914f6cdd1dULL;
+  for (std::size_t i = 0; i < n; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    p[i] = static_cast<unsigned char>(1 + (x >> 33) % 255);
+  }
+}
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return "[" + s + "]";
+}
+
+std::string hex(const unsigned char* p, std::size_t n) {
+  std::string s;
+  char byte[4];
+  for (std::size_t i = 0; i < n; ++i) {
+    std::snprintf(byte, sizeof byte, "%02x", p[i]);
+    s += byte;
+  }
+  return s;
+}
+
+// Output pieces of a limit: n = 1 for small outputs, else one per thread; piece k covers
+// [begin(k), begin(k+1)) with begins on 64-byte boundaries.
+std::size_t piece_count(std::size_t bytes, int threads) { return bytes < kParallelMinBytes ? 1 : threads; }
+std::size_t piece_begin(std::size_t bytes, std::size_t k, std::size_t n) {
+  return k >= n ? bytes : bytes / n * k / kAlign * kAlign;
+}
+
+// Runs f(k, n) for each piece k of n, across the current arena's threads.
+template <class F>
+void for_each_piece(std::size_t bytes, int threads, const F& f) {
+  const std::size_t n = piece_count(bytes, threads);
+  if (n == 1) return f(0, 1);
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, n, 1),
+      [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t k = r.begin(); k < r.end(); ++k) f(k, n);
+      },
+      tbb::static_partitioner());
+}
+
+// One case, ready to run: its input and plan, built and checked on first use.
+struct Prepared {
+  explicit Prepared(const Case& c_)
+      : c(c_), input(c_.input_bytes), shape(c_.shape), strides(c_.strides), reps(c_.reps) {
+    fill_input(input.data(), c.input_bytes);
+  }
+  const Case& c;
+  Buffer input;
+  tessera::Dims shape, strides, reps;
+  std::optional<tessera::Plan> plan;
+};
+
+class Bench {
+ public:
+  Bench(std::vector<Case> cases, std::vector<int> threads) : cases_(std::move(cases)), threads_(std::move(threads)) {
+    prepared_.resize(cases_.size());
+    for (int t : threads_) arenas_.push_back(std::make_unique<tbb::task_arena>(t));
+    for (const Case& c : cases_) max_out_bytes_ = std::max(max_out_bytes_, c.out_bytes);
+  }
+
+  const std::vector<Case>& cases() const { return cases_; }
+  const std::vector<int>& threads() const { return threads_; }
+
+  // The arena of `threads` threads. One per thread count for the whole run: creating and
+  // destroying arenas per benchmark left oneTBB 2021.8's worker outside the new arenas.
+  tbb::task_arena& arena(int threads) {
+    for (std::size_t i = 0; i < threads_.size(); ++i)
+      if (threads_[i] == threads) return *arenas_[i];
+    die("no arena of " + std::to_string(threads) + " threads");
+  }
+
+  // The case's input and plan; the first call checks tessera's output for it at every thread count.
+  Prepared& prepare(std::size_t index) {
+    if (!prepared_[index]) {
+      auto p = std::make_unique<Prepared>(cases_[index]);
+      try {
+        p->plan.emplace(p->shape, p->strides, p->c.itemsize, p->reps);
+      } catch (const std::exception& e) {
+        die("case \"" + p->c.name + "\": tessera::Plan failed: " + e.what());
+      }
+      check(*p);
+      prepared_[index] = std::move(p);
+    }
+    return *prepared_[index];
+  }
+
+  // The shared output buffer, touched: every case and limit writes these same pages.
+  unsigned char* output() { return touched(output_); }
+  // A second touched buffer, the source of the memcpy limit.
+  unsigned char* copy_source() { return touched(copy_source_); }
+
+ private:
+  unsigned char* touched(std::optional<Buffer>& buffer) {
+    if (!buffer) {
+      buffer.emplace(max_out_bytes_);
+      std::memset(buffer->data(), kFillByte, max_out_bytes_);
+    }
+    return buffer->data();
+  }
+
+  void check(Prepared& p) {
+    const Case& c = p.c;
+    const tessera::Plan& plan = *p.plan;
+    if (plan.shape().to_vector() != c.out_shape || plan.nbytes() != c.out_bytes)
+      die("case \"" + c.name + "\": plan output shape " + join(plan.shape().to_vector()) + " (" +
+          std::to_string(plan.nbytes()) + " bytes), expected " + join(c.out_shape) + " (" +
+          std::to_string(c.out_bytes) + " bytes)");
+    unsigned char* out = output();
+    for (int t : threads_) {
+      tbb::task_arena& arena = this->arena(t);
+      std::memset(out, 0, c.out_bytes);  // poison: input bytes are never 0
+      arena.execute([&] { plan.execute(p.input.data(), out, c.out_bytes); });
+      check_samples(p, out, "tile", t);
+
+      tessera::Array array;
+      arena.execute([&] { array = tessera::tile(p.input.data(), p.shape, p.strides, c.itemsize, p.reps); });
+      if (array.shape().to_vector() != c.out_shape || array.nbytes() != c.out_bytes)
+        die("case \"" + c.name + "\": tile_alloc returned shape " + join(array.shape().to_vector()) + " (" +
+            std::to_string(array.nbytes()) + " bytes), expected " + join(c.out_shape));
+      if (reinterpret_cast<std::uintptr_t>(array.data()) % kAlign != 0)
+        die("case \"" + c.name + "\": tile_alloc output is not 64-byte aligned");
+      check_samples(p, static_cast<const unsigned char*>(array.data()), "tile_alloc", t);
+    }
+  }
+
+  // Compares sampled output elements with the input elements the index mapping names.
+  static void check_samples(const Prepared& p, const unsigned char* out, const char* what, int threads) {
+    const Case& c = p.c;
+    const auto count = static_cast<int64_t>(c.out_bytes / c.itemsize);
+    const std::size_t nd = c.out_shape.size(), lead = nd - c.shape.size();
+    uint64_t rng = std::hash<std::string>{}(c.name);
+    for (int s = 0; s < kSamples + 2 && count > 0; ++s) {
+      const int64_t k = s == 0 ? 0 : s == 1 ? count - 1 : static_cast<int64_t>(splitmix64(rng) % count);
+      std::vector<int64_t> out_index(nd), in_index(c.shape.size());
+      int64_t rest = k;
+      for (std::size_t i = nd; i-- > 0;) {
+        out_index[i] = rest % c.out_shape[i];
+        rest /= c.out_shape[i];
+      }
+      int64_t offset = 0;
+      for (std::size_t i = 0; i < c.shape.size(); ++i) {
+        in_index[i] = out_index[lead + i] % c.shape[i];
+        offset += in_index[i] * c.strides[i];
+      }
+      const unsigned char* got = out + k * c.itemsize;
+      const unsigned char* want = p.input.data() + offset;
+      if (std::memcmp(got, want, c.itemsize) != 0)
+        die("WRONG OUTPUT: case \"" + c.name + "\", " + what + " at " + std::to_string(threads) +
+            " thread(s): output " + join(out_index) + " holds 0x" + hex(got, c.itemsize) + ", input " + join(in_index) +
+            " is 0x" + hex(want, c.itemsize) + ". The plan:\n" + p.plan->describe());
+    }
+  }
+
+  std::vector<Case> cases_;
+  std::vector<int> threads_;
+  std::vector<std::unique_ptr<tbb::task_arena>> arenas_;
+  std::vector<std::unique_ptr<Prepared>> prepared_;
+  std::size_t max_out_bytes_ = 0;
+  std::optional<Buffer> output_, copy_source_;
+};
+
+void report_bytes(benchmark::State& state, const Case& c) {
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(c.out_bytes));
+  state.counters["output_bytes"] = static_cast<double>(c.out_bytes);
+}
+
+void run_tile(benchmark::State& state, Bench& bench, std::size_t index, int threads) {
+  Prepared& p = bench.prepare(index);
+  unsigned char* out = bench.output();
+  tbb::task_arena& arena = bench.arena(threads);
+  arena.execute([&] {
+    for (auto _ : state) p.plan->execute(p.input.data(), out, p.c.out_bytes);
+  });
+  state.SetLabel(p.plan->kernel_path());
+  report_bytes(state, p.c);
+}
+
+void run_tile_alloc(benchmark::State& state, Bench& bench, std::size_t index, int threads) {
+  Prepared& p = bench.prepare(index);
+  tbb::task_arena& arena = bench.arena(threads);
+  arena.execute([&] {
+    for (auto _ : state) {
+      tessera::Array array = tessera::tile(p.input.data(), p.shape, p.strides, p.c.itemsize, p.reps);
+      benchmark::DoNotOptimize(array.data());
+    }
+  });
+  report_bytes(state, p.c);
+}
+
+enum class Limit { stream, store, memcpy, fresh, fresh_thp };
+constexpr Limit kLimits[] = {Limit::stream, Limit::store, Limit::memcpy, Limit::fresh, Limit::fresh_thp};
+
+const char* limit_name(Limit kind) {
+  switch (kind) {
+    case Limit::stream: return "stream";
+    case Limit::store: return "store";
+    case Limit::memcpy: return "memcpy";
+    case Limit::fresh: return "fresh";
+    case Limit::fresh_thp: return "fresh_thp";
+  }
+  return "?";
+}
+
+// memset of `bytes` fresh anonymous pages, split over the arena's threads; false if mmap or
+// madvise failed.
+bool memset_fresh(std::size_t bytes, int threads, bool huge_pages) {
+  const std::size_t length = std::max<std::size_t>(bytes, 1) + (huge_pages ? kHugePage : 0);
+  void* map = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) return false;
+  auto* p = static_cast<unsigned char*>(map);
+  bool ok;
+  if (huge_pages) {
+    p = reinterpret_cast<unsigned char*>(round_up(reinterpret_cast<std::uintptr_t>(p), kHugePage));
+    ok = madvise(p, std::max<std::size_t>(bytes, 1), MADV_HUGEPAGE) == 0;
+  } else {
+    ok = madvise(p, length, MADV_NOHUGEPAGE) == 0;
+  }
+  if (ok) {
+    for_each_piece(bytes, threads, [&](std::size_t k, std::size_t n) {
+      const std::size_t begin = piece_begin(bytes, k, n), end = piece_begin(bytes, k + 1, n);
+      std::memset(p + begin, kFillByte, end - begin);
+    });
+    benchmark::ClobberMemory();
+  }
+  munmap(map, length);
+  return ok;
+}
+
+void run_limit(benchmark::State& state, Bench& bench, std::size_t index, int threads, Limit kind) {
+  const Prepared& p = bench.prepare(index);
+  const std::size_t bytes = p.c.out_bytes, in_bytes = p.c.input_bytes;
+  unsigned char* out = bench.output();
+  const unsigned char* in = p.input.data();
+  const unsigned char* copy_src = kind == Limit::memcpy ? bench.copy_source() : nullptr;
+  const char* error = nullptr;
+  tbb::task_arena& arena = bench.arena(threads);
+  arena.execute([&] {
+    for (auto _ : state) {
+      switch (kind) {
+        case Limit::stream: {
+          std::atomic<uint64_t> sum{0};
+          for_each_piece(bytes, threads, [&](std::size_t k, std::size_t n) {
+            // Read this piece's share of the input once, then stream this piece of the output.
+            const std::size_t in_begin = piece_begin(in_bytes, k, n), in_end = piece_begin(in_bytes, k + 1, n);
+            sum += sum_bytes(in + in_begin, in_end - in_begin);
+            const std::size_t begin = piece_begin(bytes, k, n), end = piece_begin(bytes, k + 1, n);
+            stream_fill(out + begin, end - begin, kFillByte);
+          });
+          benchmark::DoNotOptimize(sum.load());
+          break;
+        }
+        case Limit::store:
+          for_each_piece(bytes, threads, [&](std::size_t k, std::size_t n) {
+            const std::size_t begin = piece_begin(bytes, k, n), end = piece_begin(bytes, k + 1, n);
+            store_fill(out + begin, end - begin, kFillByte);
+          });
+          break;
+        case Limit::memcpy:
+          for_each_piece(bytes, threads, [&](std::size_t k, std::size_t n) {
+            const std::size_t begin = piece_begin(bytes, k, n), end = piece_begin(bytes, k + 1, n);
+            std::memcpy(out + begin, copy_src + begin, end - begin);
+          });
+          break;
+        case Limit::fresh:
+        case Limit::fresh_thp:
+          if (!memset_fresh(bytes, threads, kind == Limit::fresh_thp)) error = "mmap or madvise failed";
+          break;
+      }
+      benchmark::ClobberMemory();
+      if (error) break;
+    }
+  });
+  if (error) state.SkipWithError(error);
+  report_bytes(state, p.c);
+}
+
+void register_benchmarks(Bench& bench) {
+  for (std::size_t i = 0; i < bench.cases().size(); ++i) {
+    const std::string& name = bench.cases()[i].name;
+    for (int t : bench.threads()) {
+      const std::string suffix = name + "/threads:" + std::to_string(t);
+      Bench* b = &bench;
+      benchmark::RegisterBenchmark(("tile/" + suffix).c_str(), [=](benchmark::State& s) {
+        run_tile(s, *b, i, t);
+      })->UseRealTime();
+      benchmark::RegisterBenchmark(("tile_alloc/" + suffix).c_str(), [=](benchmark::State& s) {
+        run_tile_alloc(s, *b, i, t);
+      })->UseRealTime();
+      for (Limit kind : kLimits)
+        benchmark::RegisterBenchmark(("limit/" + std::string(limit_name(kind)) + "/" + suffix).c_str(),
+                                     [=](benchmark::State& s) { run_limit(s, *b, i, t, kind); })
+            ->UseRealTime();
+    }
+  }
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
+      const std::size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+std::string first_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  return std::getline(in, line) ? line : "unavailable";
+}
+
+// Seconds of CPU time all CPUs have been busy (or stolen by the hypervisor), from /proc/stat.
+double machine_busy_seconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  return cpu == "cpu" ? static_cast<double>(user + nice + system + irq + softirq + steal) / sysconf(_SC_CLK_TCK) : 0;
+}
+
+// Seconds of CPU time this process has used, all threads.
+double own_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// Runs the registered benchmarks, then warns if other processes used a noticeable share of the
+// CPUs meanwhile: on a 2-core machine one busy neighbour halves what 2 threads can do.
+void run_benchmarks() {
+  const double busy0 = machine_busy_seconds(), own0 = own_cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  benchmark::RunSpecifiedBenchmarks();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double others = (machine_busy_seconds() - busy0) - (own_cpu_seconds() - own0);
+  const double share = others / (wall * std::max(1u, std::thread::hardware_concurrency()));
+  if (share > 0.05)
+    std::fprintf(
+        stderr,
+        "tile_bench: warning: other processes used %.0f%% of the CPUs during the run; the numbers are disturbed\n",
+        100 * share);
+}
+
+// Prints each case's output shape and the plan tessera chose for it.
+void describe(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    std::printf("%s: %s %s, reps %s -> %s\n", c.name.c_str(), c.dtype.c_str(), join(c.shape).c_str(),
+                join(c.reps).c_str(), join(c.out_shape).c_str());
+    try {
+      std::string plan = tessera::Plan(c.shape, c.strides, c.itemsize, c.reps).describe();
+      while (!plan.empty() && plan.back() == '\n') plan.pop_back();
+      std::printf("%s\n\n", plan.c_str());
+    } catch (const std::exception& e) {
+      std::printf("  error: %s\n\n", e.what());
+    }
+  }
+}
+
+int bench_main(int argc, char** argv) {
+  std::string cases_path = TESSERA_BENCH_CASES, case_filter;
+  bool describe_only = false;
+  std::vector<char*> args = {argv[0]};
+  for (const char* flag : kDefaultFlags) args.push_back(const_cast<char*>(flag));
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.rfind("--cases=", 0) == 0) {
+      cases_path = arg.substr(8);
+    } else if (arg.rfind("--case_filter=", 0) == 0) {
+      case_filter = arg.substr(14);
+    } else if (arg == "--describe") {
+      describe_only = true;
+    } else {
+      if (arg == "--help")
+        std::printf(
+            "tile_bench [--cases=FILE] [--case_filter=REGEX] [--describe] [benchmark flags]\n"
+            "  --cases=FILE         the cases (default %s)\n"
+            "  --case_filter=REGEX  only the cases whose name REGEX matches (ECMAScript, substring)\n"
+            "  --describe           print each case's tessera plan and exit\n\n",
+            TESSERA_BENCH_CASES);
+      args.push_back(argv[i]);  // later flags override the defaults
+    }
+  }
+  int nargs = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&nargs, args.data());
+  if (benchmark::ReportUnrecognizedArguments(nargs, args.data())) return EXIT_FAILURE;
+
+  std::vector<Case> cases;
+  try {
+    cases = load_cases(cases_path);
+    if (!case_filter.empty()) {
+      const std::regex re(case_filter);
+      cases.erase(
+          std::remove_if(cases.begin(), cases.end(), [&](const Case& c) { return !std::regex_search(c.name, re); }),
+          cases.end());
+      if (cases.empty()) die("no case name matches --case_filter=" + case_filter);
+    }
+  } catch (const std::exception& e) {
+    die(e.what());
+  }
+  if (describe_only) {
+    describe(cases);
+    return EXIT_SUCCESS;
+  }
+
+  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<int> threads = {1};
+  if (all > 1) threads.push_back(all);
+
+  std::string names, thread_list;
+  for (const Case& c : cases) names += (names.empty() ? "" : ",") + c.name;
+  for (int t : threads) thread_list += (thread_list.empty() ? "" : ",") + std::to_string(t);
+  benchmark::AddCustomContext("tessera_version", tessera::version());
+  benchmark::AddCustomContext("tessera_target", tessera::active_target());
+  benchmark::AddCustomContext("limits_target", limits_target());
+  benchmark::AddCustomContext("cpu_model", cpu_model());
+  benchmark::AddCustomContext("transparent_hugepage", first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
+  benchmark::AddCustomContext("tbb_default_concurrency", std::to_string(tbb::info::default_concurrency()));
+  benchmark::AddCustomContext("cases_file", cases_path);
+  benchmark::AddCustomContext("cases", names);
+  benchmark::AddCustomContext("threads", thread_list);
+
+  Bench bench(std::move(cases), threads);
+  register_benchmarks(bench);
+  run_benchmarks();
+  benchmark::Shutdown();
+  return EXIT_SUCCESS;
+}
+
+}  // namespace
+}  // namespace tessera::bench
+
+int main(int argc, char** argv) { return tessera::bench::bench_main(argc, argv); }
