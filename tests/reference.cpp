@@ -20,6 +20,8 @@ Shape tile_shape(const Shape& shape, const Shape& reps) {
 }
 
 int64_t count(const Shape& shape) {
+  for (int64_t e : shape)
+    if (e == 0) return 0;  // an empty axis: the other extents may be huge
   int64_t n = 1;
   for (int64_t e : shape) n *= e;
   return n;
