@@ -1,5 +1,6 @@
 // The C++ API (tessera.hpp): a thin layer over the planner and the executor that checks the
-// arguments only known at execution (pointers, buffer size) before anything is written.
+// arguments only known at execution (pointers, buffer size, output regions) before anything is
+// written.
 #include "plan.hpp"
 
 #include <cstdlib>
@@ -34,6 +35,12 @@ Dims tile_shape(const Dims& shape, const Dims& reps) {
   return detail::checked_output_shape(shape, reps, &size);
 }
 
+Dims tile_shape(const Dims& shape, const Dims& reps, const Options& options) {
+  detail::validate_options(options);
+  int64_t size = 0;
+  return detail::checked_output_shape(shape, detail::effective_reps(reps, options), &size);
+}
+
 Plan::Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, const Options& options)
     : data_(std::make_shared<const detail::PlanData>(detail::make_plan(shape, strides, itemsize, reps, options))) {}
 
@@ -43,6 +50,7 @@ int64_t Plan::size() const noexcept { return data_->out_size; }
 std::size_t Plan::nbytes() const noexcept { return data_->nbytes; }
 std::size_t Plan::itemsize() const noexcept { return data_->itemsize; }
 int64_t Plan::input_size() const noexcept { return data_->input_size; }
+const Options& Plan::options() const noexcept { return data_->options; }
 std::string Plan::describe() const { return detail::describe(*data_); }
 const char* Plan::kernel_name() const noexcept { return detail::kernel_name(data_->kernel); }
 const char* Plan::kernel_path() const noexcept { return data_->path; }
@@ -69,10 +77,53 @@ void execute_checked(const PlanData& p, const void* src, void* dst, std::size_t 
   execute(p, static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst));
 }
 
+void execute_region_checked(const PlanData& p, const void* src, const Dims& start, const Dims& extent, void* dst,
+                            std::size_t dst_bytes) {
+  const int n = p.out_shape.size();
+  if (start.size() != n || extent.size() != n)
+    throw InvalidArgument("tessera: region start has " + std::to_string(start.size()) + " values and extent " +
+                          std::to_string(extent.size()) + " but the output has " + std::to_string(n) +
+                          " axes (give one per output axis)");
+  bool whole = true, empty = false;
+  for (int i = 0; i < n; ++i) {
+    const std::string axis = "region axis " + std::to_string(i) + ": ";
+    if (start[i] < 0) throw InvalidArgument("tessera: " + axis + "start " + std::to_string(start[i]) + " is negative");
+    if (extent[i] < 0)
+      throw InvalidArgument("tessera: " + axis + "extent " + std::to_string(extent[i]) + " is negative");
+    if (start[i] > p.out_shape[i] - extent[i])  // no overflow: both sides are in [-INT64_MAX, INT64_MAX]
+      throw InvalidArgument("tessera: " + axis + "start " + std::to_string(start[i]) + " + extent " +
+                            std::to_string(extent[i]) + " exceeds the output's extent " +
+                            std::to_string(p.out_shape[i]));
+    whole = whole && extent[i] == p.out_shape[i];
+    empty = empty || extent[i] == 0;
+  }
+  int64_t count = empty ? 0 : 1;
+  for (int i = 0; i < n && !empty; ++i) count *= extent[i];  // at most the output's count, which fits int64
+  const std::size_t bytes = static_cast<std::size_t>(count) * p.itemsize;  // at most nbytes
+  if (src == nullptr && p.input_size > 0)
+    throw InvalidArgument("tessera: src is null but the input has " + std::to_string(p.input_size) + " elements");
+  if (dst == nullptr && bytes > 0)
+    throw InvalidArgument("tessera: dst is null but the region has " + std::to_string(bytes) + " bytes");
+  if (dst_bytes < bytes)
+    throw BufferTooSmall("tessera: dst_bytes = " + std::to_string(dst_bytes) + " but the region needs " +
+                         std::to_string(bytes) + " bytes");
+  if (count == 0) return;
+  if (whole) {  // the whole output: the (parallel) executor
+    execute(p, static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst));
+    return;
+  }
+  execute_region(p, static_cast<const unsigned char*>(src), start, extent, static_cast<unsigned char*>(dst));
+}
+
 }  // namespace detail
 
 void Plan::execute(const void* src, void* dst, std::size_t dst_bytes) const {
   detail::execute_checked(*data_, src, dst, dst_bytes);
+}
+
+void Plan::execute_region(const void* src, const Dims& start, const Dims& extent, void* dst,
+                          std::size_t dst_bytes) const {
+  detail::execute_region_checked(*data_, src, start, extent, dst, dst_bytes);
 }
 
 void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, void* dst,
@@ -81,8 +132,18 @@ void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t i
   detail::execute_checked(detail::make_plan(shape, strides, itemsize, reps, Options()), src, dst, dst_bytes);
 }
 
+void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, void* dst,
+          std::size_t dst_bytes, const Options& options) {
+  detail::execute_checked(detail::make_plan(shape, strides, itemsize, reps, options), src, dst, dst_bytes);
+}
+
 Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps) {
-  const Plan plan(shape, strides, itemsize, reps);
+  return tile(src, shape, strides, itemsize, reps, Options());
+}
+
+Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
+           const Options& options) {
+  const Plan plan(shape, strides, itemsize, reps, options);
   if (src == nullptr && plan.input_size() > 0)
     throw InvalidArgument("tessera: src is null but the input has " + std::to_string(plan.input_size()) +
                           " elements");

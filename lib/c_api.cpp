@@ -1,5 +1,7 @@
 // The C API (tessera.h): validates raw pointers and counts, calls the C++ API, and turns every
-// exception into a tessera_status plus a thread-local message. No exception crosses this file.
+// exception into a tessera_status plus a thread-local message (c_api.hpp). No exception crosses
+// this file. The calls without _ex are the _ex calls with default options.
+#include "c_api.hpp"
 #include "plan.hpp"
 
 #include <cstring>
@@ -14,90 +16,121 @@ namespace {
 
 thread_local std::string last_error;
 
-tessera_status fail(tessera_status status, const char* message) {
-  last_error = message;
-  return status;
+tessera::Options to_options(const tessera_options* options) {
+  tessera::Options o;
+  if (options == nullptr) return o;
+  o.max_threads = options->max_threads;
+  o.negative_reps = static_cast<tessera::NegativeReps>(options->negative_reps);
+  o.nontemporal = static_cast<tessera::NonTemporal>(options->nontemporal);
+  return o;  // validated by the planner
 }
 
-// Runs `body` and maps whatever it throws to a status.
-template <class Body>
-tessera_status guarded(const Body& body) noexcept {
-  try {
-    body();
-    return TESSERA_OK;
-  } catch (const tessera::Error& e) {
-    return fail(static_cast<tessera_status>(e.status()), e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(TESSERA_OUT_OF_MEMORY, "tessera: out of memory");
-  } catch (const std::exception& e) {
-    try {
-      return fail(TESSERA_INTERNAL, (std::string("tessera: internal error: ") + e.what()).c_str());
-    } catch (...) {
-      return TESSERA_INTERNAL;
-    }
-  } catch (...) {
-    return fail(TESSERA_INTERNAL, "tessera: internal error: unknown exception");
-  }
-}
-
-// A (count, pointer) pair from C as Dims; `what` names it in the message.
-tessera::Dims to_dims(int count, const int64_t* values, const char* what, const char* count_name) {
-  if (count < 0 || count > TESSERA_MAX_NDIM)
-    throw tessera::InvalidArgument(std::string("tessera: ") + count_name + " = " + std::to_string(count) +
-                                   " is out of range [0, " + std::to_string(TESSERA_MAX_NDIM) + "]");
-  if (count > 0 && values == nullptr)
-    throw tessera::InvalidArgument(std::string("tessera: ") + what + " is NULL but " + count_name + " = " +
-                                   std::to_string(count));
-  return count == 0 ? tessera::Dims() : tessera::Dims(values, static_cast<std::size_t>(count));
-}
+static_assert(static_cast<int>(tessera::NonTemporal::automatic) == TESSERA_NONTEMPORAL_AUTO &&
+                  static_cast<int>(tessera::NonTemporal::always) == TESSERA_NONTEMPORAL_ALWAYS &&
+                  static_cast<int>(tessera::NonTemporal::never) == TESSERA_NONTEMPORAL_NEVER,
+              "tessera_nontemporal mirrors tessera::NonTemporal");
 
 tessera::Dims to_strides(int ndim, const int64_t* strides) {
-  return strides == nullptr ? tessera::Dims() : to_dims(ndim, strides, "strides", "ndim");
-}
-
-void require(const void* p, const char* name) {
-  if (p == nullptr) throw tessera::InvalidArgument(std::string("tessera: ") + name + " is NULL");
-}
-
-void write_shape(const tessera::Dims& shape, int* out_ndim, int64_t* out_shape) {
-  *out_ndim = shape.size();
-  if (shape.size() > 0) std::memcpy(out_shape, shape.data(), sizeof(int64_t) * static_cast<std::size_t>(shape.size()));
+  return strides == nullptr ? tessera::Dims() : tessera::detail::c_dims(ndim, strides, "strides", "ndim");
 }
 
 }  // namespace
 
+namespace tessera::detail {
+
+tessera_status c_fail(tessera_status status, const char* message) noexcept {
+  try {
+    last_error = message;
+  } catch (...) {  // no memory for the message: the status still tells
+  }
+  return status;
+}
+
+Dims c_dims(int count, const int64_t* values, const char* what, const char* count_name) {
+  if (count < 0 || count > TESSERA_MAX_NDIM)
+    throw InvalidArgument(std::string("tessera: ") + count_name + " = " + std::to_string(count) +
+                          " is out of range [0, " + std::to_string(TESSERA_MAX_NDIM) + "]");
+  if (count > 0 && values == nullptr)
+    throw InvalidArgument(std::string("tessera: ") + what + " is NULL but " + count_name + " = " +
+                          std::to_string(count));
+  return count == 0 ? Dims() : Dims(values, static_cast<std::size_t>(count));
+}
+
+void c_require(const void* p, const char* name) {
+  if (p == nullptr) throw InvalidArgument(std::string("tessera: ") + name + " is NULL");
+}
+
+void c_write_shape(const Dims& shape, int* out_ndim, int64_t* out_shape) noexcept {
+  *out_ndim = shape.size();
+  if (shape.size() > 0) std::memcpy(out_shape, shape.data(), sizeof(int64_t) * static_cast<std::size_t>(shape.size()));
+}
+
+}  // namespace tessera::detail
+
+using tessera::detail::c_dims;
+using tessera::detail::c_guarded;
+using tessera::detail::c_require;
+using tessera::detail::c_write_shape;
+
 extern "C" {
+
+void tessera_options_init(tessera_options* options) {
+  if (options == nullptr) return;
+  options->max_threads = 0;
+  options->negative_reps = TESSERA_NEGATIVE_REPS_ERROR;
+  options->nontemporal = TESSERA_NONTEMPORAL_AUTO;
+}
 
 tessera_status tessera_tile_shape(int ndim, const int64_t* shape, int nreps, const int64_t* reps, int* out_ndim,
                                   int64_t out_shape[TESSERA_MAX_NDIM]) {
-  return guarded([&] {
-    const tessera::Dims s = to_dims(ndim, shape, "shape", "ndim");
-    const tessera::Dims r = to_dims(nreps, reps, "reps", "nreps");
-    require(out_ndim, "out_ndim");
-    require(out_shape, "out_shape");
-    write_shape(tessera::tile_shape(s, r), out_ndim, out_shape);
+  return tessera_tile_shape_ex(ndim, shape, nreps, reps, nullptr, out_ndim, out_shape);
+}
+
+tessera_status tessera_tile_shape_ex(int ndim, const int64_t* shape, int nreps, const int64_t* reps,
+                                     const tessera_options* options, int* out_ndim,
+                                     int64_t out_shape[TESSERA_MAX_NDIM]) {
+  return c_guarded([&] {
+    const tessera::Dims s = c_dims(ndim, shape, "shape", "ndim");
+    const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
+    c_require(out_ndim, "out_ndim");
+    c_require(out_shape, "out_shape");
+    c_write_shape(tessera::tile_shape(s, r, to_options(options)), out_ndim, out_shape);
   });
 }
 
 tessera_status tessera_tile(const void* src, int ndim, const int64_t* shape, const int64_t* strides, size_t itemsize,
                             int nreps, const int64_t* reps, void* dst, size_t dst_bytes) {
-  return guarded([&] {
-    tessera::tile(src, to_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
-                  to_dims(nreps, reps, "reps", "nreps"), dst, dst_bytes);
+  return tessera_tile_ex(src, ndim, shape, strides, itemsize, nreps, reps, dst, dst_bytes, nullptr);
+}
+
+tessera_status tessera_tile_ex(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
+                               size_t itemsize, int nreps, const int64_t* reps, void* dst, size_t dst_bytes,
+                               const tessera_options* options) {
+  return c_guarded([&] {
+    tessera::tile(src, c_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
+                  c_dims(nreps, reps, "reps", "nreps"), dst, dst_bytes, to_options(options));
   });
 }
 
 tessera_status tessera_tile_alloc(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
                                   size_t itemsize, int nreps, const int64_t* reps, void** out_data, size_t* out_bytes,
                                   int* out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]) {
-  return guarded([&] {
-    require(out_data, "out_data");
-    require(out_bytes, "out_bytes");
-    require(out_ndim, "out_ndim");
-    require(out_shape, "out_shape");
-    tessera::Array a = tessera::tile(src, to_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
-                                     to_dims(nreps, reps, "reps", "nreps"));
-    write_shape(a.shape(), out_ndim, out_shape);
+  return tessera_tile_alloc_ex(src, ndim, shape, strides, itemsize, nreps, reps, nullptr, out_data, out_bytes,
+                               out_ndim, out_shape);
+}
+
+tessera_status tessera_tile_alloc_ex(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
+                                     size_t itemsize, int nreps, const int64_t* reps, const tessera_options* options,
+                                     void** out_data, size_t* out_bytes, int* out_ndim,
+                                     int64_t out_shape[TESSERA_MAX_NDIM]) {
+  return c_guarded([&] {
+    c_require(out_data, "out_data");
+    c_require(out_bytes, "out_bytes");
+    c_require(out_ndim, "out_ndim");
+    c_require(out_shape, "out_shape");
+    tessera::Array a = tessera::tile(src, c_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
+                                     c_dims(nreps, reps, "reps", "nreps"), to_options(options));
+    c_write_shape(a.shape(), out_ndim, out_shape);
     *out_bytes = a.nbytes();
     *out_data = a.nbytes() > 0 ? a.release() : nullptr;
   });
@@ -105,10 +138,16 @@ tessera_status tessera_tile_alloc(const void* src, int ndim, const int64_t* shap
 
 tessera_status tessera_plan_create(int ndim, const int64_t* shape, const int64_t* strides, size_t itemsize, int nreps,
                                    const int64_t* reps, tessera_plan** out_plan) {
-  return guarded([&] {
-    require(out_plan, "out_plan");
-    tessera::Plan plan(to_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
-                       to_dims(nreps, reps, "reps", "nreps"));
+  return tessera_plan_create_ex(ndim, shape, strides, itemsize, nreps, reps, nullptr, out_plan);
+}
+
+tessera_status tessera_plan_create_ex(int ndim, const int64_t* shape, const int64_t* strides, size_t itemsize,
+                                      int nreps, const int64_t* reps, const tessera_options* options,
+                                      tessera_plan** out_plan) {
+  return c_guarded([&] {
+    c_require(out_plan, "out_plan");
+    tessera::Plan plan(c_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
+                       c_dims(nreps, reps, "reps", "nreps"), to_options(options));
     std::string description = plan.describe();
     *out_plan = new tessera_plan{std::move(plan), std::move(description)};
   });
@@ -117,18 +156,28 @@ tessera_status tessera_plan_create(int ndim, const int64_t* shape, const int64_t
 size_t tessera_plan_output_bytes(const tessera_plan* plan) { return plan ? plan->plan.nbytes() : 0; }
 
 tessera_status tessera_plan_output_shape(const tessera_plan* plan, int* out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]) {
-  return guarded([&] {
-    require(plan, "plan");
-    require(out_ndim, "out_ndim");
-    require(out_shape, "out_shape");
-    write_shape(plan->plan.shape(), out_ndim, out_shape);
+  return c_guarded([&] {
+    c_require(plan, "plan");
+    c_require(out_ndim, "out_ndim");
+    c_require(out_shape, "out_shape");
+    c_write_shape(plan->plan.shape(), out_ndim, out_shape);
   });
 }
 
 tessera_status tessera_plan_execute(const tessera_plan* plan, const void* src, void* dst, size_t dst_bytes) {
-  return guarded([&] {
-    require(plan, "plan");
+  return c_guarded([&] {
+    c_require(plan, "plan");
     plan->plan.execute(src, dst, dst_bytes);
+  });
+}
+
+tessera_status tessera_plan_execute_region(const tessera_plan* plan, const void* src, const int64_t* start,
+                                           const int64_t* extent, void* dst, size_t dst_bytes) {
+  return c_guarded([&] {
+    c_require(plan, "plan");
+    const int n = plan->plan.ndim();
+    plan->plan.execute_region(src, c_dims(n, start, "start", "the plan's output ndim"),
+                              c_dims(n, extent, "extent", "the plan's output ndim"), dst, dst_bytes);
   });
 }
 

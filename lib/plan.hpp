@@ -81,9 +81,10 @@ struct PlanData {
   // What was asked.
   Dims in_shape;
   Dims in_strides;  // bytes, after filling in C-contiguous strides
-  Dims reps;        // as given (not promoted)
+  Dims reps;        // as given (not promoted; negative ones 0 under NegativeReps::clamp_to_zero)
   std::size_t itemsize = 0;
   int64_t input_size = 0;  // input elements
+  Options options;         // validated; the executor reads max_threads
 
   // The output.
   Dims out_shape;
@@ -114,8 +115,16 @@ std::string describe(const PlanData& plan);
 PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
                    const Options& options);
 
-/// Output shape only (tile_shape), with the same checks as make_plan except itemsize.
+/// Output shape only (tile_shape), with the same checks as make_plan except itemsize. `reps`
+/// must already have been through effective_reps.
 Dims checked_output_shape(const Dims& shape, const Dims& reps, int64_t* out_size);
+
+/// Throws InvalidArgument naming the field if an option is out of range.
+void validate_options(const Options& options);
+
+/// The reps a plan uses: `reps` itself, or with negative values replaced by 0 under
+/// NegativeReps::clamp_to_zero (OpenVINO Tile-1).
+Dims effective_reps(const Dims& reps, const Options& options);
 
 /// Plan::execute: checks the pointers and the buffer size (throws InvalidArgument /
 /// BufferTooSmall before writing anything), then runs the plan.
@@ -128,6 +137,44 @@ void execute(const PlanData& plan, const unsigned char* src, unsigned char* dst)
 /// Writes output elements [begin, end) of the plan to dst (dst is the whole output's start).
 /// Serial; dispatched to the best Highway target. Defined in kernels/dispatch.cpp.
 void execute_range(const PlanData& plan, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end);
+
+/// One axis of an output region, as the region kernel walks it: the region covers `extent`
+/// consecutive output indices starting at one whose source index is `start` (in [0, period));
+/// source index k is at byte offset k * stride, and the indices wrap at `period` (the input's
+/// extent on that axis, 1 for a promoted axis). `step_bytes` is the region's byte size of one
+/// step along this axis (the product of the inner axes' extents times the itemsize).
+struct RegionAxis {
+  int64_t period;
+  int64_t stride;
+  int64_t start;
+  int64_t extent;
+  int64_t step_bytes;
+};
+
+/// A non-empty output region reduced for the kernel (executor.cpp, region_of): axes of extent 1
+/// folded into src_offset, and an outer axis merged into the inner one when the inner axis covers
+/// exactly one whole period and the pair is one affine walk of the source. naxes may be 0 (a
+/// single element at src + src_offset).
+struct Region {
+  int naxes = 0;
+  RegionAxis axes[max_ndim];  // outermost first
+  std::size_t itemsize = 0;
+  int64_t src_offset = 0;  // bytes
+};
+
+/// Plan::execute_region: checks the region, the pointers and the buffer size (throws
+/// InvalidArgument / BufferTooSmall before writing anything), then runs it.
+void execute_region_checked(const PlanData& plan, const void* src, const Dims& start, const Dims& extent, void* dst,
+                            std::size_t dst_bytes);
+
+/// Writes the region of output elements [start, start + extent) of the plan C-contiguously to dst.
+/// Preconditions (checked by execute_region_checked): a valid, non-empty region; src and dst valid.
+void execute_region(const PlanData& plan, const unsigned char* src, const Dims& start, const Dims& extent,
+                    unsigned char* dst);
+
+/// Writes `region` to dst. Serial; dispatched to the best Highway target. Defined in
+/// kernels/region.cpp.
+void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);
 
 /// Allocates an output of nbytes > 0 (64-byte aligned; large ones 2 MiB aligned with transparent
 /// huge pages advised) that tessera_free releases. Throws std::bad_alloc.

@@ -1,5 +1,7 @@
-// The planner: (shape, strides, itemsize, reps) -> PlanData.
+// The planner: (shape, strides, itemsize, reps, options) -> PlanData.
 //
+// 0. Options are validated and kept in the plan; under NegativeReps::clamp_to_zero (OpenVINO
+//    Tile-1) negative reps become 0 before anything else looks at them.
 // 1. Promote: the shorter of shape and reps gets 1s prepended (numpy.tile).
 // 2. Validate with checked arithmetic: no negative extent or rep; every output extent, the
 //    element count and the byte size fit int64_t (and size_t) — before anything is allocated.
@@ -59,6 +61,25 @@ const char* kernel_name(Kernel k) noexcept {
   return "none";
 }
 
+void validate_options(const Options& options) {
+  const int nt = static_cast<int>(options.nontemporal);
+  if (nt < 0 || nt > 2)
+    invalid("options.nontemporal = " + std::to_string(nt) + " is not automatic (0), always (1) or never (2)");
+  const int neg = static_cast<int>(options.negative_reps);
+  if (neg < 0 || neg > 1)
+    invalid("options.negative_reps = " + std::to_string(neg) + " is not error (0) or clamp_to_zero (1)");
+  if (options.max_threads < 0)
+    invalid("options.max_threads = " + std::to_string(options.max_threads) +
+            " is negative (0 lets the caller's TBB arena decide; N > 0 allows at most N threads)");
+}
+
+Dims effective_reps(const Dims& reps, const Options& options) {
+  if (options.negative_reps != NegativeReps::clamp_to_zero) return reps;
+  int64_t r[max_ndim];
+  for (int i = 0; i < reps.size(); ++i) r[i] = reps[i] < 0 ? 0 : reps[i];
+  return Dims(r, static_cast<std::size_t>(reps.size()));
+}
+
 Dims checked_output_shape(const Dims& shape, const Dims& reps, int64_t* out_size) {
   check_lengths(shape, reps);
   const int n = shape.size() > reps.size() ? shape.size() : reps.size();
@@ -86,12 +107,12 @@ Dims checked_output_shape(const Dims& shape, const Dims& reps, int64_t* out_size
   return Dims(out, static_cast<std::size_t>(n));
 }
 
-PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
+PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& given_reps,
                    const Options& options) {
   PlanData p;
-  const int nt = static_cast<int>(options.nontemporal);
-  if (nt < 0 || nt > 2)
-    invalid("options.nontemporal = " + std::to_string(nt) + " is not automatic (0), always (1) or never (2)");
+  validate_options(options);
+  p.options = options;
+  const Dims reps = effective_reps(given_reps, options);
   if (itemsize == 0) invalid("itemsize = 0; it must be a positive byte count");
   if (itemsize > static_cast<std::size_t>(INT64_MAX)) overflow("itemsize " + std::to_string(itemsize) + " overflows int64");
   if (!strides.empty() && strides.size() != shape.size())
@@ -220,7 +241,9 @@ std::string describe(const PlanData& p) {
   const int64_t isz = static_cast<int64_t>(p.itemsize);
   std::ostringstream os;
   os << "tile plan: input " << join(p.in_shape) << " strides " << join(p.in_strides) << " B, itemsize " << p.itemsize
-     << " B, reps " << join(p.reps) << " -> output " << join(p.out_shape) << ", " << p.nbytes << " B\n";
+     << " B, reps " << join(p.reps) << " -> output " << join(p.out_shape) << ", " << p.nbytes << " B";
+  if (p.options.max_threads > 0) os << ", at most " << p.options.max_threads << " thread(s)";
+  os << "\n";
   for (int k = 0; k < p.nloops; ++k)
     os << "  loop " << k << ": " << p.loops[k].extent << " x (src stride " << p.loops[k].src_stride
        << " B, dst stride " << p.loops[k].dst_stride << " B)\n";

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
@@ -18,7 +19,9 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <set>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -297,4 +300,66 @@ TEST_CASE("a call from a cancelled task group still writes its whole output") {
       context);
   // Either the call reports that it did not complete, or it completed.
   if (status == TESSERA_OK) CHECK(out.check(s.expected, s.view.itemsize) == "");
+}
+
+// Options::max_threads / tessera_options.max_threads: the executor cuts the output into at most
+// max_threads chunks, so at most that many threads read the source — whatever the arena allows.
+namespace {
+
+// Runs `call` on an 8 MiB copy plan with max_threads `cap` (through `api`) and returns the set of
+// threads that first read the source pages; checks the output and that every page was read.
+std::set<long> readers_of_copy(int cap, bool c_api, const std::function<void(const std::function<void()>&)>& run_in) {
+  TouchRecorder rec(2048);
+  const std::size_t n = rec.bytes();
+  REQUIRE(n >= 16 * kParallelBytes);
+  std::vector<unsigned char> out(n, 0);
+  tessera::Options o;
+  o.max_threads = cap;
+  const tessera::Plan plan({static_cast<int64_t>(n)}, {}, 1, {1}, o);
+  REQUIRE(std::string(plan.kernel_path()) == "copy");
+  tessera_options co;
+  tessera_options_init(&co);
+  co.max_threads = cap;
+  const int64_t shape[1] = {static_cast<int64_t>(n)}, reps[1] = {1};
+  run_in([&] {
+    if (c_api) {
+      REQUIRE(tessera_tile_ex(rec.data(), 1, shape, nullptr, 1, 1, reps, out.data(), out.size(), &co) == TESSERA_OK);
+    } else {
+      plan.execute(rec.data(), out.data(), out.size());
+    }
+  });
+  CHECK(out == rec.contents());
+  std::set<long> readers;
+  for (std::size_t p = 0; p < rec.pages(); ++p) {
+    CHECK(rec.toucher(p) != 0);  // every page was read, and each first read was recorded
+    readers.insert(rec.toucher(p));
+  }
+  return readers;
+}
+
+}  // namespace
+
+TEST_CASE("max_threads = 1: a large call runs on the calling thread only, in the default arena") {
+  const long caller = this_thread_tid();
+  for (bool c_api : {false, true}) {
+    CAPTURE(c_api);
+    const std::set<long> readers = readers_of_copy(1, c_api, [](const std::function<void()>& f) { f(); });
+    CHECK(readers == std::set<long>{caller});
+  }
+}
+
+TEST_CASE("max_threads = N below the arena's concurrency: at most N threads read the source") {
+  // An arena of 6 on any machine (global_control lets TBB create the workers it needs).
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 6);
+  tbb::task_arena arena(6);
+  const auto in_arena = [&](const std::function<void()>& f) { arena.execute(f); };
+  for (int cap : {2, 3}) {
+    for (bool c_api : {false, true}) {
+      CAPTURE(cap);
+      CAPTURE(c_api);
+      const std::set<long> readers = readers_of_copy(cap, c_api, in_arena);
+      CHECK(readers.size() >= 1);
+      CHECK(static_cast<int>(readers.size()) <= cap);
+    }
+  }
 }

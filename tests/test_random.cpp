@@ -46,7 +46,7 @@ int sweep(uint64_t seed, int count, unsigned layout_mask, bool force_layout) {
 TEST_CASE("random: contiguous inputs, with explicit and with omitted strides") {
   test::Rng rng(101);
   test::CaseLimits limits;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < test::scaled(300); ++i) {
     test::Case c = test::random_case(rng, limits);
     const test::View view = test::make_view(rng, c.view.shape, c.view.itemsize, test::kContiguous, 11 + i);
     REQUIRE(view.strides == ref::contiguous_strides(view.shape, view.itemsize));
@@ -58,16 +58,16 @@ TEST_CASE("random: contiguous inputs, with explicit and with omitted strides") {
 }
 
 TEST_CASE("random: each input layout on its own") {
-  SUBCASE("permuted axes (transposed views)") { CHECK(sweep(201, 800, test::kPermuted, true) == 0); }
-  SUBCASE("negative strides (reversed views)") { CHECK(sweep(202, 800, test::kReversed, true) == 0); }
-  SUBCASE("zero strides (broadcast views)") { CHECK(sweep(203, 800, test::kBroadcast, true) == 0); }
-  SUBCASE("offset sub-views with gaps") { CHECK(sweep(204, 800, test::kSubView, true) == 0); }
-  SUBCASE("arbitrary strides (overlapping, unaligned, equal)") { CHECK(sweep(205, 800, test::kArbitrary, true) == 0); }
+  SUBCASE("permuted axes (transposed views)") { CHECK(sweep(201, test::scaled(800), test::kPermuted, true) == 0); }
+  SUBCASE("negative strides (reversed views)") { CHECK(sweep(202, test::scaled(800), test::kReversed, true) == 0); }
+  SUBCASE("zero strides (broadcast views)") { CHECK(sweep(203, test::scaled(800), test::kBroadcast, true) == 0); }
+  SUBCASE("offset sub-views with gaps") { CHECK(sweep(204, test::scaled(800), test::kSubView, true) == 0); }
+  SUBCASE("arbitrary strides (overlapping, unaligned, equal)") { CHECK(sweep(205, test::scaled(800), test::kArbitrary, true) == 0); }
 }
 
 TEST_CASE("random: mixed layouts, every API") {
   // random_case mixes the layout features itself.
-  CHECK(sweep(301, 5000, test::kAllLayouts, false) == 0);
+  CHECK(sweep(301, test::scaled(5000), test::kAllLayouts, false) == 0);
 }
 
 TEST_CASE("random: every itemsize with every layout on fixed small shapes") {
@@ -97,7 +97,7 @@ TEST_CASE("random: every itemsize with every layout on fixed small shapes") {
 
 TEST_CASE("random: larger reps on small arrays") {
   test::Rng rng(501);
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < test::scaled(200); ++i) {
     const int ndim = static_cast<int>(rng.uniform(0, 3));
     Shape shape(static_cast<std::size_t>(ndim)), reps(static_cast<std::size_t>(rng.uniform(1, 3)));
     for (auto& e : shape) e = rng.uniform(1, 3);

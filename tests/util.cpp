@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <numeric>
@@ -419,6 +420,16 @@ const std::vector<LargeCase>& large_cases() {
       {"itemsize 4, arbitrary strides 3-d", {13, 11, 7}, 4, kArbitrary, {5, 9, 13}},
   };
   return list;
+}
+
+int scaled(int count) {
+  static const long scale = [] {
+    const char* env = std::getenv("TESSERA_TEST_SCALE");
+    const long v = env ? std::strtol(env, nullptr, 10) : 1;
+    return v >= 1 ? v : 1L;
+  }();
+  const long n = count / scale;
+  return n >= 1 ? static_cast<int>(n) : 1;
 }
 
 }  // namespace test

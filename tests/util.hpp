@@ -150,6 +150,12 @@ struct LargeCase {
 };
 const std::vector<LargeCase>& large_cases();
 
+/// `count` divided by the environment variable TESSERA_TEST_SCALE (an integer >= 1, default 1),
+/// and at least 1: the case counts of the randomized sweeps. tests/run --cross sets it for its
+/// emulated runs (qemu-user), where vector code runs 20-160x slower. The cases run are a prefix
+/// of the full sweep (same seeds).
+int scaled(int count);
+
 }  // namespace test
 
 #endif  // TESSERA_TESTS_UTIL_HPP

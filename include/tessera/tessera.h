@@ -21,6 +21,12 @@
  * dst points to at least dst_bytes writable bytes; src and dst do not overlap.
  *
  * On any error, nothing is written to dst.
+ *
+ * Options (tessera_options, the *_ex calls) choose the number of threads, what a negative rep
+ * means (numpy's error, or OpenVINO Tile-1's "acts as 0") and whether the output is written with
+ * non-temporal stores. The calls without _ex use the defaults. Output regions
+ * (tessera_plan_execute_region) compute one hyper-rectangle of a plan's output. DLPack tensors
+ * are accepted by the separate header <tessera/tessera_dlpack.h>.
  */
 #ifndef TESSERA_TESSERA_H
 #define TESSERA_TESSERA_H
@@ -61,6 +67,47 @@ typedef enum tessera_status {
   TESSERA_INTERNAL = 5
 } tessera_status;
 
+/** What a negative rep means (tessera_options.negative_reps). */
+typedef enum tessera_negative_reps {
+  TESSERA_NEGATIVE_REPS_ERROR = 0,        /* TESSERA_INVALID_ARGUMENT naming the axis (numpy.tile; the default) */
+  TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO = 1 /* a negative rep acts as 0: that output axis is empty (OpenVINO Tile-1) */
+} tessera_negative_reps;
+
+/**
+ * Whether the output is written with non-temporal (streaming) stores, which bypass the caches: a
+ * win when the output is much larger than the last-level cache and is not read again soon
+ * (tessera_options.nontemporal; the same values as tessera::NonTemporal). The bytes written are
+ * the same either way.
+ */
+typedef enum tessera_nontemporal {
+  TESSERA_NONTEMPORAL_AUTO = 0,   /* streaming stores for outputs of at least 16 MiB (the default) */
+  TESSERA_NONTEMPORAL_ALWAYS = 1, /* streaming stores whatever the size */
+  TESSERA_NONTEMPORAL_NEVER = 2   /* ordinary stores whatever the size */
+} tessera_nontemporal;
+
+/**
+ * Options of the *_ex calls. Fill the defaults with tessera_options_init, then set the fields to
+ * change; a NULL options pointer means the defaults (numpy.tile's behaviour).
+ *
+ * max_threads:   0 (default): the caller's oneTBB task arena decides how many threads write the
+ *                output. N > 0: the executor splits the output into at most N chunks, run as tasks
+ *                in the caller's arena, so at most N threads (the caller's included) take part;
+ *                N = 1 runs serially on the calling thread. Negative: TESSERA_INVALID_ARGUMENT.
+ *                (Outputs under 512 KiB always run serially on the calling thread.)
+ * negative_reps: a tessera_negative_reps value (default TESSERA_NEGATIVE_REPS_ERROR).
+ * nontemporal:   a tessera_nontemporal value (default TESSERA_NONTEMPORAL_AUTO).
+ * The enum fields are ints so that any value a caller stores can be checked: one that is not a
+ * value of its enum is TESSERA_INVALID_ARGUMENT, with a message naming the field.
+ */
+typedef struct tessera_options {
+  int max_threads;
+  int negative_reps; /* tessera_negative_reps */
+  int nontemporal;   /* tessera_nontemporal */
+} tessera_options;
+
+/** Sets *options to the defaults: max_threads 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO. NULL is a no-op. */
+TESSERA_API void tessera_options_init(tessera_options *options);
+
 /**
  * Output shape of tile(A, reps) (numpy.tile's rule, see above), without touching any data.
  *
@@ -72,6 +119,14 @@ typedef enum tessera_status {
  */
 TESSERA_API tessera_status tessera_tile_shape(int ndim, const int64_t *shape, int nreps, const int64_t *reps,
                                               int *out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]);
+
+/**
+ * tessera_tile_shape with options (NULL = defaults): under TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO a
+ * negative rep gives an extent of 0. Also TESSERA_INVALID_ARGUMENT for an invalid option value.
+ */
+TESSERA_API tessera_status tessera_tile_shape_ex(int ndim, const int64_t *shape, int nreps, const int64_t *reps,
+                                                 const tessera_options *options, int *out_ndim,
+                                                 int64_t out_shape[TESSERA_MAX_NDIM]);
 
 /**
  * One-shot tile: writes tile(src, reps) C-contiguously into dst.
@@ -88,6 +143,11 @@ TESSERA_API tessera_status tessera_tile(const void *src, int ndim, const int64_t
                                         size_t itemsize, int nreps, const int64_t *reps, void *dst,
                                         size_t dst_bytes);
 
+/** tessera_tile with options (NULL = defaults; see tessera_options). Errors as tessera_tile. */
+TESSERA_API tessera_status tessera_tile_ex(const void *src, int ndim, const int64_t *shape, const int64_t *strides,
+                                           size_t itemsize, int nreps, const int64_t *reps, void *dst,
+                                           size_t dst_bytes, const tessera_options *options);
+
 /**
  * Allocating tile: like tessera_tile, but allocates the output (64-byte aligned) itself.
  * On success *out_data owns *out_bytes bytes (free it with tessera_free; it may be NULL when the
@@ -98,6 +158,13 @@ TESSERA_API tessera_status tessera_tile_alloc(const void *src, int ndim, const i
                                               const int64_t *strides, size_t itemsize, int nreps,
                                               const int64_t *reps, void **out_data, size_t *out_bytes,
                                               int *out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]);
+
+/** tessera_tile_alloc with options (NULL = defaults; see tessera_options). Errors as tessera_tile_alloc. */
+TESSERA_API tessera_status tessera_tile_alloc_ex(const void *src, int ndim, const int64_t *shape,
+                                                 const int64_t *strides, size_t itemsize, int nreps,
+                                                 const int64_t *reps, const tessera_options *options,
+                                                 void **out_data, size_t *out_bytes, int *out_ndim,
+                                                 int64_t out_shape[TESSERA_MAX_NDIM]);
 
 /** Frees memory returned by tessera_tile_alloc. NULL is a no-op. */
 TESSERA_API void tessera_free(void *data);
@@ -117,6 +184,14 @@ TESSERA_API tessera_status tessera_plan_create(int ndim, const int64_t *shape, c
                                                size_t itemsize, int nreps, const int64_t *reps,
                                                tessera_plan **out_plan);
 
+/**
+ * tessera_plan_create with options (NULL = defaults), which the plan keeps: every execution of it
+ * follows them. Errors as tessera_plan_create, plus TESSERA_INVALID_ARGUMENT for an invalid option.
+ */
+TESSERA_API tessera_status tessera_plan_create_ex(int ndim, const int64_t *shape, const int64_t *strides,
+                                                  size_t itemsize, int nreps, const int64_t *reps,
+                                                  const tessera_options *options, tessera_plan **out_plan);
+
 /** Byte size of the plan's output (0 for an empty output or a NULL plan). */
 TESSERA_API size_t tessera_plan_output_bytes(const tessera_plan *plan);
 
@@ -134,6 +209,27 @@ TESSERA_API tessera_status tessera_plan_output_shape(const tessera_plan *plan, i
  */
 TESSERA_API tessera_status tessera_plan_execute(const tessera_plan *plan, const void *src, void *dst,
                                                 size_t dst_bytes);
+
+/**
+ * Runs the plan for one hyper-rectangular region of its output only, written C-contiguously to
+ * dst: for each output axis i (i < out_ndim, the plan's output rank) the region covers indices
+ * [start[i], start[i] + extent[i]), so region element [j0, j1, ...] is
+ * out[start[0] + j0, start[1] + j1, ...] = src[(start[0] + j0) % shape[0], ...] (shape promoted as
+ * in tessera_tile). Nothing outside the region is computed or written: this is how a chunked
+ * array produces one chunk of a tiled array. The region needs prod(extent) * itemsize bytes.
+ *
+ * start, extent: out_ndim values each, in elements (may be NULL when out_ndim == 0); need
+ *                0 <= start[i], 0 <= extent[i], start[i] + extent[i] <= out_shape[i].
+ * Runs serially on the calling thread (a region that is the whole output runs as
+ * tessera_plan_execute, in parallel), with ordinary stores whatever the plan's nontemporal option.
+ * Errors: TESSERA_INVALID_ARGUMENT (NULL plan; NULL start/extent with out_ndim > 0; a negative
+ * start or extent, or one past the output's extent, naming the axis; NULL src with a non-empty
+ * input; NULL dst with a non-empty region), TESSERA_BUFFER_TOO_SMALL (dst_bytes less than the
+ * region's byte size). On error dst is untouched.
+ */
+TESSERA_API tessera_status tessera_plan_execute_region(const tessera_plan *plan, const void *src,
+                                                       const int64_t *start, const int64_t *extent, void *dst,
+                                                       size_t dst_bytes);
 
 /**
  * Human-readable description of the loops the plan runs, ending with the innermost kernel's name.

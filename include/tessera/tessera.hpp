@@ -7,6 +7,9 @@
 //   Overflow         (TESSERA_OVERFLOW)          output count or byte size does not fit int64_t / size_t
 //   BufferTooSmall   (TESSERA_BUFFER_TOO_SMALL)  destination smaller than the output
 // std::bad_alloc may escape from the allocating calls. On any error nothing is written to dst.
+//
+// Options (threads, negative reps policy, non-temporal stores) are per plan or per call; output
+// regions (Plan::execute_region) compute one hyper-rectangle of a plan's output.
 #ifndef TESSERA_TESSERA_HPP
 #define TESSERA_TESSERA_HPP
 
@@ -72,13 +75,30 @@ class TESSERA_API BufferTooSmall : public Error {
   ~BufferTooSmall() override;
 };
 
+namespace detail {
+// Whether R is a contiguous range (std::data and std::size apply), or any other range
+// (std::begin and std::end apply): the two ways Dims reads a range.
+template <class R, class = void>
+struct IsContiguousRange : std::false_type {};
+template <class R>
+struct IsContiguousRange<R, std::void_t<decltype(std::data(std::declval<const R&>())),
+                                        decltype(std::size(std::declval<const R&>()))>> : std::true_type {};
+template <class R, class = void>
+struct IsIterableRange : std::false_type {};
+template <class R>
+struct IsIterableRange<R, std::void_t<decltype(std::begin(std::declval<const R&>())),
+                                      decltype(std::end(std::declval<const R&>()))>> : std::true_type {};
+}  // namespace detail
+
 /// A list of at most max_ndim int64_t values: a shape (elements), byte strides, or reps.
 ///
-/// Built from an initializer list, a pointer + count, or any container with std::data/std::size
-/// (std::vector, std::array, C array, ...) of ANY integer type (int8_t ... uint64_t), as
-/// OpenVINO's Tile accepts repeats of any integer type. Throws InvalidArgument if there are more
-/// than max_ndim values or an unsigned value exceeds INT64_MAX (naming its index and value).
-/// Negative values are kept; whether they are allowed is decided where the list is used.
+/// Built from an initializer list, a pointer + count, a contiguous range with std::data/std::size
+/// (std::vector, std::array, C array, std::initializer_list, a span-like view, ...) or any other
+/// range with std::begin/std::end (std::deque, std::list, ...) of ANY integer type (int8_t ...
+/// uint64_t, char, long, size_t, ...), as OpenVINO's Tile accepts repeats of any integer type.
+/// Throws InvalidArgument if there are more than max_ndim values or an unsigned value exceeds
+/// INT64_MAX (naming its index and value). Negative values are kept; whether they are allowed is
+/// decided where the list is used (an error, or 0 under NegativeReps::clamp_to_zero).
 class Dims {
  public:
   Dims() noexcept {}  // NOLINT: values_ past size_ are never read, so they are left unset
@@ -93,11 +113,23 @@ class Dims {
   Dims(const Int* values, std::size_t count) {
     assign(values, count);
   }
-  template <class Range, class = decltype(std::data(std::declval<const Range&>())),
-            class = decltype(std::size(std::declval<const Range&>())),
-            class = std::enable_if_t<!std::is_same_v<std::decay_t<Range>, Dims>>>
+  template <class Range, std::enable_if_t<detail::IsContiguousRange<Range>::value &&
+                                              !std::is_same_v<std::decay_t<Range>, Dims>, int> = 0>
   Dims(const Range& values) {  // NOLINT(google-explicit-constructor): lists convert implicitly
     assign(std::data(values), std::size(values));
+  }
+  template <class Range, std::enable_if_t<!detail::IsContiguousRange<Range>::value &&
+                                              detail::IsIterableRange<Range>::value &&
+                                              !std::is_same_v<std::decay_t<Range>, Dims>, int> = 0>
+  Dims(const Range& values) {  // NOLINT(google-explicit-constructor): lists convert implicitly
+    int n = 0;
+    for (const auto& v : values) {
+      if (n == max_ndim)
+        throw InvalidArgument("tessera: more than " + std::to_string(max_ndim) +
+                              " values exceed TESSERA_MAX_NDIM (" + std::to_string(max_ndim) + ")");
+      store(v, n++);
+    }
+    size_ = n;
   }
 
   /// Number of values (an array's ndim, or len(reps)).
@@ -125,15 +157,18 @@ class Dims {
                             std::to_string(max_ndim) + ")");
     if (count > 0 && values == nullptr)
       throw InvalidArgument("tessera: a null pointer with " + std::to_string(count) + " values");
-    for (std::size_t i = 0; i < count; ++i) {
-      if constexpr (std::is_unsigned_v<Int> && sizeof(Int) >= sizeof(int64_t)) {
-        if (values[i] > static_cast<Int>(std::numeric_limits<int64_t>::max()))
-          throw InvalidArgument("tessera: value " + std::to_string(values[i]) + " at index " + std::to_string(i) +
-                                " does not fit int64_t");
-      }
-      values_[i] = static_cast<int64_t>(values[i]);
-    }
+    for (std::size_t i = 0; i < count; ++i) store(values[i], static_cast<int>(i));
     size_ = static_cast<int>(count);
+  }
+  template <class Int>
+  void store(Int value, int i) {
+    static_assert(std::is_integral_v<Int> && !std::is_same_v<Int, bool>, "Dims holds integers");
+    if constexpr (std::is_unsigned_v<Int> && sizeof(Int) >= sizeof(int64_t)) {
+      if (value > static_cast<Int>(std::numeric_limits<int64_t>::max()))
+        throw InvalidArgument("tessera: value " + std::to_string(value) + " at index " + std::to_string(i) +
+                              " does not fit int64_t");
+    }
+    values_[i] = static_cast<int64_t>(value);
   }
 
   int size_ = 0;
@@ -154,10 +189,29 @@ enum class NonTemporal : int {
   never = 2,      ///< ordinary stores whatever the size
 };
 
-/// Options of a plan. The defaults give numpy.tile's behaviour.
-struct Options {
-  NonTemporal nontemporal = NonTemporal::automatic;
+/// What a negative rep means.
+enum class NegativeReps : int {
+  error = TESSERA_NEGATIVE_REPS_ERROR,                  ///< InvalidArgument naming the axis (numpy.tile; the default)
+  clamp_to_zero = TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO,  ///< acts as 0: that output axis is empty (OpenVINO Tile-1)
 };
+
+/// Options of a plan (or of a one-shot call). The defaults give numpy.tile's behaviour. Mirrors
+/// tessera_options; a value outside its enum, or a negative max_threads, is InvalidArgument.
+struct Options {
+  /// Non-temporal stores for the output (the bytes written are the same either way).
+  NonTemporal nontemporal = NonTemporal::automatic;
+  /// 0: the caller's oneTBB task arena decides how many threads write the output. N > 0: the
+  /// executor splits the output into at most N chunks, run as tasks in the caller's arena, so at
+  /// most N threads (the caller's included) take part; 1 runs serially on the calling thread.
+  /// (Outputs under 512 KiB always run serially on the calling thread.)
+  int max_threads = 0;
+  /// Negative reps: an error (numpy) or 0 (OpenVINO Tile-1).
+  NegativeReps negative_reps = NegativeReps::error;
+};
+
+/// tile_shape under `options`: with NegativeReps::clamp_to_zero a negative rep gives an extent
+/// of 0. Also throws InvalidArgument for an invalid option value.
+TESSERA_API Dims tile_shape(const Dims& shape, const Dims& reps, const Options& options);
 
 namespace detail {
 struct PlanData;
@@ -169,9 +223,11 @@ struct PlanData;
 class TESSERA_API Plan {
  public:
   /// Plans tiling an input of `shape` (elements) with byte `strides` (empty = C-contiguous; else
-  /// exactly shape.size() values, any sign) and `itemsize` bytes per element by `reps`.
-  /// Throws InvalidArgument (negative extent or rep, itemsize 0, strides of the wrong length) or
-  /// Overflow (output count or byte size, or the implied contiguous input size, overflows).
+  /// exactly shape.size() values, any sign) and `itemsize` bytes per element by `reps`, under
+  /// `options` (kept by the plan: every execution follows them).
+  /// Throws InvalidArgument (negative extent, negative rep under NegativeReps::error, itemsize 0,
+  /// strides of the wrong length, an invalid option) or Overflow (output count or byte size, or
+  /// the implied contiguous input size, overflows).
   Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, const Options& options = {});
 
   /// Number of output axes: max(shape.size(), reps.size()).
@@ -186,6 +242,8 @@ class TESSERA_API Plan {
   std::size_t itemsize() const noexcept;
   /// Input element count (0 if the input is empty).
   int64_t input_size() const noexcept;
+  /// The options the plan was made with.
+  const Options& options() const noexcept;
 
   /// Multi-line description of the loops the plan runs: one line per loop (extent, source and
   /// destination byte strides), then the innermost kernel ("kernel: copy|fill|pattern|gather ...").
@@ -204,6 +262,20 @@ class TESSERA_API Plan {
   /// Throws InvalidArgument (null src with a non-empty input, null dst with a non-empty output)
   /// or BufferTooSmall (dst_bytes < nbytes()); then dst is untouched.
   void execute(const void* src, void* dst, std::size_t dst_bytes) const;
+
+  /// Writes one hyper-rectangular region of the output, C-contiguously, to dst: for each output
+  /// axis i the output indices [start[i], start[i] + extent[i]), so region element [j0, j1, ...]
+  /// is out[start[0] + j0, ...] = src[(start[0] + j0) % shape[0], ...]. Nothing outside the
+  /// region is computed or written (one chunk of a chunked array). The region is
+  /// prod(extent) * itemsize() bytes; start and extent hold ndim() values each, in elements.
+  /// Serial on the calling thread (a region that is the whole output runs as execute(), in
+  /// parallel), with ordinary stores whatever options().nontemporal says.
+  /// Throws InvalidArgument (start or extent not ndim() values; a negative start or extent, or
+  /// start + extent past the output's extent, naming the axis; null src with a non-empty input;
+  /// null dst with a non-empty region) or BufferTooSmall (dst_bytes less than the region's
+  /// bytes); then dst is untouched.
+  void execute_region(const void* src, const Dims& start, const Dims& extent, void* dst,
+                      std::size_t dst_bytes) const;
 
   /// Implementation access for the library itself.
   const detail::PlanData& data() const noexcept { return *data_; }
@@ -251,7 +323,7 @@ class TESSERA_API Array {
   struct Free {
     void operator()(void* p) const noexcept { tessera_free(p); }
   };
-  friend TESSERA_API Array tile(const void*, const Dims&, const Dims&, std::size_t, const Dims&);
+  friend TESSERA_API Array tile(const void*, const Dims&, const Dims&, std::size_t, const Dims&, const Options&);
   std::unique_ptr<void, Free> data_;
   Dims shape_;
   std::size_t itemsize_ = 0;
@@ -263,10 +335,20 @@ class TESSERA_API Array {
 TESSERA_API void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
                       void* dst, std::size_t dst_bytes);
 
+/// One-shot tile under `options` (see Options). Throws as the one-shot tile, and InvalidArgument
+/// for an invalid option.
+TESSERA_API void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
+                      void* dst, std::size_t dst_bytes, const Options& options);
+
 /// Allocating tile: returns a new Array holding tile(src, reps). Throws as the one-shot tile, and
 /// std::bad_alloc if the output cannot be allocated.
 TESSERA_API Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
                        const Dims& reps);
+
+/// Allocating tile under `options` (see Options). Throws as the allocating tile, and
+/// InvalidArgument for an invalid option.
+TESSERA_API Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                       const Dims& reps, const Options& options);
 
 /// Name of the SIMD target the kernels dispatch to now (e.g. "AVX2", "SSE4", "SCALAR").
 TESSERA_API const char* active_target() noexcept;

@@ -1,0 +1,53 @@
+// Helpers shared by the C entry points (c_api.cpp, and dlpack.cpp for <tessera/tessera_dlpack.h>):
+// every entry point runs its body through guarded(), which turns whatever it throws into a
+// tessera_status plus this thread's tessera_last_error() message. Internal.
+#ifndef TESSERA_LIB_C_API_HPP
+#define TESSERA_LIB_C_API_HPP
+
+#include <tessera/tessera.h>
+#include <tessera/tessera.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+
+namespace tessera::detail {
+
+/// Records `message` as this thread's last error (tessera_last_error) and returns `status`.
+tessera_status c_fail(tessera_status status, const char* message) noexcept;
+
+/// Runs `body` and maps whatever it throws to a status.
+template <class Body>
+tessera_status c_guarded(const Body& body) noexcept {
+  try {
+    body();
+    return TESSERA_OK;
+  } catch (const Error& e) {
+    return c_fail(static_cast<tessera_status>(e.status()), e.what());
+  } catch (const std::bad_alloc&) {
+    return c_fail(TESSERA_OUT_OF_MEMORY, "tessera: out of memory");
+  } catch (const std::exception& e) {
+    try {
+      return c_fail(TESSERA_INTERNAL, (std::string("tessera: internal error: ") + e.what()).c_str());
+    } catch (...) {
+      return TESSERA_INTERNAL;
+    }
+  } catch (...) {
+    return c_fail(TESSERA_INTERNAL, "tessera: internal error: unknown exception");
+  }
+}
+
+/// A (count, pointer) pair from C as Dims; `what` and `count_name` name them in the message.
+/// Throws InvalidArgument for a count outside [0, TESSERA_MAX_NDIM] or a NULL pointer with count > 0.
+Dims c_dims(int count, const int64_t* values, const char* what, const char* count_name);
+
+/// Throws InvalidArgument "tessera: <name> is NULL" if p is null.
+void c_require(const void* p, const char* name);
+
+/// Writes shape's size to *out_ndim and its values to out_shape.
+void c_write_shape(const Dims& shape, int* out_ndim, int64_t* out_shape) noexcept;
+
+}  // namespace tessera::detail
+
+#endif  // TESSERA_LIB_C_API_HPP

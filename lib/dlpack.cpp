@@ -1,0 +1,160 @@
+// DLPack entry points (<tessera/tessera_dlpack.h>): a DLTensor is translated into what the C++ API
+// takes — data + byte_offset, the shape, byte strides (DLPack's element strides times the
+// itemsize) and the itemsize (dtype.bits * dtype.lanes / 8) — and dst is checked against the
+// output (CPU device, same dtype, exactly the output shape, C-contiguous) before anything is
+// written. Compiled only when tessera is built with DLPack (lib/meson.build).
+#include <tessera/tessera_dlpack.h>
+
+#include "c_api.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace tessera::detail {
+namespace {
+
+[[noreturn]] void invalid(const std::string& what) { throw InvalidArgument("tessera: " + what); }
+
+std::string device_name(int32_t type) {
+  switch (type) {  // DLDeviceType (dlpack.h 0.6 and later)
+    case 1: return "CPU";
+    case 2: return "CUDA";
+    case 3: return "CUDAHost";
+    case 4: return "OpenCL";
+    case 7: return "Vulkan";
+    case 8: return "Metal";
+    case 9: return "VPI";
+    case 10: return "ROCM";
+    case 11: return "ROCMHost";
+    case 12: return "ExtDev";
+    case 13: return "CUDAManaged";
+    case 14: return "OneAPI";
+    case 15: return "WebGPU";
+    case 16: return "Hexagon";
+    default: return "unknown";
+  }
+}
+
+std::string dtype_name(const DLDataType& t) {
+  static const char* const kCodes[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex", "bool"};
+  std::string s = t.code < sizeof kCodes / sizeof kCodes[0] ? kCodes[t.code] : "code " + std::to_string(t.code);
+  s += std::to_string(t.bits);
+  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
+std::string join(int n, const int64_t* v) {
+  std::string s = "(";
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + (n == 1 ? ",)" : ")");
+}
+
+// The device type as stored. A C caller may store any value (newer DLPack versions add device
+// types past the range of this header's enum), which C++ must not load as a DLDeviceType.
+int32_t device_type(const DLDevice& d) {
+  static_assert(sizeof d.device_type == sizeof(int32_t), "DLDeviceType is stored as a 32-bit int");
+  int32_t v;
+  std::memcpy(&v, &d.device_type, sizeof v);
+  return v;
+}
+
+void check_cpu(const DLTensor& t, const char* which) {
+  const int32_t type = device_type(t.device);
+  if (type != kDLCPU)
+    invalid(std::string(which) + " is on device " + device_name(type) + " (device_type " + std::to_string(type) +
+            ", device_id " + std::to_string(t.device.device_id) +
+            "); tessera_tile_dlpack reads and writes CPU memory only (kDLCPU)");
+}
+
+std::size_t itemsize_of(const DLDataType& t, const char* which) {
+  const uint32_t bits = uint32_t{t.bits} * t.lanes;
+  if (bits == 0 || bits % 8 != 0)
+    invalid(std::string(which) + " dtype " + dtype_name(t) + " has " + std::to_string(bits) +
+            " bits per element, not a positive whole number of bytes");
+  return bits / 8;
+}
+
+Dims shape_of(const DLTensor& t, const char* which) {
+  return c_dims(t.ndim, t.shape, (std::string(which) + "->shape").c_str(), (std::string(which) + "->ndim").c_str());
+}
+
+/// Address of element (0, ..., 0): data + byte_offset (data may be null only for an empty tensor,
+/// which the executor checks).
+template <class Byte>
+Byte* origin(Byte* data, uint64_t byte_offset) {
+  return data == nullptr ? nullptr : data + byte_offset;
+}
+
+}  // namespace
+}  // namespace tessera::detail
+
+using tessera::detail::c_dims;
+using tessera::detail::c_guarded;
+using tessera::detail::c_require;
+using tessera::detail::c_write_shape;
+
+extern "C" {
+
+tessera_status tessera_tile_dlpack_shape(const DLTensor* src, int nreps, const int64_t* reps, int* out_ndim,
+                                         int64_t out_shape[TESSERA_MAX_NDIM]) {
+  return c_guarded([&] {
+    c_require(src, "src");
+    c_require(out_ndim, "out_ndim");
+    c_require(out_shape, "out_shape");
+    c_write_shape(tessera::tile_shape(tessera::detail::shape_of(*src, "src"), c_dims(nreps, reps, "reps", "nreps")),
+                  out_ndim, out_shape);
+  });
+}
+
+tessera_status tessera_tile_dlpack(const DLTensor* src, int nreps, const int64_t* reps, DLTensor* dst) {
+  using namespace tessera::detail;
+  return c_guarded([&] {
+    c_require(src, "src");
+    c_require(dst, "dst");
+    check_cpu(*src, "src");
+    check_cpu(*dst, "dst");
+    const std::size_t itemsize = itemsize_of(src->dtype, "src");
+    if (dst->dtype.code != src->dtype.code || dst->dtype.bits != src->dtype.bits ||
+        dst->dtype.lanes != src->dtype.lanes)
+      invalid("dst dtype " + dtype_name(dst->dtype) + " differs from src dtype " + dtype_name(src->dtype));
+    const tessera::Dims shape = shape_of(*src, "src");
+    const tessera::Dims rep = c_dims(nreps, reps, "reps", "nreps");
+
+    // Element strides -> byte strides.
+    tessera::Dims strides;
+    if (src->strides != nullptr && shape.size() > 0) {
+      int64_t bytes[TESSERA_MAX_NDIM];
+      for (int i = 0; i < shape.size(); ++i)
+        if (__builtin_mul_overflow(src->strides[i], static_cast<int64_t>(itemsize), &bytes[i]))
+          throw tessera::Overflow("tessera: src->strides[" + std::to_string(i) + "] = " +
+                                  std::to_string(src->strides[i]) + " elements of " + std::to_string(itemsize) +
+                                  " bytes overflows int64");
+      strides = tessera::Dims(bytes, static_cast<std::size_t>(shape.size()));
+    }
+
+    // The plan validates shape, reps and sizes; then dst must be exactly its C-contiguous output.
+    const tessera::Plan plan(shape, strides, itemsize, rep);
+    const tessera::Dims& out = plan.shape();
+    const tessera::Dims dst_shape = shape_of(*dst, "dst");
+    if (dst_shape != out)
+      invalid("dst has shape " + join(dst_shape.size(), dst_shape.data()) + " but tile(src, reps) has shape " +
+              join(out.size(), out.data()));
+    if (dst->strides != nullptr && plan.size() > 0) {  // an empty output has no layout to check
+      int64_t expected[TESSERA_MAX_NDIM];
+      int64_t step = 1;
+      bool compact = true;
+      for (int i = out.size() - 1; i >= 0; --i) {
+        expected[i] = step;
+        compact = compact && (out[i] <= 1 || dst->strides[i] == step);  // an extent-1 axis' stride is never used
+        step *= out[i];  // at most the output's element count
+      }
+      if (!compact)
+        invalid("dst is not C-contiguous: strides " + join(out.size(), dst->strides) + " (elements) but shape " +
+                join(out.size(), out.data()) + " needs " + join(out.size(), expected) + " or NULL");
+    }
+    plan.execute(origin(static_cast<const unsigned char*>(src->data), src->byte_offset),
+                 origin(static_cast<unsigned char*>(dst->data), dst->byte_offset), plan.nbytes());
+  });
+}
+
+}  // extern "C"
