@@ -196,18 +196,6 @@ HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT el
 #endif
 }
 
-/// Copies `n` elements of kSize bytes read at byte stride `stride` from `src` to contiguous `dst`.
-template <size_t kSize>
-HWY_INLINE void GatherFixed(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, int64_t stride, size_t n) {
-  for (size_t i = 0; i < n; ++i) std::memcpy(dst + i * kSize, src + static_cast<int64_t>(i) * stride, kSize);
-}
-
-/// As GatherFixed for any element size.
-HWY_INLINE void GatherAny(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, int64_t stride, size_t n,
-                          size_t itemsize) {
-  for (size_t i = 0; i < n; ++i) std::memcpy(dst + i * itemsize, src + static_cast<int64_t>(i) * stride, itemsize);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Streaming, for outputs much larger than the caches: the vector-aligned body of a contiguous
 // piece goes out with non-temporal stores (hn::Stream), so the output is not first read into the
