@@ -42,6 +42,12 @@ inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
 inline constexpr int64_t kDirectStreamBytes = 4096;
 inline constexpr int64_t kStageBytes = 8192;
 
+/// Gathers whose source stride is at least kBlockedGatherStride bytes (magnitude), with elements
+/// of at most kBlockedGatherMaxItem bytes and at least one row loop, copy whole rows in blocks
+/// through a tile in L1 (a blocked transpose; kernels/dispatch.cpp). Only these gathers stream.
+inline constexpr int64_t kBlockedGatherStride = 64;
+inline constexpr int64_t kBlockedGatherMaxItem = 16;
+
 /// Every executor path a plan can take: [kernel variant][ordinary, streamed (staged), streamed
 /// directly] ("kernel.variant[.nt[.direct]]"; null where a combination cannot occur), plus "none".
 /// See Plan::kernel_path.
@@ -57,12 +63,12 @@ inline constexpr const char* kKernelPaths[kPathVariants][3] = {
     {"fill.8", "fill.8.nt", nullptr},
     {"fill.16", "fill.16.nt", nullptr},
     {"fill.any", "fill.any.nt", nullptr},
-    {"gather.1", nullptr, nullptr},
-    {"gather.2", nullptr, nullptr},
-    {"gather.4", nullptr, nullptr},
-    {"gather.8", nullptr, nullptr},
-    {"gather.16", nullptr, nullptr},
-    {"gather.any", nullptr, nullptr},
+    {"gather.1", "gather.1.nt", nullptr},
+    {"gather.2", "gather.2.nt", nullptr},
+    {"gather.4", "gather.4.nt", nullptr},
+    {"gather.8", "gather.8.nt", nullptr},
+    {"gather.16", "gather.16.nt", nullptr},
+    {"gather.any", "gather.any.nt", nullptr},
 };
 inline constexpr const char* kNonePath = "none";
 

@@ -201,9 +201,11 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
   // Streaming stores, and the executor path: the kernel and the variant kernels/dispatch.cpp takes.
   p.stream = options.nontemporal == NonTemporal::always ||
              (options.nontemporal == NonTemporal::automatic && static_cast<int64_t>(p.nbytes) >= kStreamMinBytes);
-  // Huge elements are not worth staging; gather rows are bound by their strided reads, and the
-  // blocked gather wants whole rows, which staged blocks would cut.
-  if (isz > kStageBytes / 4 || p.kernel == Kernel::gather) p.stream = false;
+  // Huge elements are not worth staging. Gathers stream only through the blocked path's tile
+  // (see kBlockedGatherStride); rows gathered one by one are bound by their strided reads.
+  const bool blocked_gather = p.kernel == Kernel::gather && nm - used > 0 && isz <= kBlockedGatherMaxItem &&
+                              (p.inner_stride >= kBlockedGatherStride || p.inner_stride <= -kBlockedGatherStride);
+  if (isz > kStageBytes / 4 || (p.kernel == Kernel::gather && !blocked_gather)) p.stream = false;
   p.stream_direct = p.stream && ((p.kernel == Kernel::copy && p.row_elems * isz >= kDirectStreamBytes) ||
                                  (p.kernel == Kernel::pattern && p.run_bytes >= kDirectStreamBytes));
   // Variant: row of kKernelPaths (its element-size variants are in the order 1, 2, 4, 8, 16, any).

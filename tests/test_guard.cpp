@@ -13,6 +13,7 @@
 #include <tessera/tessera.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <map>
@@ -55,8 +56,12 @@ struct Case {
 Case streamed(Case c, bool direct = false) {
   c.family += direct ? " [streamed directly]" : " [streamed]";
   c.nontemporal = tessera::NonTemporal::always;
-  // Gather rows never stream (their strided reads bound them): the path stays the same.
-  if (c.path != "none" && c.path.rfind("gather", 0) != 0) c.path += direct ? ".nt.direct" : ".nt";
+  // Only blocked gathers stream (a source stride of a cache line or more, elements of at most 16
+  // bytes, a row loop); other gather rows are bound by their strided reads and keep their path.
+  const bool gather = c.path.rfind("gather", 0) == 0;
+  const bool blocked = gather && c.shape.size() >= 2 && c.itemsize <= 16 && !c.strides.empty() &&
+                       std::abs(c.strides.back()) >= 64;
+  if (c.path != "none" && (!gather || blocked)) c.path += direct ? ".nt.direct" : ".nt";
   return c;
 }
 
@@ -169,6 +174,13 @@ std::vector<Case> large_cases() {
       streamed({"large long pattern, 4 KiB + 5 run", {4101}, {}, 1, {2, 70}, "pattern.long"}, true),
       streamed({"large shuffled pattern, rows of a 12-byte run x 40", {1700, 3}, {}, 4, {1, 40}, "pattern.shuffle"}),
       streamed({"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any"}),
+      streamed({"large gather, reversed", {320003}, {-2}, 2, {1}, "gather.2"}),
+      // Streamed blocked gathers, every element-size variant, with replicated rows.
+      streamed({"large blocked gather, transposed 1-byte", {301, 397}, {1, 301}, 1, {2, 1}, "gather.1"}),
+      streamed({"large blocked gather, reversed columns", {300, 437}, {2, -600}, 2, {1, 1}, "gather.2"}),
+      streamed({"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4"}),
+      streamed({"large blocked gather, transposed 8-byte", {97, 211}, {8, 97 * 8}, 8, {3, 1}, "gather.8"}),
+      streamed({"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16"}),
   };
 }
 

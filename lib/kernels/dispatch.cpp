@@ -55,6 +55,7 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
 /// Copies one element of kSize bytes (kSize == 0: `size` bytes, any size).
 template <size_t kSize>
 struct GatherElem {
+  static constexpr size_t kFixed = kSize;
   size_t size = kSize;
   HWY_INLINE void operator()(uint8_t* d, const uint8_t* s) const {
     if constexpr (kSize != 0) {
@@ -65,13 +66,79 @@ struct GatherElem {
   }
 };
 
-/// Gather rows: element j of a row is at src_row + j * inner_stride. When that stride spans a
-/// cache line or more (a transposed view, say), groups of up to kGroup consecutive whole rows are
-/// copied together in blocks of kColumns columns, so that a source line read for one row serves
-/// its neighbours too (a blocked transpose); otherwise, and for partial rows, row by row.
+/// Rows of a blocked gather tile: row u's columns [c0, c0 + nc) go to tile + u * pitch bytes.
+/// Where four (4-byte elements) or two (8-byte) consecutive distinct rows are consecutive source
+/// elements (`packed[u / L]`: a transposed view), a block of L rows x L columns is loaded as L
+/// vectors down the columns and transposed in registers; everything else is copied element by
+/// element, column by column (each source line read is used up by the rows sharing it).
 template <class Elem>
-void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, Elem elem) {
-  constexpr int64_t kGroup = 128, kColumns = 16;
+HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64_t D, int64_t c0, int64_t nc,
+                           int64_t st, int64_t isz, int64_t pitch, int64_t ahead, Elem elem,
+                           uint8_t* HWY_RESTRICT tile) {
+  (void)packed;
+  (void)ahead;  // unused where no vector transpose applies
+  int64_t c = 0;
+#if HWY_TARGET != HWY_SCALAR
+  constexpr size_t kSize = Elem::kFixed;
+  if constexpr (kSize == 4 || kSize == 8) {
+    constexpr int64_t L = 16 / kSize;
+    using T = hwy::UnsignedFromSize<kSize>;
+    const hn::FixedTag<T, L> d;
+    const hn::FixedTag<uint64_t, 2> d64;
+    for (; c + L <= nc; c += L) {
+      const int64_t off = (c0 + c) * st;
+      if (ahead != 0) {  // the same columns of the next block: one line per 64 bytes of rows
+        for (int64_t j = 0; j < L; ++j)
+          for (int64_t u = 0; u < D; u += 64 / kSize) __builtin_prefetch(uniq[u] + off + ahead + j * st, 0, 2);
+      }
+      for (int64_t u = 0; u < D; u += L) {
+        uint8_t* t = tile + u * pitch + c * isz;
+        if (u + L <= D && packed[u / L]) {
+          const uint8_t* s = uniq[u] + off;
+          if constexpr (kSize == 4) {
+            const auto a = hn::LoadU(d, reinterpret_cast<const T*>(s));
+            const auto b = hn::LoadU(d, reinterpret_cast<const T*>(s + st));
+            const auto e = hn::LoadU(d, reinterpret_cast<const T*>(s + 2 * st));
+            const auto f = hn::LoadU(d, reinterpret_cast<const T*>(s + 3 * st));
+            const auto ab_lo = hn::BitCast(d64, hn::InterleaveLower(d, a, b));  // a0 b0 a1 b1
+            const auto ef_lo = hn::BitCast(d64, hn::InterleaveLower(d, e, f));
+            const auto ab_hi = hn::BitCast(d64, hn::InterleaveUpper(d, a, b));  // a2 b2 a3 b3
+            const auto ef_hi = hn::BitCast(d64, hn::InterleaveUpper(d, e, f));
+            hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, ab_lo, ef_lo)), d, reinterpret_cast<T*>(t));
+            hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, ab_lo, ef_lo)), d, reinterpret_cast<T*>(t + pitch));
+            hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, ab_hi, ef_hi)), d, reinterpret_cast<T*>(t + 2 * pitch));
+            hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, ab_hi, ef_hi)), d, reinterpret_cast<T*>(t + 3 * pitch));
+          } else {
+            const auto a = hn::LoadU(d, reinterpret_cast<const T*>(s));
+            const auto b = hn::LoadU(d, reinterpret_cast<const T*>(s + st));
+            hn::StoreU(hn::InterleaveLower(d, a, b), d, reinterpret_cast<T*>(t));
+            hn::StoreU(hn::InterleaveUpper(d, a, b), d, reinterpret_cast<T*>(t + pitch));
+          }
+        } else {
+          const int64_t stop = u + L < D ? u + L : D;
+          for (int64_t j = 0; j < L; ++j)
+            for (int64_t v = u; v < stop; ++v) elem(tile + v * pitch + (c + j) * isz, uniq[v] + off + j * st);
+        }
+      }
+    }
+  }
+#endif
+  for (; c < nc; ++c) {
+    const int64_t off = (c0 + c) * st;
+    for (int64_t u = 0; u < D; ++u) elem(tile + u * pitch + c * isz, uniq[u] + off);
+  }
+}
+
+/// Gather rows: element j of a row is at src_row + j * inner_stride. When that stride spans a
+/// cache line or more (a transposed view, say), whole rows are copied in groups, column block by
+/// column block, through a tile in L1 (a blocked transpose): the source lines read for one row
+/// serve its neighbours, and every destination row gets a contiguous piece. Rows of a group with
+/// the same source row (replicas, from a zero-stride loop) are gathered once and written to each
+/// replica. With `stream` the tile's rows go out with non-temporal stores. Partial rows at the
+/// range's ends, short strides and large elements go row by row with ordinary stores.
+template <class Elem>
+void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, Elem elem,
+                   bool stream) {
   const int64_t st = p.inner_stride;
   const int64_t isz = static_cast<int64_t>(p.itemsize);
   const auto row_fn = [st, isz, elem](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
@@ -81,12 +148,22 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
   const int64_t row_elems = p.row_elems;
   // Whole rows [r0, r1) get the blocked copy; the partial rows at the range's ends go row by row.
   const int64_t r0 = (begin + row_elems - 1) / row_elems, r1 = end / row_elems;
-  if (p.nloops == 0 || (st < 0 ? -st : st) < 64 || r1 - r0 < 2 || isz > 16) {
+  if (p.nloops == 0 || (st < 0 ? -st : st) < kBlockedGatherStride || r1 - r0 < 2 || isz > kBlockedGatherMaxItem) {
     WalkRows(p, src, out, begin, end, row_fn);
     return;
   }
   WalkRows(p, src, out, begin, r0 * row_elems, row_fn);
   uint8_t* o = out + (r0 * row_elems - begin) * isz;
+
+  // A tile holds kMaxDistinct rows of kTileRowBytes: columns per block C.
+  constexpr int64_t kTileRowBytes = 256, kMaxDistinct = 128, kMaxGroup = 1024, kHash = 2048;
+  const int64_t C = kTileRowBytes / isz;
+  HWY_ALIGN uint8_t tile[kMaxDistinct * kTileRowBytes];
+  const uint8_t* uniq[kMaxDistinct];   // distinct source rows of the group
+  bool packed[kMaxDistinct];           // see GatherTile
+  uint16_t which[kMaxGroup];           // group row -> its distinct row
+  uint16_t slot[kHash];                // open addressing: distinct row + 1, 0 = empty
+
   int64_t idx[kMaxLoops];  // odometer of row r
   int64_t off = 0, rem = r0;
   for (int k = p.nloops - 1; k >= 0; --k) {
@@ -94,12 +171,20 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
     rem /= p.loops[k].extent;
     off += idx[k] * p.loops[k].src_stride;
   }
-  const uint8_t* rows[kGroup];
-  HWY_ALIGN uint8_t tile[kGroup * kColumns * 16];
   for (int64_t r = r0; r < r1;) {
-    const int64_t g = r1 - r < kGroup ? r1 - r : kGroup;
-    for (int64_t k = 0; k < g; ++k) {
-      rows[k] = src + off;
+    // The group: consecutive rows while their distinct source rows fit the tile.
+    std::memset(slot, 0, sizeof(slot));
+    int64_t g = 0, D = 0;
+    while (r + g < r1 && g < kMaxGroup) {
+      const uint8_t* row = src + off;
+      uint64_t h = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(row)) * 0x9E3779B97F4A7C15ull) >> 53;
+      while (slot[h] != 0 && uniq[slot[h] - 1] != row) h = (h + 1) % kHash;
+      if (slot[h] == 0) {
+        if (D == kMaxDistinct) break;
+        uniq[D] = row;
+        slot[h] = static_cast<uint16_t>(++D);
+      }
+      which[g++] = static_cast<uint16_t>(slot[h] - 1);
       for (int l = p.nloops - 1; l >= 0; --l) {  // next row
         off += p.loops[l].src_stride;
         if (++idx[l] < p.loops[l].extent) break;
@@ -107,17 +192,28 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
         idx[l] = 0;
       }
     }
-    for (int64_t c0 = 0; c0 < row_elems; c0 += kColumns) {
-      const int64_t nc = c0 + kColumns < row_elems ? kColumns : row_elems - c0;
-      // Gather a g x nc tile into L1 (each source line is used up by the inner loop), then write
-      // its rows out contiguously: the destination rows may be a power of two apart, and
-      // element-wise stores down a column would fight over the same cache sets.
-      for (int64_t c = 0; c < nc; ++c) {
-        const int64_t src_c = (c0 + c) * st;
-        for (int64_t k = 0; k < g; ++k) elem(tile + (k * kColumns + c) * isz, rows[k] + src_c);
+    for (int64_t u = 0; u < D; ++u) {
+      const int64_t L = isz == 4 ? 4 : 2;
+      if (u % L == 0) {
+        bool ok = u + L <= D && (isz == 4 || isz == 8);
+        for (int64_t v = 1; ok && v < L; ++v) ok = uniq[u + v] == uniq[u] + v * isz;
+        packed[u / L] = ok;
       }
-      for (int64_t k = 0; k < g; ++k)
-        CopyBytes(o + (k * row_elems + c0) * isz, tile + k * kColumns * isz, static_cast<size_t>(nc * isz));
+    }
+    for (int64_t c0 = 0; c0 < row_elems; c0 += C) {
+      const int64_t nc = c0 + C < row_elems ? C : row_elems - c0;
+      // Prefetch the next block's source lines while this one is copied (if it is whole).
+      const int64_t ahead = c0 + 2 * C <= row_elems ? C * st : 0;
+      GatherTile(uniq, packed, D, c0, nc, st, isz, kTileRowBytes, ahead, elem, tile);
+      // Write the tile's rows out contiguously: the destination rows may be a power of two apart,
+      // and element-wise stores down a column would fight over the same cache sets.
+      uint8_t* d = o + c0 * isz;
+      const size_t bytes = static_cast<size_t>(nc * isz);
+      if (stream) {
+        for (int64_t k = 0; k < g; ++k) CopyStream(d + k * row_elems * isz, tile + which[k] * kTileRowBytes, bytes);
+      } else {
+        for (int64_t k = 0; k < g; ++k) CopyBytes(d + k * row_elems * isz, tile + which[k] * kTileRowBytes, bytes);
+      }
     }
     o += g * row_elems * isz;
     r += g;
@@ -125,10 +221,11 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
   WalkRows(p, src, o, r1 * row_elems, end, row_fn);
 }
 
-/// Writes elements [begin, end) to `out` (where element `begin` goes) with ordinary stores.
-/// `table` is the index table of a pattern plan whose run is at most 16 bytes, else null.
+/// Writes elements [begin, end) to `out` (where element `begin` goes) with ordinary stores
+/// (gathers: with streaming stores where they go through the tile if `stream`). `table` is the
+/// index table of a pattern plan whose run is at most 16 bytes, else null.
 void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
-                 const ShortPatternTable* table) {
+                 const ShortPatternTable* table, bool stream = false) {
   const size_t isz = p.itemsize;
   switch (p.kernel) {
     case Kernel::copy:
@@ -168,12 +265,12 @@ void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t be
       }
     case Kernel::gather:
       switch (isz) {
-        case 1: ExecuteGather(p, src, out, begin, end, GatherElem<1>()); return;
-        case 2: ExecuteGather(p, src, out, begin, end, GatherElem<2>()); return;
-        case 4: ExecuteGather(p, src, out, begin, end, GatherElem<4>()); return;
-        case 8: ExecuteGather(p, src, out, begin, end, GatherElem<8>()); return;
-        case 16: ExecuteGather(p, src, out, begin, end, GatherElem<16>()); return;
-        default: ExecuteGather(p, src, out, begin, end, GatherElem<0>{isz}); return;
+        case 1: ExecuteGather(p, src, out, begin, end, GatherElem<1>(), stream); return;
+        case 2: ExecuteGather(p, src, out, begin, end, GatherElem<2>(), stream); return;
+        case 4: ExecuteGather(p, src, out, begin, end, GatherElem<4>(), stream); return;
+        case 8: ExecuteGather(p, src, out, begin, end, GatherElem<8>(), stream); return;
+        case 16: ExecuteGather(p, src, out, begin, end, GatherElem<16>(), stream); return;
+        default: ExecuteGather(p, src, out, begin, end, GatherElem<0>{isz}, stream); return;
       }
     case Kernel::none:
       return;
@@ -219,7 +316,9 @@ void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t b
     ExecuteRows(p, src, out, begin, end, t);
     return;
   }
-  if (p.stream_direct) {
+  if (p.kernel == Kernel::gather) {
+    ExecuteRows(p, src, out, begin, end, t, /*stream=*/true);
+  } else if (p.stream_direct) {
     ExecuteDirectStream(p, src, out, begin, end);
   } else {
     ExecuteStagedStream(p, src, out, begin, end, t);
