@@ -38,9 +38,11 @@ inline constexpr int64_t kShuffleMinBytes = 4096;
 inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
 
 /// Streaming plans whose contiguous source pieces (copy rows, pattern runs) are at least this
-/// long stream them directly ("….nt.direct"); others stage blocks of kStageBytes in L1 ("….nt").
+/// long stream them directly ("….nt.direct"), and so do fills of 1-16 byte elements whose rows are
+/// whole cache lines (kLineBytes); others stage blocks of kStageBytes in L1 ("….nt").
 inline constexpr int64_t kDirectStreamBytes = 4096;
 inline constexpr int64_t kStageBytes = 8192;
+inline constexpr int64_t kLineBytes = 64;
 
 /// Gathers whose source stride is at least kBlockedGatherStride bytes (magnitude), with elements
 /// of at most kBlockedGatherMaxItem bytes and at least one row loop, copy whole rows in blocks
@@ -57,11 +59,11 @@ inline constexpr const char* kKernelPaths[kPathVariants][3] = {
     {"pattern.shuffle", "pattern.shuffle.nt", nullptr},
     {"pattern.short", "pattern.short.nt", nullptr},
     {"pattern.long", "pattern.long.nt", "pattern.long.nt.direct"},
-    {"fill.1", "fill.1.nt", nullptr},
-    {"fill.2", "fill.2.nt", nullptr},
-    {"fill.4", "fill.4.nt", nullptr},
-    {"fill.8", "fill.8.nt", nullptr},
-    {"fill.16", "fill.16.nt", nullptr},
+    {"fill.1", "fill.1.nt", "fill.1.nt.direct"},
+    {"fill.2", "fill.2.nt", "fill.2.nt.direct"},
+    {"fill.4", "fill.4.nt", "fill.4.nt.direct"},
+    {"fill.8", "fill.8.nt", "fill.8.nt.direct"},
+    {"fill.16", "fill.16.nt", "fill.16.nt.direct"},
     {"fill.any", "fill.any.nt", nullptr},
     {"gather.1", "gather.1.nt", nullptr},
     {"gather.2", "gather.2.nt", nullptr},

@@ -206,8 +206,10 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
   const bool blocked_gather = p.kernel == Kernel::gather && nm - used > 0 && isz <= kBlockedGatherMaxItem &&
                               (p.inner_stride >= kBlockedGatherStride || p.inner_stride <= -kBlockedGatherStride);
   if (isz > kStageBytes / 4 || (p.kernel == Kernel::gather && !blocked_gather)) p.stream = false;
+  const bool fill_lines = p.kernel == Kernel::fill && (isz == 1 || isz == 2 || isz == 4 || isz == 8 || isz == 16) &&
+                          p.row_elems * isz % kLineBytes == 0;
   p.stream_direct = p.stream && ((p.kernel == Kernel::copy && p.row_elems * isz >= kDirectStreamBytes) ||
-                                 (p.kernel == Kernel::pattern && p.run_bytes >= kDirectStreamBytes));
+                                 (p.kernel == Kernel::pattern && p.run_bytes >= kDirectStreamBytes) || fill_lines);
   // Variant: row of kKernelPaths (its element-size variants are in the order 1, 2, 4, 8, 16, any).
   const int size_variant = isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : isz == 16 ? 4 : 5;
   int variant = 0;

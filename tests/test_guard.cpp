@@ -61,7 +61,10 @@ Case streamed(Case c, bool direct = false) {
   const bool gather = c.path.rfind("gather", 0) == 0;
   const bool blocked = gather && c.shape.size() >= 2 && c.itemsize <= 16 && !c.strides.empty() &&
                        std::abs(c.strides.back()) >= 64;
-  if (c.path != "none" && (!gather || blocked)) c.path += direct ? ".nt.direct" : ".nt";
+  // Fills of 1-16 byte elements whose rows are whole cache lines stream directly from a register.
+  const bool fill_lines = c.path.rfind("fill.", 0) == 0 && c.path != "fill.any" &&
+                          ref::tile_shape(c.shape, c.reps).back() * static_cast<int64_t>(c.itemsize) % 64 == 0;
+  if (c.path != "none" && (!gather || blocked)) c.path += direct || fill_lines ? ".nt.direct" : ".nt";
   return c;
 }
 

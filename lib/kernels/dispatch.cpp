@@ -22,34 +22,63 @@ namespace tessera::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 /// Walks output elements [begin, end), calling row(src_row, first_elem, n_elems, out) for each
-/// (partial) row; `out` is where element `begin` goes.
+/// (partial) row; `out` is where element `begin` goes. Whole rows are visited by a tight loop over
+/// the innermost row loop with first_elem 0 and n_elems row_elems (constants the inlined row
+/// function folds: no division per row); the odometer carries into the outer loops only when the
+/// innermost one wraps.
 template <class RowFn>
 HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
                          const RowFn& row) {
   const int64_t isz = static_cast<int64_t>(p.itemsize);
   const int64_t row_elems = p.row_elems;
+  const int64_t row_bytes = row_elems * isz;
+  const int nl = p.nloops;
   int64_t idx[kMaxLoops];
   int64_t src_off = 0;
   int64_t r = begin / row_elems;
-  for (int k = p.nloops - 1; k >= 0; --k) {
+  for (int k = nl - 1; k >= 0; --k) {
     idx[k] = r % p.loops[k].extent;
     r /= p.loops[k].extent;
     src_off += idx[k] * p.loops[k].src_stride;
   }
-  int64_t off = begin % row_elems;
-  for (int64_t pos = begin; pos < end;) {
+  // Moves the odometer on by `k` rows of the innermost loop (k <= what is left of its extent).
+  const auto advance = [&](int64_t k) {
+    if (nl == 0) return;
+    src_off += k * p.loops[nl - 1].src_stride;
+    idx[nl - 1] += k;
+    for (int l = nl - 1; l >= 0 && idx[l] == p.loops[l].extent; --l) {
+      src_off -= p.loops[l].src_stride * p.loops[l].extent;
+      idx[l] = 0;
+      if (l > 0) {
+        src_off += p.loops[l - 1].src_stride;
+        ++idx[l - 1];
+      }
+    }
+  };
+  int64_t pos = begin;
+  const int64_t off = begin % row_elems;
+  if (off != 0) {  // the range starts inside a row
     const int64_t n = row_elems - off < end - pos ? row_elems - off : end - pos;
     row(src + src_off, static_cast<size_t>(off), static_cast<size_t>(n), out);
     out += n * isz;
     pos += n;
-    off = 0;
-    for (int k = p.nloops - 1; k >= 0; --k) {  // next row
-      src_off += p.loops[k].src_stride;
-      if (++idx[k] < p.loops[k].extent) break;
-      src_off -= p.loops[k].src_stride * p.loops[k].extent;
-      idx[k] = 0;
-    }
+    if (pos < end) advance(1);
   }
+  const size_t whole = static_cast<size_t>(row_elems);
+  while (end - pos >= row_elems) {
+    int64_t k = (end - pos) / row_elems;
+    if (nl > 0 && p.loops[nl - 1].extent - idx[nl - 1] < k) k = p.loops[nl - 1].extent - idx[nl - 1];
+    const int64_t step = nl > 0 ? p.loops[nl - 1].src_stride : 0;
+    const uint8_t* s = src + src_off;
+    for (int64_t j = 0; j < k; ++j) {
+      row(s, size_t{0}, whole, out);
+      s += step;
+      out += row_bytes;
+    }
+    pos += k * row_elems;
+    if (pos < end || k > 0) advance(k);
+  }
+  if (pos < end) row(src + src_off, size_t{0}, static_cast<size_t>(end - pos), out);  // ends inside a row
 }
 
 /// Copies one element of kSize bytes (kSize == 0: `size` bytes, any size).
@@ -277,13 +306,21 @@ void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t be
   }
 }
 
-/// Streaming straight from long source pieces (plans with stream_direct: copy rows or pattern
-/// runs of at least kDirectStreamBytes).
+/// Streaming straight to the output (plans with stream_direct): copy rows or pattern runs of at
+/// least kDirectStreamBytes from the source, fills of whole cache lines from a register.
 void ExecuteDirectStream(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   const size_t isz = p.itemsize;
   if (p.kernel == Kernel::copy) {
     WalkRows(p, src, out, begin, end,
              [isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyStream(d, s + off * isz, n * isz); });
+  } else if (p.kernel == Kernel::fill) {
+    switch (isz) {
+      case 1: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<uint8_t>(d, s, n); }); return;
+      case 2: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<uint16_t>(d, s, n); }); return;
+      case 4: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<uint32_t>(d, s, n); }); return;
+      case 8: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<uint64_t>(d, s, n); }); return;
+      default: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<hwy::uint128_t>(d, s, n); }); return;
+    }
   } else {
     const size_t run = static_cast<size_t>(p.run_bytes);
     WalkRows(p, src, out, begin, end, [isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {

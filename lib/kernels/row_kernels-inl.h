@@ -172,15 +172,16 @@ HWY_INLINE void FillShortPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const
   const hn::ScalableTag<uint8_t> d;
   const size_t N = hn::Lanes(d);
   HWY_ALIGN uint8_t block[16] = {};
-  std::memcpy(block, run, run_bytes);  // never read past the run itself
+  CopySmall(block, run, run_bytes);  // never read past the run itself
   const auto v = hn::LoadDup128(d, block);
-  size_t i = 0, j = 0;
+  size_t i = 0, j = 0;  // j = i % lcm
   for (; i + N <= nbytes; i += N) {
     hn::StoreU(hn::TableLookupBytes(v, hn::LoadU(d, table.bytes + j)), d, dst + i);
     j = j + N == table.lcm ? 0 : j + N;
   }
-  if (i < nbytes) {  // one more vector ending at nbytes
-    const size_t start = (nbytes - N) % table.lcm;
+  if (i < nbytes) {  // one more vector ending at nbytes: it starts back <= N - 1 bytes from i
+    const size_t back = N - (nbytes - i);
+    const size_t start = j >= back ? j - back : j + table.lcm - back;
     hn::StoreU(hn::TableLookupBytes(v, hn::LoadU(d, table.bytes + start)), d, dst + nbytes - N);
   }
 #endif
@@ -235,6 +236,35 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
   }
   CopyBytes(dst + i, src + i, n - i);
 #endif
+}
+
+/// FillElement (T = uint8..uint64, or hwy::uint128_t for 16-byte elements) with streaming stores
+/// when `dst` is cache-line aligned and the n elements are whole cache lines; otherwise ordinary.
+template <typename T>
+HWY_INLINE void FillElementStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
+#if HWY_TARGET != HWY_SCALAR
+  const size_t nbytes = n * sizeof(T);
+  if (reinterpret_cast<uintptr_t>(dst) % kLineBytes == 0 && nbytes % kLineBytes == 0) {
+    const hn::CappedTag<uint8_t, kLineBytes> d;  // at most one line: divides every line
+    const size_t N = hn::Lanes(d);
+    hn::Vec<decltype(d)> v;
+    if constexpr (sizeof(T) == 16) {
+      v = hn::LoadDup128(d, elem);
+    } else {
+      const hn::Repartition<T, decltype(d)> dt;
+      T value;
+      std::memcpy(&value, elem, sizeof(T));
+      v = hn::BitCast(d, hn::Set(dt, value));
+    }
+    for (size_t i = 0; i < nbytes; i += N) hn::Stream(v, d, dst + i);
+    return;
+  }
+#endif
+  if constexpr (sizeof(T) == 16) {
+    Fill16(dst, elem, n);
+  } else {
+    FillElement<T>(dst, elem, n);
+  }
 }
 
 /// FillPattern for long runs (at least one vector), each run a streamed copy from the source run.
