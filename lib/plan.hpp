@@ -41,7 +41,7 @@ inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
 /// long stream them directly ("….nt.direct"), and so do fills of 1-16 byte elements whose rows are
 /// whole cache lines (kLineBytes); others stage blocks of kStageBytes in L1 ("….nt").
 inline constexpr int64_t kDirectStreamBytes = 4096;
-inline constexpr int64_t kStageBytes = 8192;
+inline constexpr int64_t kStageBytes = 4096;
 inline constexpr int64_t kLineBytes = 64;
 
 /// Gathers whose source stride is at least kBlockedGatherStride bytes (magnitude), with elements

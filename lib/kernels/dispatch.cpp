@@ -250,23 +250,23 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
   WalkRows(p, src, o, r1 * row_elems, end, row_fn);
 }
 
-/// Writes elements [begin, end) to `out` (where element `begin` goes) with ordinary stores
-/// (gathers: with streaming stores where they go through the tile if `stream`). `table` is the
-/// index table of a pattern plan whose run is at most 16 bytes, else null.
-void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
-                 const ShortPatternTable* table, bool stream = false) {
+/// Calls body(row) with the ordinary-store row function of a copy, pattern or fill plan:
+/// row(src_row, first_elem, n_elems, out) writes elements [first_elem, first_elem + n_elems) of the
+/// row whose source is src_row to out. `table` is the index table of a pattern plan whose run is at
+/// most 16 bytes, else null.
+template <class Body>
+HWY_INLINE void WithRowFn(const PlanData& p, const ShortPatternTable* table, const Body& body) {
   const size_t isz = p.itemsize;
   switch (p.kernel) {
     case Kernel::copy:
-      WalkRows(p, src, out, begin, end,
-               [isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyBytes(d, s + off * isz, n * isz); });
+      body([isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyBytes(d, s + off * isz, n * isz); });
       return;
     case Kernel::pattern: {
       const size_t run = static_cast<size_t>(p.run_bytes);
       if (table != nullptr) {
         const size_t N = hn::Lanes(hn::ScalableTag<uint8_t>());
-        WalkRows(p, src, out, begin, end, [isz, run, N, table](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
-          const size_t phase = off * isz % run;
+        body([isz, run, N, table](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          const size_t phase = off == 0 ? 0 : off * isz % run;
           if (phase == 0 && n * isz >= N) {
             FillShortPattern(d, n * isz, s, run, *table);
           } else {
@@ -275,35 +275,44 @@ void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t be
         });
         return;
       }
-      WalkRows(p, src, out, begin, end, [isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
-        FillPattern(d, n * isz, s, run, off * isz % run);
+      body([isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+        FillPattern(d, n * isz, s, run, off == 0 ? 0 : off * isz % run);
       });
       return;
     }
     case Kernel::fill:
       switch (isz) {
-        case 1: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint8_t>(d, s, n); }); return;
-        case 2: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint16_t>(d, s, n); }); return;
-        case 4: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint32_t>(d, s, n); }); return;
-        case 8: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint64_t>(d, s, n); }); return;
-        case 16: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { Fill16(d, s, n); }); return;
+        case 1: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint8_t>(d, s, n); }); return;
+        case 2: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint16_t>(d, s, n); }); return;
+        case 4: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint32_t>(d, s, n); }); return;
+        case 8: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint64_t>(d, s, n); }); return;
+        case 16: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { Fill16(d, s, n); }); return;
         default:
-          WalkRows(p, src, out, begin, end,
-                   [isz](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillPattern(d, n * isz, s, isz, 0); });
+          body([isz](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillPattern(d, n * isz, s, isz, 0); });
           return;
       }
-    case Kernel::gather:
-      switch (isz) {
-        case 1: ExecuteGather(p, src, out, begin, end, GatherElem<1>(), stream); return;
-        case 2: ExecuteGather(p, src, out, begin, end, GatherElem<2>(), stream); return;
-        case 4: ExecuteGather(p, src, out, begin, end, GatherElem<4>(), stream); return;
-        case 8: ExecuteGather(p, src, out, begin, end, GatherElem<8>(), stream); return;
-        case 16: ExecuteGather(p, src, out, begin, end, GatherElem<16>(), stream); return;
-        default: ExecuteGather(p, src, out, begin, end, GatherElem<0>{isz}, stream); return;
-      }
+    case Kernel::gather:  // see ExecuteGather
     case Kernel::none:
       return;
   }
+}
+
+/// Writes elements [begin, end) to `out` (where element `begin` goes) with ordinary stores
+/// (gathers: with streaming stores where they go through the tile if `stream`). `table`: see
+/// WithRowFn.
+void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
+                 const ShortPatternTable* table, bool stream = false) {
+  if (p.kernel == Kernel::gather) {
+    switch (p.itemsize) {
+      case 1: ExecuteGather(p, src, out, begin, end, GatherElem<1>(), stream); return;
+      case 2: ExecuteGather(p, src, out, begin, end, GatherElem<2>(), stream); return;
+      case 4: ExecuteGather(p, src, out, begin, end, GatherElem<4>(), stream); return;
+      case 8: ExecuteGather(p, src, out, begin, end, GatherElem<8>(), stream); return;
+      case 16: ExecuteGather(p, src, out, begin, end, GatherElem<16>(), stream); return;
+      default: ExecuteGather(p, src, out, begin, end, GatherElem<0>{p.itemsize}, stream); return;
+    }
+  }
+  WithRowFn(p, table, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });
 }
 
 /// Streaming straight to the output (plans with stream_direct): copy rows or pattern runs of at
@@ -329,18 +338,32 @@ void ExecuteDirectStream(const PlanData& p, const uint8_t* src, uint8_t* out, in
   }
 }
 
-/// Streaming through L1: blocks of up to kStageBytes are written to a stack buffer by the
-/// ordinary kernels, then streamed to the output.
+/// Streaming through L1: one walk over the rows writes them with the ordinary row functions into
+/// a stack buffer of kStageBytes (splitting rows at its end), which is streamed to the output
+/// each time it fills. Small blocks keep the memory busy while the next block is generated.
 void ExecuteStagedStream(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
                          const ShortPatternTable* table) {
   HWY_ALIGN uint8_t stage[kStageBytes];
-  const int64_t isz = static_cast<int64_t>(p.itemsize);
-  const int64_t block = kStageBytes / isz;
-  for (int64_t pos = begin; pos < end; pos += block) {
-    const int64_t stop = end - pos < block ? end : pos + block;
-    ExecuteRows(p, src, stage, pos, stop, table);
-    CopyStream(out + (pos - begin) * isz, stage, static_cast<size_t>((stop - pos) * isz));
-  }
+  const size_t isz = p.itemsize;
+  const size_t cap = kStageBytes / isz;  // elements per block
+  size_t fill = 0;                        // elements staged
+  WithRowFn(p, table, [&](const auto& row) {
+    WalkRows(p, src, out, begin, end, [&](const uint8_t* s, size_t off, size_t n, uint8_t*) {
+      while (n > 0) {
+        const size_t take = n < cap - fill ? n : cap - fill;
+        row(s, off, take, stage + fill * isz);
+        fill += take;
+        off += take;
+        n -= take;
+        if (fill == cap) {
+          CopyStream(out, stage, cap * isz);
+          out += cap * isz;
+          fill = 0;
+        }
+      }
+    });
+  });
+  CopyStream(out, stage, fill * isz);
 }
 
 void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end) {

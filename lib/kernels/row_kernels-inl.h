@@ -160,6 +160,33 @@ struct ShortPatternTable {
   }
 };
 
+#if HWY_TARGET != HWY_SCALAR
+/// The `run_bytes` <= 16 bytes at `run` in every 128-bit block of a vector (the bytes after them
+/// are unspecified). Reads only the run, with scalar loads: going through memory would stall on
+/// store-to-load forwarding once per row.
+template <class D>
+HWY_INLINE hn::Vec<D> LoadRunDup128(D d, const uint8_t* HWY_RESTRICT run, size_t run_bytes) {
+  uint64_t lo = 0, hi = 0;
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "byte k of a lane is bits 8k..8k+7");
+  if (run_bytes >= 8) {
+    std::memcpy(&lo, run, 8);
+    if (run_bytes > 8) {
+      std::memcpy(&hi, run + run_bytes - 8, 8);  // bytes [run_bytes - 8, run_bytes)
+      hi >>= 8 * (16 - run_bytes);                // now bytes [8, run_bytes)
+    }
+  } else if (run_bytes >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, run, 4);
+    std::memcpy(&b, run + run_bytes - 4, 4);  // bytes [run_bytes - 4, run_bytes)
+    lo = a | (uint64_t{b} << (8 * (run_bytes - 4)));
+  } else {
+    for (size_t i = 0; i < run_bytes; ++i) lo |= uint64_t{run[i]} << (8 * i);
+  }
+  const hn::Repartition<uint64_t, D> d64;
+  return hn::BitCast(d, hn::InterleaveLower(d64, hn::Set(d64, lo), hn::Set(d64, hi)));
+}
+#endif
+
 /// FillPattern for runs of at most 16 bytes, starting at phase 0 and at least one vector long:
 /// the run is broadcast to every 128-bit block and each stored vector is one byte shuffle of it
 /// (TableLookupBytes) — the repeating pattern stays in registers.
@@ -171,9 +198,7 @@ HWY_INLINE void FillShortPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const
 #else
   const hn::ScalableTag<uint8_t> d;
   const size_t N = hn::Lanes(d);
-  HWY_ALIGN uint8_t block[16] = {};
-  CopySmall(block, run, run_bytes);  // never read past the run itself
-  const auto v = hn::LoadDup128(d, block);
+  const auto v = LoadRunDup128(d, run, run_bytes);
   size_t i = 0, j = 0;  // j = i % lcm
   for (; i + N <= nbytes; i += N) {
     hn::StoreU(hn::TableLookupBytes(v, hn::LoadU(d, table.bytes + j)), d, dst + i);
