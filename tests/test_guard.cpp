@@ -178,6 +178,12 @@ std::vector<Case> large_cases() {
       streamed({"large shuffled pattern, rows of a 12-byte run x 40", {1700, 3}, {}, 4, {1, 40}, "pattern.shuffle"}),
       streamed({"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any"}),
       streamed({"large gather, reversed", {320003}, {-2}, 2, {1}, "gather.2"}),
+      // Staged streaming splits rows at the end of each stage block.
+      streamed({"large copy, rows of 3 KiB + 1 with gaps", {200, 3 * 1024 + 1}, {4000, 1}, 1, {1, 1}, "copy"}),
+      streamed({"large short pattern", {7}, {}, 4, {20011}, "pattern.short"}),
+      streamed({"large long pattern", {101}, {}, 3, {2111}, "pattern.long"}),
+      streamed({"large fill, rows", {7, 1}, {}, 12, {1, 7507}, "fill.any"}),
+      streamed({"large fill, rows of 100 bytes", {3001, 1}, {}, 4, {1, 25}, "fill.4"}),
       // Streamed blocked gathers, every element-size variant, with replicated rows.
       streamed({"large blocked gather, transposed 1-byte", {301, 397}, {1, 301}, 1, {2, 1}, "gather.1"}),
       streamed({"large blocked gather, reversed columns", {300, 437}, {2, -600}, 2, {1, 1}, "gather.2"}),
