@@ -5,7 +5,8 @@ Usage: bench/table.py RESULTS.json
 
 Per case and thread count: output size (MiB = 2^20 bytes), tile throughput (GB/s, 1 GB = 1e9
 bytes of output) and its percentage of the `stream` and `store` limits, the allocating call's
-throughput and its percentage of `fresh_thp`, the time per tile call and the plan's kernel path;
+throughput and its percentage of `fresh_thp`, the time per tile call (a prebuilt plan), the time
+per one-shot C call (tessera_tile, outputs up to 64 KiB) and the plan's kernel path;
 then the limits themselves. Every value is the median over the run's repetitions.
 """
 import json
@@ -128,9 +129,9 @@ def main():
             rows.append([case, size(output_bytes[case]), t, gbps(tile),
                          percent(tile, get("limit/stream", case, t)), percent(tile, get("limit/store", case, t)),
                          gbps(alloc), percent(alloc, get("limit/fresh_thp", case, t)),
-                         duration(get("tile", case, t, "ns")), label])
+                         duration(get("tile", case, t, "ns")), duration(get("tile_c", case, t, "ns")), label])
     print_table(["case", "output", "thr", "tile GB/s", "%stream", "%store", "alloc GB/s", "%fresh_thp",
-                 "tile time", "kernel path"], rows)
+                 "tile time", "C one-shot", "kernel path"], rows)
 
     print()
     print("limits, GB/s of output:")

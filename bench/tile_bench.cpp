@@ -1,6 +1,8 @@
 // tessera's benchmark. For each case of cases.json, at 1 thread and at all hardware threads:
 //   tile/<case>/threads:<T>          Plan::execute into a preallocated, already touched output
 //   tile_alloc/<case>/threads:<T>    the allocating tessera::tile (the Array is freed each time)
+//   tile_c/<case>/threads:<T>        the one-shot C call tessera_tile into the preallocated output
+//                                    (outputs of at most 64 KiB)
 //   limit/<kind>/<case>/threads:<T>  the same output byte count written the fastest plain ways:
 //     stream     non-temporal stores, plus one read of the input's bytes
 //     store      regular stores
@@ -21,6 +23,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
+#include <tessera/tessera.h>
 #include <tessera/tessera.hpp>
 #include <unistd.h>
 
@@ -288,6 +291,28 @@ void run_tile_alloc(benchmark::State& state, Bench& bench, std::size_t index, in
   report_bytes(state, p.c);
 }
 
+// The one-shot C call (tessera_tile: plan and execute in one call) into the preallocated output;
+// registered for outputs of at most kOneShotMaxBytes, where its fixed cost shows.
+constexpr std::size_t kOneShotMaxBytes = std::size_t{64} << 10;
+
+void run_tile_c(benchmark::State& state, Bench& bench, std::size_t index, int threads) {
+  Prepared& p = bench.prepare(index);
+  unsigned char* out = bench.output();
+  tbb::task_arena& arena = bench.arena(threads);
+  const Case& c = p.c;
+  const int ndim = static_cast<int>(c.shape.size()), nreps = static_cast<int>(c.reps.size());
+  tessera_status status = TESSERA_OK;
+  arena.execute([&] {
+    for (auto _ : state) {
+      status = tessera_tile(p.input.data(), ndim, c.shape.data(), c.strides.data(), c.itemsize, nreps, c.reps.data(),
+                            out, c.out_bytes);
+      benchmark::DoNotOptimize(status);
+    }
+  });
+  if (status != TESSERA_OK) state.SkipWithError(tessera_last_error());
+  report_bytes(state, c);
+}
+
 enum class Limit { stream, store, memcpy, fresh, fresh_thp };
 constexpr Limit kLimits[] = {Limit::stream, Limit::store, Limit::memcpy, Limit::fresh, Limit::fresh_thp};
 
@@ -387,6 +412,10 @@ void register_benchmarks(Bench& bench) {
       benchmark::RegisterBenchmark(("tile_alloc/" + suffix).c_str(), [=](benchmark::State& s) {
         run_tile_alloc(s, *b, i, t);
       })->UseRealTime();
+      if (bench.cases()[i].out_bytes <= kOneShotMaxBytes)
+        benchmark::RegisterBenchmark(("tile_c/" + suffix).c_str(), [=](benchmark::State& s) {
+          run_tile_c(s, *b, i, t);
+        })->UseRealTime();
       for (Limit kind : kLimits)
         benchmark::RegisterBenchmark(("limit/" + std::string(limit_name(kind)) + "/" + suffix).c_str(),
                                      [=](benchmark::State& s) { run_limit(s, *b, i, t, kind); })

@@ -15,7 +15,6 @@
 
 #include <hwy/cache_control.h>
 
-#include <optional>
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
@@ -35,11 +34,15 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
   const int nl = p.nloops;
   int64_t idx[kMaxLoops];
   int64_t src_off = 0;
-  int64_t r = begin / row_elems;
-  for (int k = nl - 1; k >= 0; --k) {
-    idx[k] = r % p.loops[k].extent;
-    r /= p.loops[k].extent;
-    src_off += idx[k] * p.loops[k].src_stride;
+  if (begin == 0) {  // the whole output, or the first chunk: no division
+    for (int k = 0; k < nl; ++k) idx[k] = 0;
+  } else {
+    int64_t r = begin / row_elems;
+    for (int k = nl - 1; k >= 0; --k) {
+      idx[k] = r % p.loops[k].extent;
+      r /= p.loops[k].extent;
+      src_off += idx[k] * p.loops[k].src_stride;
+    }
   }
   // Moves the odometer on by `k` rows of the innermost loop (k <= what is left of its extent).
   const auto advance = [&](int64_t k) {
@@ -56,7 +59,7 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
     }
   };
   int64_t pos = begin;
-  const int64_t off = begin % row_elems;
+  const int64_t off = begin == 0 ? 0 : begin % row_elems;
   if (off != 0) {  // the range starts inside a row
     const int64_t n = row_elems - off < end - pos ? row_elems - off : end - pos;
     row(src + src_off, static_cast<size_t>(off), static_cast<size_t>(n), out);
@@ -250,6 +253,9 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
   WalkRows(p, src, o, r1 * row_elems, end, row_fn);
 }
 
+// Row functions are called once per row: inlined into the row walk even where they are large.
+#define TESSERA_INLINE_LAMBDA __attribute__((always_inline))
+
 /// Calls body(row) with the ordinary-store row function of a copy, pattern or fill plan:
 /// row(src_row, first_elem, n_elems, out) writes elements [first_elem, first_elem + n_elems) of the
 /// row whose source is src_row to out. `table` is the index table of a pattern plan whose run is at
@@ -275,7 +281,7 @@ HWY_INLINE void WithRowFn(const PlanData& p, const ShortPatternTable* table, con
         });
         return;
       }
-      body([isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+      body([isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) TESSERA_INLINE_LAMBDA {
         FillPattern(d, n * isz, s, run, off == 0 ? 0 : off * isz % run);
       });
       return;
@@ -366,12 +372,9 @@ void ExecuteStagedStream(const PlanData& p, const uint8_t* src, uint8_t* out, in
   CopyStream(out, stage, fill * isz);
 }
 
-void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end) {
-  uint8_t* out = dst + begin * static_cast<int64_t>(p.itemsize);
-  std::optional<ShortPatternTable> table;
-  if (p.shuffle)
-    table.emplace(static_cast<size_t>(p.run_bytes));
-  const ShortPatternTable* t = table ? &*table : nullptr;
+/// The range with ordinary or streaming stores, as the plan says; `t`: see WithRowFn.
+void ExecuteStreamOrRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
+                         const ShortPatternTable* t) {
   if (!p.stream) {
     ExecuteRows(p, src, out, begin, end, t);
     return;
@@ -384,6 +387,21 @@ void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t b
     ExecuteStagedStream(p, src, out, begin, end, t);
   }
   hwy::FlushStream();  // order the streaming stores before the range is reported done
+}
+
+/// Writes output elements [begin, end) of the plan (execute_range).
+void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end) {
+  uint8_t* out = dst + begin * static_cast<int64_t>(p.itemsize);
+  if (!p.stream && !p.shuffle) {  // the common small case: nothing to set up
+    ExecuteRows(p, src, out, begin, end, nullptr);
+    return;
+  }
+  if (p.shuffle) {
+    const ShortPatternTable table(static_cast<size_t>(p.run_bytes));
+    ExecuteStreamOrRows(p, src, out, begin, end, &table);
+  } else {
+    ExecuteStreamOrRows(p, src, out, begin, end, nullptr);
+  }
 }
 
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }

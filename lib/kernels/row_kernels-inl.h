@@ -116,6 +116,14 @@ HWY_INLINE void FillElement(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
 HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
                             size_t run_bytes, size_t phase) {
   constexpr size_t kBlock = 4096;
+  if (phase == 0 && nbytes <= 4 * run_bytes && run_bytes <= 64) {
+    // A few short runs (a tiny output): copied from the source one by one; reading back what was
+    // just written would wait on store-to-load forwarding.
+    size_t done = 0;
+    for (; done + run_bytes <= nbytes; done += run_bytes) CopySmall(dst + done, run, run_bytes);
+    CopySmall(dst + done, run, nbytes - done);
+    return;
+  }
   size_t first = run_bytes - phase < nbytes ? run_bytes - phase : nbytes;
   CopyBytes(dst, run + phase, first);
   if (first == nbytes) return;
