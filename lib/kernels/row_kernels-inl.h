@@ -109,6 +109,17 @@ HWY_INLINE void FillElement(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
   StoreRepeated(d, hn::Set(d, value), dst, n * sizeof(T), elem, sizeof(T));
 }
 
+/// Writes `nbytes` bytes of the sequence value, value, ... (T's bytes at `value`), the last one
+/// cut short if nbytes is not a multiple of sizeof(T).
+template <typename T>
+HWY_INLINE void RepeatValue(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT value) {
+  T v;
+  std::memcpy(&v, value, sizeof(T));
+  size_t done = 0;
+  for (; done + sizeof(T) <= nbytes; done += sizeof(T)) std::memcpy(dst + done, &v, sizeof(T));
+  for (; done < nbytes; ++done) dst[done] = value[done % sizeof(T)];
+}
+
 /// Writes `nbytes` bytes of the periodic sequence run[phase], run[phase + 1], ... (wrapping at
 /// run_bytes) to `dst`. The first period is copied from the source run; after that, short runs are
 /// replicated from the output already written (cache-hot) in blocks of up to kBlock bytes, long
@@ -116,9 +127,14 @@ HWY_INLINE void FillElement(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
 HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
                             size_t run_bytes, size_t phase) {
   constexpr size_t kBlock = 4096;
-  if (phase == 0 && nbytes <= 4 * run_bytes && run_bytes <= 64) {
-    // A few short runs (a tiny output): copied from the source one by one; reading back what was
-    // just written would wait on store-to-load forwarding.
+  if (phase == 0 && nbytes <= 8 * run_bytes && run_bytes <= 64) {
+    // A few short runs (a tiny output): copied from the source (or a register) one by one;
+    // reading back what was just written would wait on store-to-load forwarding.
+    switch (run_bytes) {
+      case 4: RepeatValue<uint32_t>(dst, nbytes, run); return;
+      case 8: RepeatValue<uint64_t>(dst, nbytes, run); return;
+      default: break;
+    }
     size_t done = 0;
     for (; done + run_bytes <= nbytes; done += run_bytes) CopySmall(dst + done, run, run_bytes);
     CopySmall(dst + done, run, nbytes - done);

@@ -1,0 +1,65 @@
+// Instruction counts of tessera's executor per case, for valgrind's callgrind (bench/instructions
+// runs it). Builds the case's plan with max_threads 1, executes it once outside the measurement
+// (first touch, lazy initialisation), then executes it --calls times with callgrind's collection
+// switched on around those calls only. Prints the case, the output bytes and the calls; callgrind
+// writes the instruction count. Outside valgrind the client requests do nothing.
+//
+// Usage: tile_count --case=NAME [--calls=N] [--cases=FILE]
+
+#include <tessera/tessera.hpp>
+#include <valgrind/callgrind.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_config.h"  // TESSERA_BENCH_CASES
+#include "cases.h"
+
+int main(int argc, char** argv) {
+  std::string name, file = TESSERA_BENCH_CASES;
+  long calls = 10;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--case=", 0) == 0) {
+      name = a.substr(7);
+    } else if (a.rfind("--calls=", 0) == 0) {
+      calls = std::strtol(a.c_str() + 8, nullptr, 10);
+    } else if (a.rfind("--cases=", 0) == 0) {
+      file = a.substr(8);
+    } else {
+      std::fprintf(stderr, "usage: tile_count --case=NAME [--calls=N] [--cases=FILE]\n");
+      return 2;
+    }
+  }
+  if (calls < 1) {
+    std::fprintf(stderr, "tile_count: --calls must be at least 1\n");
+    return 2;
+  }
+  try {
+    for (const tessera::bench::Case& c : tessera::bench::load_cases(file)) {
+      if (c.name != name) continue;
+      std::vector<unsigned char> input(c.input_bytes);
+      for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<unsigned char>(i * 131 + 7);
+      std::vector<unsigned char> out(c.out_bytes);
+      tessera::Options options;
+      options.max_threads = 1;  // one thread: the count does not depend on scheduling
+      const tessera::Plan plan(tessera::Dims(c.shape), tessera::Dims(c.strides), c.itemsize, tessera::Dims(c.reps),
+                               options);
+      plan.execute(input.data(), out.data(), out.size());
+      CALLGRIND_TOGGLE_COLLECT;
+      for (long k = 0; k < calls; ++k) plan.execute(input.data(), out.data(), out.size());
+      CALLGRIND_TOGGLE_COLLECT;
+      std::printf("case %s output_bytes %zu calls %ld path %s target %s\n", c.name.c_str(), c.out_bytes, calls,
+                  plan.kernel_path(), tessera::active_target());
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tile_count: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "tile_count: no case named '%s' in %s\n", name.c_str(), file.c_str());
+  return 1;
+}
