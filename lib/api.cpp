@@ -143,7 +143,12 @@ Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t 
 
 Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
            const Options& options) {
-  const Plan plan(shape, strides, itemsize, reps, options);
+  // A freshly allocated output is written right after the kernel zeroed each page, while the
+  // page is still in the cache: ordinary stores hit it there, streaming stores would send it
+  // to memory a second time. So `automatic` means ordinary stores here.
+  Options fresh = options;
+  if (fresh.nontemporal == NonTemporal::automatic) fresh.nontemporal = NonTemporal::never;
+  const Plan plan(shape, strides, itemsize, reps, fresh);
   if (src == nullptr && plan.input_size() > 0)
     throw InvalidArgument("tessera: src is null but the input has " + std::to_string(plan.input_size()) +
                           " elements");
