@@ -172,6 +172,10 @@ std::vector<Case> large_cases() {
       {"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4"},
       {"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16"},
       {"large blocked gather, reversed columns", {300, 437}, {2, -600}, 2, {1, 1}, "gather.2"},
+      // Serial (under 512 KiB): the outer replicas are written from one gathered tile.
+      {"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}, "gather.4"},
+      {"blocked gather, 8-byte, reversed, outer replicas", {33, 29}, {-8, 33 * 8}, 8, {2, 1, 3}, "gather.8"},
+      streamed({"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}, "gather.4"}),
       // Streamed straight from source pieces of at least 4 KiB (copy rows, pattern runs).
       streamed({"large copy, rows of 4 KiB + 3", {150, 4099}, {}, 1, {1, 1}, "copy"}, true),
       streamed({"large long pattern, 4 KiB + 5 run", {4101}, {}, 1, {2, 70}, "pattern.long"}, true),

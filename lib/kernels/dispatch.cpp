@@ -179,10 +179,23 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
   };
   const int64_t row_elems = p.row_elems;
   // Whole rows [r0, r1) get the blocked copy; the partial rows at the range's ends go row by row.
-  const int64_t r0 = (begin + row_elems - 1) / row_elems, r1 = end / row_elems;
+  const int64_t r0 = (begin + row_elems - 1) / row_elems;
+  int64_t r1 = end / row_elems;
   if (p.nloops == 0 || (st < 0 ? -st : st) < kBlockedGatherStride || r1 - r0 < 2 || isz > kBlockedGatherMaxItem) {
     WalkRows(p, src, out, begin, end, row_fn);
     return;
+  }
+  // An outermost loop that only repeats (source stride 0) makes whole replicas of the output:
+  // when the range is `copies` of them, the first is gathered and each of its tile rows is
+  // written to every copy, so the source is read once.
+  int64_t copies = 1, copy_bytes = 0;
+  if (p.nloops >= 2 && p.loops[0].src_stride == 0) {
+    const int64_t span = p.nrows / p.loops[0].extent * row_elems;  // elements per replica
+    if (begin % span == 0 && end % span == 0 && end - begin >= 2 * span) {
+      copies = (end - begin) / span;
+      copy_bytes = span * isz;
+      r1 = r0 + span / row_elems;
+    }
   }
   WalkRows(p, src, out, begin, r0 * row_elems, row_fn);
   uint8_t* o = out + (r0 * row_elems - begin) * isz;
@@ -241,16 +254,18 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
       // and element-wise stores down a column would fight over the same cache sets.
       uint8_t* d = o + c0 * isz;
       const size_t bytes = static_cast<size_t>(nc * isz);
-      if (stream) {
-        for (int64_t k = 0; k < g; ++k) CopyStream(d + k * row_elems * isz, tile + which[k] * kTileRowBytes, bytes);
-      } else {
-        for (int64_t k = 0; k < g; ++k) CopyBytes(d + k * row_elems * isz, tile + which[k] * kTileRowBytes, bytes);
+      for (int64_t e = 0; e < copies; ++e, d += copy_bytes) {
+        if (stream) {
+          for (int64_t k = 0; k < g; ++k) CopyStream(d + k * row_elems * isz, tile + which[k] * kTileRowBytes, bytes);
+        } else {
+          for (int64_t k = 0; k < g; ++k) CopyBytes(d + k * row_elems * isz, tile + which[k] * kTileRowBytes, bytes);
+        }
       }
     }
     o += g * row_elems * isz;
     r += g;
   }
-  WalkRows(p, src, o, r1 * row_elems, end, row_fn);
+  if (copies == 1) WalkRows(p, src, o, r1 * row_elems, end, row_fn);
 }
 
 // Row functions are called once per row: inlined into the row walk even where they are large.
