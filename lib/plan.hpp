@@ -184,7 +184,7 @@ void execute_region(const PlanData& plan, const unsigned char* src, const Dims& 
 /// kernels/region.cpp.
 void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);
 
-/// Allocates an output of nbytes > 0 (64-byte aligned; large ones 2 MiB aligned with transparent
+/// Allocates an output of nbytes > 0 (64-byte aligned; from 32 MiB 2 MiB aligned with transparent
 /// huge pages advised) that tessera_free releases. Throws std::bad_alloc.
 void* allocate_output(std::size_t nbytes);
 
