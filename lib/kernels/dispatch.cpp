@@ -32,6 +32,16 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
   const int64_t row_elems = p.row_elems;
   const int64_t row_bytes = row_elems * isz;
   const int nl = p.nloops;
+  const size_t whole = static_cast<size_t>(row_elems);
+  if (nl <= 2 && begin == 0 && end == p.out_size) {  // the whole output of a shallow plan (small outputs)
+    const int64_t e0 = nl == 2 ? p.loops[0].extent : 1, s0 = nl == 2 ? p.loops[0].src_stride : 0;
+    const int64_t e1 = nl >= 1 ? p.loops[nl - 1].extent : 1, s1 = nl >= 1 ? p.loops[nl - 1].src_stride : 0;
+    for (int64_t i = 0; i < e0; ++i) {
+      const uint8_t* s = src + i * s0;
+      for (int64_t j = 0; j < e1; ++j, s += s1, out += row_bytes) row(s, size_t{0}, whole, out);
+    }
+    return;
+  }
   int64_t idx[kMaxLoops];
   int64_t src_off = 0;
   if (begin == 0) {  // the whole output, or the first chunk: no division
@@ -67,7 +77,6 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
     pos += n;
     if (pos < end) advance(1);
   }
-  const size_t whole = static_cast<size_t>(row_elems);
   while (end - pos >= row_elems) {
     int64_t k = (end - pos) / row_elems;
     if (nl > 0 && p.loops[nl - 1].extent - idx[nl - 1] < k) k = p.loops[nl - 1].extent - idx[nl - 1];
