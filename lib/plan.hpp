@@ -34,8 +34,13 @@ inline constexpr int64_t kShuffleRunBytes = 16;
 /// this many bytes take it.
 inline constexpr int64_t kShuffleMinBytes = 4096;
 
-/// With NonTemporal::automatic, outputs of at least this many bytes use streaming stores.
+/// With NonTemporal::automatic, outputs of at least stream_min_bytes() use streaming stores: the
+/// environment variable TESSERA_STREAM_MIN_BYTES (a positive number of bytes) if set, else half
+/// the last-level cache that CPU 0 shares (Linux sysfs; outputs larger than that do not stay
+/// cached), clamped to [kStreamMinClamp[0], kStreamMinClamp[1]], else kStreamMinBytes. Read once.
 inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
+inline constexpr int64_t kStreamMinClamp[2] = {int64_t{4} << 20, int64_t{256} << 20};
+int64_t stream_min_bytes();
 
 /// Streaming plans whose contiguous source pieces (copy rows, pattern runs) are at least this
 /// long stream them directly ("….nt.direct"), and so do fills of 1-16 byte elements whose rows are

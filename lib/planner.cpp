@@ -14,10 +14,34 @@
 // 4. The innermost one or two entries become the row kernel; the rest are the row loops.
 #include "plan.hpp"
 
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 namespace tessera::detail {
 namespace {
+
+// Bytes of the highest-level data or unified cache CPU 0 has (Linux sysfs), 0 if unknown.
+int64_t last_level_cache_bytes() {
+  int64_t best = 0;
+  int best_level = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) break;
+    if (type == "Instruction" || level < best_level) continue;
+    char* end = nullptr;
+    const long long n = std::strtoll(size.c_str(), &end, 10);
+    const int64_t unit = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : *end == 'G' ? int64_t{1} << 30 : 1;
+    if (n > 0 && n < (int64_t{1} << 40) / unit) {
+      best = n * unit;
+      best_level = level;
+    }
+  }
+  return best;
+}
 
 struct Entry {
   int64_t extent;
@@ -49,6 +73,21 @@ void check_lengths(const Dims& shape, const Dims& reps) {
 }
 
 }  // namespace
+
+int64_t stream_min_bytes() {
+  static const int64_t bytes = [] {
+    if (const char* env = std::getenv("TESSERA_STREAM_MIN_BYTES")) {
+      char* end = nullptr;
+      const long long n = std::strtoll(env, &end, 10);
+      if (end != env && *end == '\0' && n > 0) return static_cast<int64_t>(n);
+    }
+    const int64_t llc = last_level_cache_bytes();
+    if (llc <= 0) return kStreamMinBytes;
+    const int64_t half = llc / 2;
+    return half < kStreamMinClamp[0] ? kStreamMinClamp[0] : half > kStreamMinClamp[1] ? kStreamMinClamp[1] : half;
+  }();
+  return bytes;
+}
 
 const char* kernel_name(Kernel k) noexcept {
   switch (k) {
@@ -200,7 +239,7 @@ PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize,
 
   // Streaming stores, and the executor path: the kernel and the variant kernels/dispatch.cpp takes.
   p.stream = options.nontemporal == NonTemporal::always ||
-             (options.nontemporal == NonTemporal::automatic && static_cast<int64_t>(p.nbytes) >= kStreamMinBytes);
+             (options.nontemporal == NonTemporal::automatic && static_cast<int64_t>(p.nbytes) >= stream_min_bytes());
   // Huge elements are not worth staging. Gathers stream only through the blocked path's tile
   // (see kBlockedGatherStride); rows gathered one by one are bound by their strided reads.
   const bool blocked_gather = p.kernel == Kernel::gather && nm - used > 0 && isz <= kBlockedGatherMaxItem &&

@@ -9,6 +9,7 @@
 #include <tessera/tessera.hpp>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -214,6 +215,35 @@ TEST_CASE("options: non-temporal stores always / never / automatic write identic
       if (m == 0 && plan.size() > 0 && !contains(path, "gather")) CHECK(contains(path, ".nt"));
     }
   }
+}
+
+TEST_CASE("options: the automatic streaming threshold (TESSERA_STREAM_MIN_BYTES, else half the last-level cache)") {
+  // A copy of n bytes: ".nt" in its path iff it streams. Plans only: nothing is allocated.
+  const auto streams = [](int64_t n) {
+    const tessera::Plan plan({n}, {}, 1, {1});
+    return contains(plan.kernel_path(), ".nt");
+  };
+  if (const char* env = std::getenv("TESSERA_STREAM_MIN_BYTES")) {
+    const int64_t n = std::atoll(env);
+    REQUIRE(n > 64);
+    CHECK(streams(n));
+    CHECK(streams(n + 1));
+    CHECK(!streams(n - 1));
+    CHECK(!streams(n - 64));
+  } else {
+    // Clamped to [4 MiB, 256 MiB] whatever the machine says.
+    CHECK(!streams((int64_t{4} << 20) - 1));
+    CHECK(streams(int64_t{256} << 20));
+    CHECK(streams(int64_t{1} << 40));
+  }
+  // The allocating call never streams under `automatic` (its pages were just zeroed, and cached):
+  // its bytes are the same as the planned call's.
+  std::vector<unsigned char> in(3 << 20);
+  test::fill_pattern(in.data(), in.size(), 77);
+  const tessera::Array a = tessera::tile(in.data(), {static_cast<int64_t>(in.size())}, {}, 1, {2});
+  REQUIRE(a.nbytes() == 2 * in.size());
+  CHECK(std::memcmp(a.data(), in.data(), in.size()) == 0);
+  CHECK(std::memcmp(static_cast<const unsigned char*>(a.data()) + in.size(), in.data(), in.size()) == 0);
 }
 
 TEST_CASE("options: max_threads caps give the same output; arenas of any size") {

@@ -80,7 +80,10 @@ typedef enum tessera_negative_reps {
  * the same either way.
  */
 typedef enum tessera_nontemporal {
-  TESSERA_NONTEMPORAL_AUTO = 0,   /* streaming stores for outputs of at least 16 MiB (the default);
+  TESSERA_NONTEMPORAL_AUTO = 0,   /* streaming stores for outputs of at least half the last-level
+                                     cache, clamped to 4-256 MiB (16 MiB where Linux sysfs does not
+                                     say; the environment variable TESSERA_STREAM_MIN_BYTES, read
+                                     once, overrides) (the default);
                                      the allocating calls write their new output with ordinary
                                      stores (its pages were just zeroed and are in the cache) */
   TESSERA_NONTEMPORAL_ALWAYS = 1, /* streaming stores whatever the size */

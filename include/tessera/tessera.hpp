@@ -184,7 +184,9 @@ TESSERA_API Dims tile_shape(const Dims& shape, const Dims& reps);
 /// Whether a plan writes its output with non-temporal (streaming) stores, which bypass the caches:
 /// a win when the output is much larger than the last-level cache and is not read again soon.
 enum class NonTemporal : int {
-  automatic = 0,  ///< streaming stores for outputs of at least 16 MiB (the default); the allocating
+  automatic = 0,  ///< streaming stores for outputs of at least half the last-level cache, clamped to
+                  ///< 4-256 MiB (16 MiB where Linux sysfs does not say; the environment variable
+                  ///< TESSERA_STREAM_MIN_BYTES, read once, overrides) (the default); the allocating
                   ///< tile writes its new output with ordinary stores (its pages were just zeroed
                   ///< and are in the cache)
   always = 1,     ///< streaming stores whatever the size
