@@ -19,7 +19,6 @@ void* allocate_output(std::size_t nbytes) {
   // Only from 32 MiB, glibc's largest mmap threshold: smaller blocks are recycled by malloc
   // (already touched, no fault at all), which huge-page mappings of their own would prevent.
   constexpr std::size_t kHuge = std::size_t{2} << 20;
-  constexpr std::size_t kHugeMinBytes = std::size_t{32} << 20;
   const std::size_t align = nbytes >= kHugeMinBytes ? kHuge : 64;
   const std::size_t padded = (nbytes + align - 1) / align * align;  // aligned_alloc wants a multiple
   if (padded < nbytes) throw std::bad_alloc();
@@ -146,12 +145,15 @@ Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t 
 
 Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
            const Options& options) {
-  // A freshly allocated output is written right after the kernel zeroed each page, while the
-  // page is still in the cache: ordinary stores hit it there, streaming stores would send it
-  // to memory a second time. So `automatic` means ordinary stores here.
-  Options fresh = options;
-  if (fresh.nontemporal == NonTemporal::automatic) fresh.nontemporal = NonTemporal::never;
-  const Plan plan(shape, strides, itemsize, reps, fresh);
+  Plan plan(shape, strides, itemsize, reps, options);
+  // An output of kHugeMinBytes or more is a fresh mapping, written right after the kernel zeroed
+  // each page, while the page is still in the cache: ordinary stores hit it there, streaming
+  // stores would send it to memory a second time. So `automatic` means ordinary stores there.
+  if (options.nontemporal == NonTemporal::automatic && plan.nbytes() >= detail::kHugeMinBytes) {
+    Options fresh = options;
+    fresh.nontemporal = NonTemporal::never;
+    plan = Plan(shape, strides, itemsize, reps, fresh);
+  }
   if (src == nullptr && plan.input_size() > 0)
     throw InvalidArgument("tessera: src is null but the input has " + std::to_string(plan.input_size()) +
                           " elements");

@@ -55,8 +55,10 @@ inline constexpr int64_t kLineBytes = 64;
 inline constexpr int64_t kBlockedGatherStride = 64;
 inline constexpr int64_t kBlockedGatherMaxItem = 16;
 
-/// Every executor path a plan can take: [kernel variant][ordinary, streamed (staged), streamed
-/// directly] ("kernel.variant[.nt[.direct]]"; null where a combination cannot occur), plus "none".
+/// Every executor path a plan can take: [kernel variant][ordinary, streamed (staged through L1;
+/// gathers: from their tile), streamed directly (from the source; fills: from a register, where
+/// the output is line-aligned, else staged)] ("kernel.variant[.nt[.direct]]"; null where a
+/// combination cannot occur), plus "none".
 /// See Plan::kernel_path.
 inline constexpr int kPathVariants = 16;
 inline constexpr const char* kKernelPaths[kPathVariants][3] = {
@@ -189,8 +191,10 @@ void execute_region(const PlanData& plan, const unsigned char* src, const Dims& 
 /// kernels/region.cpp.
 void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);
 
-/// Allocates an output of nbytes > 0 (64-byte aligned; from 32 MiB 2 MiB aligned with transparent
-/// huge pages advised) that tessera_free releases. Throws std::bad_alloc.
+/// Allocates an output of nbytes > 0 (64-byte aligned; from kHugeMinBytes 2 MiB aligned with
+/// transparent huge pages advised, a fresh mapping) that tessera_free releases. Throws
+/// std::bad_alloc.
+inline constexpr std::size_t kHugeMinBytes = std::size_t{32} << 20;
 void* allocate_output(std::size_t nbytes);
 
 /// Name of the Highway target execute_range dispatches to now.

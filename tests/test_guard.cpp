@@ -53,6 +53,8 @@ struct Case {
 };
 
 // The same case written with streaming stores (staged through L1 unless `direct`): path "….nt".
+// The path is predicted from the case's last input axis, which is the plan's innermost entry for
+// every case this file builds (a case whose innermost axes merge may need `direct` given).
 Case streamed(Case c, bool direct = false) {
   c.family += direct ? " [streamed directly]" : " [streamed]";
   c.nontemporal = tessera::NonTemporal::always;

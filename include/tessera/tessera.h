@@ -84,8 +84,8 @@ typedef enum tessera_nontemporal {
                                      cache, clamped to 4-256 MiB (16 MiB where Linux sysfs does not
                                      say; the environment variable TESSERA_STREAM_MIN_BYTES, read
                                      once, overrides) (the default);
-                                     the allocating calls write their new output with ordinary
-                                     stores (its pages were just zeroed and are in the cache) */
+                                     the allocating calls write new outputs of 32 MiB or more with
+                                     ordinary stores (fresh pages, just zeroed, still cached) */
   TESSERA_NONTEMPORAL_ALWAYS = 1, /* streaming stores whatever the size */
   TESSERA_NONTEMPORAL_NEVER = 2   /* ordinary stores whatever the size */
 } tessera_nontemporal;

@@ -187,8 +187,8 @@ enum class NonTemporal : int {
   automatic = 0,  ///< streaming stores for outputs of at least half the last-level cache, clamped to
                   ///< 4-256 MiB (16 MiB where Linux sysfs does not say; the environment variable
                   ///< TESSERA_STREAM_MIN_BYTES, read once, overrides) (the default); the allocating
-                  ///< tile writes its new output with ordinary stores (its pages were just zeroed
-                  ///< and are in the cache)
+                  ///< tile writes new outputs of 32 MiB or more with ordinary stores (fresh pages,
+                  ///< just zeroed, still cached)
   always = 1,     ///< streaming stores whatever the size
   never = 2,      ///< ordinary stores whatever the size
 };

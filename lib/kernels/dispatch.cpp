@@ -36,9 +36,8 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
   if (nl <= 2 && begin == 0 && end == p.out_size) {  // the whole output of a shallow plan (small outputs)
     const int64_t e0 = nl == 2 ? p.loops[0].extent : 1, s0 = nl == 2 ? p.loops[0].src_stride : 0;
     const int64_t e1 = nl >= 1 ? p.loops[nl - 1].extent : 1, s1 = nl >= 1 ? p.loops[nl - 1].src_stride : 0;
-    for (int64_t i = 0; i < e0; ++i) {
-      const uint8_t* s = src + i * s0;
-      for (int64_t j = 0; j < e1; ++j, s += s1, out += row_bytes) row(s, size_t{0}, whole, out);
+    for (int64_t i = 0; i < e0; ++i) {  // offsets, not pointers: none points past the source
+      for (int64_t j = 0, off = i * s0; j < e1; ++j, off += s1, out += row_bytes) row(src + off, size_t{0}, whole, out);
     }
     return;
   }
@@ -81,10 +80,8 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
     int64_t k = (end - pos) / row_elems;
     if (nl > 0 && p.loops[nl - 1].extent - idx[nl - 1] < k) k = p.loops[nl - 1].extent - idx[nl - 1];
     const int64_t step = nl > 0 ? p.loops[nl - 1].src_stride : 0;
-    const uint8_t* s = src + src_off;
-    for (int64_t j = 0; j < k; ++j) {
-      row(s, size_t{0}, whole, out);
-      s += step;
+    for (int64_t j = 0, off = src_off; j < k; ++j, off += step) {
+      row(src + off, size_t{0}, whole, out);
       out += row_bytes;
     }
     pos += k * row_elems;
@@ -126,6 +123,7 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64
     using T = hwy::UnsignedFromSize<kSize>;
     const hn::FixedTag<T, L> d;
     const hn::FixedTag<uint64_t, 2> d64;
+    const hn::FixedTag<uint8_t, 16> d8;
     for (; c + L <= nc; c += L) {
       const int64_t off = (c0 + c) * st;
       if (ahead != 0) {  // the same columns of the next block: one line per 64 bytes of rows
@@ -137,10 +135,10 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64
         if (u + L <= D && packed[u / L]) {
           const uint8_t* s = uniq[u] + off;
           if constexpr (kSize == 4) {
-            const auto a = hn::LoadU(d, reinterpret_cast<const T*>(s));
-            const auto b = hn::LoadU(d, reinterpret_cast<const T*>(s + st));
-            const auto e = hn::LoadU(d, reinterpret_cast<const T*>(s + 2 * st));
-            const auto f = hn::LoadU(d, reinterpret_cast<const T*>(s + 3 * st));
+            const auto a = hn::BitCast(d, hn::LoadU(d8, s));  // bytes: s need not be T-aligned
+            const auto b = hn::BitCast(d, hn::LoadU(d8, s + st));
+            const auto e = hn::BitCast(d, hn::LoadU(d8, s + 2 * st));
+            const auto f = hn::BitCast(d, hn::LoadU(d8, s + 3 * st));
             const auto ab_lo = hn::BitCast(d64, hn::InterleaveLower(d, a, b));  // a0 b0 a1 b1
             const auto ef_lo = hn::BitCast(d64, hn::InterleaveLower(d, e, f));
             const auto ab_hi = hn::BitCast(d64, hn::InterleaveUpper(d, a, b));  // a2 b2 a3 b3
@@ -150,8 +148,8 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64
             hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, ab_hi, ef_hi)), d, reinterpret_cast<T*>(t + 2 * pitch));
             hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, ab_hi, ef_hi)), d, reinterpret_cast<T*>(t + 3 * pitch));
           } else {
-            const auto a = hn::LoadU(d, reinterpret_cast<const T*>(s));
-            const auto b = hn::LoadU(d, reinterpret_cast<const T*>(s + st));
+            const auto a = hn::BitCast(d, hn::LoadU(d8, s));
+            const auto b = hn::BitCast(d, hn::LoadU(d8, s + st));
             hn::StoreU(hn::InterleaveLower(d, a, b), d, reinterpret_cast<T*>(t));
             hn::StoreU(hn::InterleaveUpper(d, a, b), d, reinterpret_cast<T*>(t + pitch));
           }
@@ -250,7 +248,9 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
       const int64_t L = isz == 4 ? 4 : 2;
       if (u % L == 0) {
         bool ok = u + L <= D && (isz == 4 || isz == 8);
-        for (int64_t v = 1; ok && v < L; ++v) ok = uniq[u + v] == uniq[u] + v * isz;
+        for (int64_t v = 1; ok && v < L; ++v)  // addresses compared as integers: no pointer past the source
+          ok = reinterpret_cast<uintptr_t>(uniq[u + v]) - reinterpret_cast<uintptr_t>(uniq[u]) ==
+               static_cast<uintptr_t>(v * isz);
         packed[u / L] = ok;
       }
     }
@@ -358,7 +358,8 @@ void ExecuteDirectStream(const PlanData& p, const uint8_t* src, uint8_t* out, in
       case 2: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<uint16_t>(d, s, n); }); return;
       case 4: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<uint32_t>(d, s, n); }); return;
       case 8: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<uint64_t>(d, s, n); }); return;
-      default: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<hwy::uint128_t>(d, s, n); }); return;
+      case 16: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<hwy::uint128_t>(d, s, n); }); return;
+      default: HWY_ASSERT(false);  // the planner streams fills directly for these sizes only
     }
   } else {
     const size_t run = static_cast<size_t>(p.run_bytes);
@@ -405,7 +406,9 @@ void ExecuteStreamOrRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
   }
   if (p.kernel == Kernel::gather) {
     ExecuteRows(p, src, out, begin, end, t, /*stream=*/true);
-  } else if (p.stream_direct) {
+  } else if (p.stream_direct && (p.kernel != Kernel::fill || reinterpret_cast<uintptr_t>(out) % kLineBytes == 0)) {
+    // (A fill streams whole lines directly only where its rows are line-aligned; a range starts
+    // on a multiple of 64 elements, so this tells for all its rows.)
     ExecuteDirectStream(p, src, out, begin, end);
   } else {
     ExecuteStagedStream(p, src, out, begin, end, t);

@@ -121,9 +121,10 @@ HWY_INLINE void RepeatValue(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint
 }
 
 /// Writes `nbytes` bytes of the periodic sequence run[phase], run[phase + 1], ... (wrapping at
-/// run_bytes) to `dst`. The first period is copied from the source run; after that, short runs are
-/// replicated from the output already written (cache-hot) in blocks of up to kBlock bytes, long
-/// runs are copied again from the source.
+/// run_bytes) to `dst`. A few runs of at most 64 bytes from phase 0 (tiny outputs) are copied one
+/// by one from the source (4- and 8-byte runs from a register). Otherwise the first period is
+/// copied from the source run; after that, short runs are replicated from the output already
+/// written (cache-hot) in blocks of up to kBlock bytes, long runs are copied again from the source.
 HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
                             size_t run_bytes, size_t phase) {
   constexpr size_t kBlock = 4096;
@@ -190,8 +191,12 @@ struct ShortPatternTable {
 /// store-to-load forwarding once per row.
 template <class D>
 HWY_INLINE hn::Vec<D> LoadRunDup128(D d, const uint8_t* HWY_RESTRICT run, size_t run_bytes) {
-  uint64_t lo = 0, hi = 0;
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "byte k of a lane is bits 8k..8k+7");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+  HWY_ALIGN uint8_t block[16] = {};  // big-endian: through memory (the shifts below assume LE)
+  CopySmall(block, run, run_bytes);
+  return hn::LoadDup128(d, block);
+#else
+  uint64_t lo = 0, hi = 0;  // little-endian: byte k of a lane is bits 8k..8k+7
   if (run_bytes >= 8) {
     std::memcpy(&lo, run, 8);
     if (run_bytes > 8) {
@@ -208,6 +213,7 @@ HWY_INLINE hn::Vec<D> LoadRunDup128(D d, const uint8_t* HWY_RESTRICT run, size_t
   }
   const hn::Repartition<uint64_t, D> d64;
   return hn::BitCast(d, hn::InterleaveLower(d64, hn::Set(d64, lo), hn::Set(d64, hi)));
+#endif
 }
 #endif
 
@@ -249,10 +255,12 @@ HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT el
 // ---------------------------------------------------------------------------------------------
 // Streaming, for outputs much larger than the caches: the vector-aligned body of a contiguous
 // piece goes out with non-temporal stores (hn::Stream), so the output is not first read into the
-// cache; the unaligned head and tail use ordinary stores. Pieces are either long source runs
-// (direct) or a block staged in L1 by the ordinary kernels, so that ordinary and non-temporal
-// stores rarely share a cache line. The executor calls hwy::FlushStream() at the end of every
-// range. SCALAR has no such stores: it uses the ordinary copy.
+// cache; the unaligned head and tail use ordinary stores. Pieces are long source runs (direct),
+// whole cache lines of a fill (direct, from a register), 4 KiB blocks staged in L1 by the ordinary
+// kernels, or the rows of a blocked gather's tile; ordinary and non-temporal stores share a cache
+// line only at the ends of pieces that are not line-aligned. The executor calls
+// hwy::FlushStream() at the end of every range. SCALAR has no such stores: it uses the ordinary
+// copy.
 
 /// Bytes from `dst` up to the next multiple of `v`.
 HWY_INLINE size_t HeadBytes(const uint8_t* dst, size_t v) {
