@@ -62,6 +62,20 @@ HWY_INLINE void CopyBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT
     return;
   }
   size_t i = 0;
+  if ((n & (4 * N - 1)) == 0) {  // whole groups of four vectors (N is a power of two): no tail
+    do {
+      const auto v0 = hn::LoadU(d, src + i);
+      const auto v1 = hn::LoadU(d, src + i + N);
+      const auto v2 = hn::LoadU(d, src + i + 2 * N);
+      const auto v3 = hn::LoadU(d, src + i + 3 * N);
+      hn::StoreU(v0, d, dst + i);
+      hn::StoreU(v1, d, dst + i + N);
+      hn::StoreU(v2, d, dst + i + 2 * N);
+      hn::StoreU(v3, d, dst + i + 3 * N);
+      i += 4 * N;
+    } while (i < n);
+    return;
+  }
   for (; i + 4 * N <= n; i += 4 * N) {
     const auto v0 = hn::LoadU(d, src + i);
     const auto v1 = hn::LoadU(d, src + i + N);
@@ -147,7 +161,7 @@ HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint
   if (run_bytes >= static_cast<size_t>(kLongRunBytes)) {
     size_t done = first;
     for (; done + run_bytes <= nbytes; done += run_bytes) CopyBytes(dst + done, run, run_bytes);
-    CopyBytes(dst + done, run, nbytes - done);
+    if (done < nbytes) CopyBytes(dst + done, run, nbytes - done);
     return;
   }
   // Complete one period in dst (it starts at `phase`), then double it up to a block.
