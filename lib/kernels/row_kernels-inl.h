@@ -53,6 +53,19 @@ HWY_INLINE void CopySmall(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT
 #endif
 }
 
+/// Copies the four vectors of bytes at src[0, 4N) to dst.
+template <class D>
+HWY_INLINE void Copy4Vectors(D d, size_t N, uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src) {
+  const auto v0 = hn::LoadU(d, src);
+  const auto v1 = hn::LoadU(d, src + N);
+  const auto v2 = hn::LoadU(d, src + 2 * N);
+  const auto v3 = hn::LoadU(d, src + 3 * N);
+  hn::StoreU(v0, d, dst);
+  hn::StoreU(v1, d, dst + N);
+  hn::StoreU(v2, d, dst + 2 * N);
+  hn::StoreU(v3, d, dst + 3 * N);
+}
+
 /// Copies `n` bytes from `src` to `dst`; the ranges must not overlap.
 HWY_INLINE void CopyBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
   const hn::ScalableTag<uint8_t> d;
@@ -64,28 +77,12 @@ HWY_INLINE void CopyBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT
   size_t i = 0;
   if ((n & (4 * N - 1)) == 0) {  // whole groups of four vectors (N is a power of two): no tail
     do {
-      const auto v0 = hn::LoadU(d, src + i);
-      const auto v1 = hn::LoadU(d, src + i + N);
-      const auto v2 = hn::LoadU(d, src + i + 2 * N);
-      const auto v3 = hn::LoadU(d, src + i + 3 * N);
-      hn::StoreU(v0, d, dst + i);
-      hn::StoreU(v1, d, dst + i + N);
-      hn::StoreU(v2, d, dst + i + 2 * N);
-      hn::StoreU(v3, d, dst + i + 3 * N);
+      Copy4Vectors(d, N, dst + i, src + i);
       i += 4 * N;
     } while (i < n);
     return;
   }
-  for (; i + 4 * N <= n; i += 4 * N) {
-    const auto v0 = hn::LoadU(d, src + i);
-    const auto v1 = hn::LoadU(d, src + i + N);
-    const auto v2 = hn::LoadU(d, src + i + 2 * N);
-    const auto v3 = hn::LoadU(d, src + i + 3 * N);
-    hn::StoreU(v0, d, dst + i);
-    hn::StoreU(v1, d, dst + i + N);
-    hn::StoreU(v2, d, dst + i + 2 * N);
-    hn::StoreU(v3, d, dst + i + 3 * N);
-  }
+  for (; i + 4 * N <= n; i += 4 * N) Copy4Vectors(d, N, dst + i, src + i);
   for (; i + N <= n; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
   // Tail: one more full vector ending at n (re-writes a few bytes with the same values).
   if (i < n) hn::StoreU(hn::LoadU(d, src + n - N), d, dst + n - N);
