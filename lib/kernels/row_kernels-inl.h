@@ -241,6 +241,20 @@ HWY_INLINE void FillShortPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const
   const size_t N = hn::Lanes(d);
   const auto v = LoadRunDup128(d, run, run_bytes);
   size_t i = 0, j = 0;  // j = i % lcm
+  const size_t P = table.lcm / N;  // vectors per period of the pattern
+  if (P <= 4 && nbytes >= table.lcm) {
+    // The period fits four registers (e.g. a 12-byte run: three vectors): store them in turn.
+    const auto p0 = hn::TableLookupBytes(v, hn::LoadU(d, table.bytes));
+    const auto p1 = P > 1 ? hn::TableLookupBytes(v, hn::LoadU(d, table.bytes + N)) : p0;
+    const auto p2 = P > 2 ? hn::TableLookupBytes(v, hn::LoadU(d, table.bytes + 2 * N)) : p0;
+    const auto p3 = P > 3 ? hn::TableLookupBytes(v, hn::LoadU(d, table.bytes + 3 * N)) : p0;
+    for (; i + table.lcm <= nbytes; i += table.lcm) {
+      hn::StoreU(p0, d, dst + i);
+      if (P > 1) hn::StoreU(p1, d, dst + i + N);
+      if (P > 2) hn::StoreU(p2, d, dst + i + 2 * N);
+      if (P > 3) hn::StoreU(p3, d, dst + i + 3 * N);
+    }
+  }
   for (; i + N <= nbytes; i += N) {
     hn::StoreU(hn::TableLookupBytes(v, hn::LoadU(d, table.bytes + j)), d, dst + i);
     j = j + N == table.lcm ? 0 : j + N;
