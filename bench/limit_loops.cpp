@@ -16,36 +16,34 @@ namespace tessera::bench {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-void StreamFill(uint8_t* HWY_RESTRICT dst, size_t bytes, uint8_t value) {
+// Fills `bytes` of dst with `value`, a vector at a time: non-temporal stores if kStream (then
+// flushed), else ordinary aligned stores; the tail shorter than a vector by memset.
+template <bool kStream>
+void Fill(uint8_t* HWY_RESTRICT dst, size_t bytes, uint8_t value) {
   const hn::ScalableTag<uint8_t> d;
   const size_t N = hn::Lanes(d);
   const auto v = hn::Set(d, value);
+  const auto put = [&](uint8_t* p) HWY_ATTR {
+    if constexpr (kStream) {
+      hn::Stream(v, d, p);
+    } else {
+      hn::Store(v, d, p);
+    }
+  };
   size_t i = 0;
   for (; i + 4 * N <= bytes; i += 4 * N) {
-    hn::Stream(v, d, dst + i);
-    hn::Stream(v, d, dst + i + N);
-    hn::Stream(v, d, dst + i + 2 * N);
-    hn::Stream(v, d, dst + i + 3 * N);
+    put(dst + i);
+    put(dst + i + N);
+    put(dst + i + 2 * N);
+    put(dst + i + 3 * N);
   }
-  for (; i + N <= bytes; i += N) hn::Stream(v, d, dst + i);
-  std::memset(dst + i, value, bytes - i);  // the tail, shorter than a vector
-  hwy::FlushStream();
+  for (; i + N <= bytes; i += N) put(dst + i);
+  std::memset(dst + i, value, bytes - i);
+  if constexpr (kStream) hwy::FlushStream();
 }
 
-void StoreFill(uint8_t* HWY_RESTRICT dst, size_t bytes, uint8_t value) {
-  const hn::ScalableTag<uint8_t> d;
-  const size_t N = hn::Lanes(d);
-  const auto v = hn::Set(d, value);
-  size_t i = 0;
-  for (; i + 4 * N <= bytes; i += 4 * N) {
-    hn::Store(v, d, dst + i);
-    hn::Store(v, d, dst + i + N);
-    hn::Store(v, d, dst + i + 2 * N);
-    hn::Store(v, d, dst + i + 3 * N);
-  }
-  for (; i + N <= bytes; i += N) hn::Store(v, d, dst + i);
-  std::memset(dst + i, value, bytes - i);
-}
+void StreamFill(uint8_t* HWY_RESTRICT dst, size_t bytes, uint8_t value) { Fill<true>(dst, bytes, value); }
+void StoreFill(uint8_t* HWY_RESTRICT dst, size_t bytes, uint8_t value) { Fill<false>(dst, bytes, value); }
 
 uint64_t SumBytes(const uint8_t* HWY_RESTRICT src, size_t bytes) {
   const hn::ScalableTag<uint8_t> d;

@@ -20,6 +20,39 @@ HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+/// The row loops' odometer: each loop's index and the source byte offset of the current row,
+/// moved on without division.
+struct RowOdometer {
+  int64_t idx[kMaxLoops];
+  int64_t src_off = 0;
+
+  /// At row `row` (divisions only if row > 0).
+  HWY_INLINE RowOdometer(const PlanData& p, int64_t row) {
+    for (int k = p.nloops - 1; k >= 0; --k) {
+      idx[k] = row == 0 ? 0 : row % p.loops[k].extent;
+      if (row != 0) row /= p.loops[k].extent;
+      src_off += idx[k] * p.loops[k].src_stride;
+    }
+  }
+
+  /// Moves on by `k` rows of the innermost loop (k <= what is left of its extent), carrying into
+  /// the outer loops when it wraps.
+  HWY_INLINE void Advance(const PlanData& p, int64_t k) {
+    const int nl = p.nloops;
+    if (nl == 0) return;
+    src_off += k * p.loops[nl - 1].src_stride;
+    idx[nl - 1] += k;
+    for (int l = nl - 1; l >= 0 && idx[l] == p.loops[l].extent; --l) {
+      src_off -= p.loops[l].src_stride * p.loops[l].extent;
+      idx[l] = 0;
+      if (l > 0) {
+        src_off += p.loops[l - 1].src_stride;
+        ++idx[l - 1];
+      }
+    }
+  }
+};
+
 /// Walks output elements [begin, end), calling row(src_row, first_elem, n_elems, out) for each
 /// (partial) row; `out` is where element `begin` goes. Whole rows are visited by a tight loop over
 /// the innermost row loop with first_elem 0 and n_elems row_elems (constants the inlined row
@@ -41,53 +74,28 @@ HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, in
     }
     return;
   }
-  int64_t idx[kMaxLoops];
-  int64_t src_off = 0;
-  if (begin == 0) {  // the whole output, or the first chunk: no division
-    for (int k = 0; k < nl; ++k) idx[k] = 0;
-  } else {
-    int64_t r = begin / row_elems;
-    for (int k = nl - 1; k >= 0; --k) {
-      idx[k] = r % p.loops[k].extent;
-      r /= p.loops[k].extent;
-      src_off += idx[k] * p.loops[k].src_stride;
-    }
-  }
-  // Moves the odometer on by `k` rows of the innermost loop (k <= what is left of its extent).
-  const auto advance = [&](int64_t k) {
-    if (nl == 0) return;
-    src_off += k * p.loops[nl - 1].src_stride;
-    idx[nl - 1] += k;
-    for (int l = nl - 1; l >= 0 && idx[l] == p.loops[l].extent; --l) {
-      src_off -= p.loops[l].src_stride * p.loops[l].extent;
-      idx[l] = 0;
-      if (l > 0) {
-        src_off += p.loops[l - 1].src_stride;
-        ++idx[l - 1];
-      }
-    }
-  };
+  RowOdometer at(p, begin == 0 ? 0 : begin / row_elems);
   int64_t pos = begin;
   const int64_t off = begin == 0 ? 0 : begin % row_elems;
   if (off != 0) {  // the range starts inside a row
     const int64_t n = row_elems - off < end - pos ? row_elems - off : end - pos;
-    row(src + src_off, static_cast<size_t>(off), static_cast<size_t>(n), out);
+    row(src + at.src_off, static_cast<size_t>(off), static_cast<size_t>(n), out);
     out += n * isz;
     pos += n;
-    if (pos < end) advance(1);
+    if (pos < end) at.Advance(p, 1);
   }
   while (end - pos >= row_elems) {
     int64_t k = (end - pos) / row_elems;
-    if (nl > 0 && p.loops[nl - 1].extent - idx[nl - 1] < k) k = p.loops[nl - 1].extent - idx[nl - 1];
+    if (nl > 0 && p.loops[nl - 1].extent - at.idx[nl - 1] < k) k = p.loops[nl - 1].extent - at.idx[nl - 1];
     const int64_t step = nl > 0 ? p.loops[nl - 1].src_stride : 0;
-    for (int64_t j = 0, off = src_off; j < k; ++j, off += step) {
-      row(src + off, size_t{0}, whole, out);
+    for (int64_t j = 0, o = at.src_off; j < k; ++j, o += step) {
+      row(src + o, size_t{0}, whole, out);
       out += row_bytes;
     }
     pos += k * row_elems;
-    if (pos < end || k > 0) advance(k);
+    at.Advance(p, k);
   }
-  if (pos < end) row(src + src_off, size_t{0}, static_cast<size_t>(end - pos), out);  // ends inside a row
+  if (pos < end) row(src + at.src_off, size_t{0}, static_cast<size_t>(end - pos), out);  // ends inside a row
 }
 
 /// Copies one element of kSize bytes (kSize == 0: `size` bytes, any size).
@@ -216,19 +224,13 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
   uint16_t which[kMaxGroup];           // group row -> its distinct row
   uint16_t slot[kHash];                // open addressing: distinct row + 1, 0 = empty
 
-  int64_t idx[kMaxLoops];  // odometer of row r
-  int64_t off = 0, rem = r0;
-  for (int k = p.nloops - 1; k >= 0; --k) {
-    idx[k] = rem % p.loops[k].extent;
-    rem /= p.loops[k].extent;
-    off += idx[k] * p.loops[k].src_stride;
-  }
+  RowOdometer at(p, r0);
   for (int64_t r = r0; r < r1;) {
     // The group: consecutive rows while their distinct source rows fit the tile.
     std::memset(slot, 0, sizeof(slot));
     int64_t g = 0, D = 0;
     while (r + g < r1 && g < kMaxGroup) {
-      const uint8_t* row = src + off;
+      const uint8_t* row = src + at.src_off;
       uint64_t h = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(row)) * 0x9E3779B97F4A7C15ull) >> 53;
       while (slot[h] != 0 && uniq[slot[h] - 1] != row) h = (h + 1) % kHash;
       if (slot[h] == 0) {
@@ -237,17 +239,12 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
         slot[h] = static_cast<uint16_t>(++D);
       }
       which[g++] = static_cast<uint16_t>(slot[h] - 1);
-      for (int l = p.nloops - 1; l >= 0; --l) {  // next row
-        off += p.loops[l].src_stride;
-        if (++idx[l] < p.loops[l].extent) break;
-        off -= p.loops[l].src_stride * p.loops[l].extent;
-        idx[l] = 0;
-      }
+      at.Advance(p, 1);
     }
-    for (int64_t u = 0; u < D; ++u) {
-      const int64_t L = isz == 4 ? 4 : 2;
-      if (u % L == 0) {
-        bool ok = u + L <= D && (isz == 4 || isz == 8);
+    if (isz == 4 || isz == 8) {  // the register transposes' blocks of L = 16 / isz rows
+      const int64_t L = 16 / isz;
+      for (int64_t u = 0; u + L <= D; u += L) {
+        bool ok = true;
         for (int64_t v = 1; ok && v < L; ++v)  // addresses compared as integers: no pointer past the source
           ok = reinterpret_cast<uintptr_t>(uniq[u + v]) - reinterpret_cast<uintptr_t>(uniq[u]) ==
                static_cast<uintptr_t>(v * isz);
