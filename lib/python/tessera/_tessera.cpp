@@ -1,0 +1,580 @@
+// tessera._tessera — the CPython extension behind `import tessera` (lib/python/tessera/__init__.py,
+// which holds the documented front end). numpy arrays are read through numpy's C API (shape, byte
+// strides, dtype as they are: no copy of the input, whatever its layout or byte order); torch
+// tensors arrive as DLPack capsules. Every argument is checked, and the output allocated, before
+// tessera writes a byte; the GIL is released while it copies.
+//
+// Errors: tessera::Error (a bad value, an output too big) -> ValueError; a bad type -> TypeError;
+// an allocation failure -> MemoryError. Messages name the bad value.
+#define PY_SSIZE_T_CLEAN
+#include <pybind11/pybind11.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL tessera_PyArray_API
+#include <numpy/arrayobject.h>
+
+#include <dlpack/dlpack.h>
+#include <tessera/tessera.hpp>
+
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+namespace py = pybind11;
+
+namespace {
+
+// Outputs of at least this many bytes are copied with the GIL released (smaller ones take less
+// time than handing the GIL over; numpy's own copies draw the same line at 500 elements).
+constexpr std::size_t kReleaseGilBytes = std::size_t{16} << 10;
+// New outputs of at least this many bytes come from tessera's allocating tile (tessera.hpp: 2 MiB
+// aligned, transparent huge pages advised, first touched by the executor's threads, written with
+// ordinary stores while the freshly zeroed pages are still cached); smaller ones from numpy's
+// allocator, whose recycled blocks are already mapped. The same line as the C++ API's.
+constexpr std::size_t kFreshMinBytes = std::size_t{32} << 20;
+
+[[noreturn]] void throw_python() { throw py::error_already_set(); }
+
+std::string repr(PyObject* o) {
+  PyObject* r = PyObject_Repr(o);
+  if (r == nullptr) {
+    PyErr_Clear();
+    return "<unprintable>";
+  }
+  const char* s = PyUnicode_AsUTF8(r);
+  std::string out = s ? s : "<unprintable>";
+  Py_DECREF(r);
+  if (out.size() > 80) out = out.substr(0, 77) + "...";
+  return out;
+}
+
+std::string type_name(PyObject* o) { return Py_TYPE(o)->tp_name; }
+
+std::string shape_str(const tessera::Dims& d) {
+  std::string s = "(";
+  for (int i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + (d.size() == 1 ? ",)" : ")");
+}
+
+// One integer of a list the user gave (reps, a shape, strides, start, extent): anything with
+// __index__ (int, numpy integers, bool); TypeError naming it otherwise. A value beyond int64 is
+// `too_big` (ValueError naming it) when positive, INT64_MIN when negative (negative values are
+// judged where they are used: an error naming the axis, or 0 under negative_reps="clamp_to_zero").
+int64_t to_int64(PyObject* item, const char* what, int i, const char* too_big) {
+  PyObject* idx = PyNumber_Index(item);
+  if (idx == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw_python();
+    PyErr_Clear();
+    throw py::type_error(std::string("tessera: ") + what + "[" + std::to_string(i) + "] = " + repr(item) + " (" +
+                         type_name(item) + ") is not an integer");
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+  Py_DECREF(idx);
+  if (overflow > 0)
+    throw py::value_error(std::string("tessera: ") + what + "[" + std::to_string(i) + "] = " + repr(item) + " " +
+                          too_big);
+  if (overflow < 0) return INT64_MIN;
+  if (v == -1 && PyErr_Occurred()) throw_python();
+  return v;
+}
+
+// A list of integers as numpy.tile reads reps: an int (one value), a sequence or iterable of ints,
+// or an integer ndarray (0-d: one value). At most tessera::max_ndim values (ValueError).
+tessera::Dims to_dims(PyObject* obj, const char* what, const char* too_big) {
+  int64_t values[tessera::max_ndim];
+  int n = 0;
+  auto add = [&](PyObject* item) {
+    if (n == tessera::max_ndim)
+      throw py::value_error(std::string("tessera: ") + what + " has more than " + std::to_string(tessera::max_ndim) +
+                            " values: tessera supports at most " + std::to_string(tessera::max_ndim) + " axes");
+    values[n] = to_int64(item, what, n, too_big);
+    ++n;
+  };
+  if (PyLong_Check(obj)) {
+    add(obj);
+  } else if (PyTuple_Check(obj) || PyList_Check(obj)) {
+    const Py_ssize_t len = PySequence_Fast_GET_SIZE(obj);
+    PyObject** items = PySequence_Fast_ITEMS(obj);
+    for (Py_ssize_t i = 0; i < len; ++i) add(items[i]);
+  } else if (PyArray_Check(obj)) {
+    auto* arr = reinterpret_cast<PyArrayObject*>(obj);
+    const char kind = PyArray_DESCR(arr)->kind;
+    if (kind != 'i' && kind != 'u')
+      throw py::type_error(std::string("tessera: ") + what + " is an array of dtype " +
+                           repr(reinterpret_cast<PyObject*>(PyArray_DESCR(arr))) + "; give integers");
+    if (PyArray_NDIM(arr) > 1)
+      throw py::value_error(std::string("tessera: ") + what + " is a " + std::to_string(PyArray_NDIM(arr)) +
+                            "-d array; give an integer or a 1-d sequence of integers");
+    py::object list = py::reinterpret_steal<py::object>(PyArray_ToList(arr));
+    if (!list) throw_python();
+    if (PyList_Check(list.ptr())) {
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list.ptr()); ++i) add(PyList_GET_ITEM(list.ptr(), i));
+    } else {
+      add(list.ptr());  // a 0-d array: one value
+    }
+  } else {
+    // numpy.tile: tuple(reps), or (reps,) when reps is not iterable.
+    py::object seq = py::reinterpret_steal<py::object>(PySequence_Tuple(obj));
+    if (!seq) {
+      if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw_python();
+      PyErr_Clear();
+      add(obj);
+    } else {
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq.ptr()); ++i) add(PyTuple_GET_ITEM(seq.ptr(), i));
+    }
+  }
+  return tessera::Dims(values, static_cast<std::size_t>(n));
+}
+
+constexpr const char* kRepTooBig = "is too large: the output would not fit in memory (array is too big)";
+
+tessera::Options to_options(PyObject* max_threads, PyObject* nontemporal, PyObject* negative_reps) {
+  tessera::Options o;
+  if (max_threads != Py_None) {
+    if (PyBool_Check(max_threads) || !PyIndex_Check(max_threads))
+      throw py::type_error("tessera: max_threads = " + repr(max_threads) + " (" + type_name(max_threads) +
+                           "); give an int >= 1 or None");
+    const int64_t v = to_int64(max_threads, "max_threads", 0, "is too large");
+    if (v < 1 || v > INT_MAX)
+      throw py::value_error("tessera: max_threads = " + std::to_string(v) +
+                            "; give N >= 1 (at most N threads write the output) or None (the task arena decides)");
+    o.max_threads = static_cast<int>(v);
+  }
+  if (nontemporal == Py_True) {
+    o.nontemporal = tessera::NonTemporal::always;
+  } else if (nontemporal == Py_False) {
+    o.nontemporal = tessera::NonTemporal::never;
+  } else if (nontemporal != Py_None) {
+    throw py::type_error("tessera: nontemporal = " + repr(nontemporal) + " (" + type_name(nontemporal) +
+                         "); give None (automatic), True or False");
+  }
+  if (!PyUnicode_Check(negative_reps))
+    throw py::type_error("tessera: negative_reps = " + repr(negative_reps) + " (" + type_name(negative_reps) +
+                         "); give 'error' or 'clamp_to_zero'");
+  if (PyUnicode_CompareWithASCIIString(negative_reps, "clamp_to_zero") == 0) {
+    o.negative_reps = tessera::NegativeReps::clamp_to_zero;
+  } else if (PyUnicode_CompareWithASCIIString(negative_reps, "error") != 0) {
+    throw py::value_error("tessera: negative_reps = " + repr(negative_reps) + "; give 'error' or 'clamp_to_zero'");
+  }
+  return o;
+}
+
+// Where a strided operand's bytes lie: [lo, hi) (empty when the operand has no element).
+struct ByteSpan {
+  const char* lo = nullptr;
+  const char* hi = nullptr;
+};
+
+ByteSpan span_of(const char* data, const tessera::Dims& shape, const tessera::Dims& strides, std::size_t itemsize) {
+  ByteSpan s;
+  for (int i = 0; i < shape.size(); ++i)
+    if (shape[i] == 0) return s;
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < shape.size(); ++i) {
+    const int64_t reach = (shape[i] - 1) * strides[i];  // fits: numpy and torch hold such arrays
+    (reach < 0 ? lo : hi) += reach;
+  }
+  s.lo = data + lo;
+  s.hi = data + hi + static_cast<int64_t>(itemsize);
+  return s;
+}
+
+bool overlaps(ByteSpan a, const char* b, std::size_t nbytes) {
+  return nbytes > 0 && a.lo != a.hi && a.lo < b + nbytes && b < a.hi;
+}
+
+// Runs the plan into dst (nbytes bytes), through a temporary when dst overlaps the source, with
+// the GIL released for large outputs.
+void execute_into(const tessera::Plan& plan, const char* src, ByteSpan src_span, char* dst) {
+  const std::size_t nbytes = plan.nbytes();
+  if (nbytes == 0) return;
+  if (overlaps(src_span, dst, nbytes)) {
+    // out shares memory with A: tile into new memory first, then copy (A is read whole before
+    // out is written).
+    py::gil_scoped_release release;
+    std::unique_ptr<char[]> tmp(new char[nbytes]);
+    plan.execute(src, tmp.get(), nbytes);
+    std::memcpy(dst, tmp.get(), nbytes);
+    return;
+  }
+  if (nbytes >= kReleaseGilBytes) {
+    py::gil_scoped_release release;
+    plan.execute(src, dst, nbytes);
+  } else {
+    plan.execute(src, dst, nbytes);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// numpy arrays
+
+PyArrayObject* as_array(PyObject* obj, py::object* holder) {
+  if (PyArray_Check(obj)) return reinterpret_cast<PyArrayObject*>(obj);
+  PyObject* arr = PyArray_FromAny(obj, nullptr, 0, 0, 0, nullptr);  // numpy.asarray
+  if (arr == nullptr) throw_python();
+  *holder = py::reinterpret_steal<py::object>(arr);
+  return reinterpret_cast<PyArrayObject*>(arr);
+}
+
+void check_copyable(PyArray_Descr* descr, const char* who) {
+  if (PyDataType_REFCHK(descr))
+    throw py::type_error(std::string("tessera: ") + who + " has dtype " + repr(reinterpret_cast<PyObject*>(descr)) +
+                         ", which holds Python objects: tessera copies bytes, and copying object pointers would "
+                         "break their reference counts (use numpy.tile)");
+}
+
+tessera::Dims dims_of(PyArrayObject* a) {
+  return tessera::Dims(PyArray_DIMS(a), static_cast<std::size_t>(PyArray_NDIM(a)));
+}
+tessera::Dims strides_of(PyArrayObject* a) {
+  return tessera::Dims(PyArray_STRIDES(a), static_cast<std::size_t>(PyArray_NDIM(a)));
+}
+
+// An output shape must be one numpy can hold: at most NPY_MAXDIMS axes and a byte size that fits
+// Py_ssize_t ("array is too big", as numpy says) — checked before anything is allocated.
+void check_numpy_output(const tessera::Dims& shape, std::size_t nbytes) {
+  if (shape.size() > NPY_MAXDIMS)
+    throw py::value_error("tessera: the output would have " + std::to_string(shape.size()) +
+                          " axes; numpy arrays have at most " + std::to_string(NPY_MAXDIMS));
+  if (nbytes > static_cast<std::size_t>(PY_SSIZE_T_MAX))
+    throw py::value_error("tessera: the output " + shape_str(shape) + " would be " + std::to_string(nbytes) +
+                          " bytes: array is too big");
+}
+
+py::object new_array(PyArray_Descr* descr, const tessera::Dims& shape, void* data = nullptr) {
+  npy_intp dims[NPY_MAXDIMS];
+  for (int i = 0; i < shape.size(); ++i) dims[i] = static_cast<npy_intp>(shape[i]);
+  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  PyObject* arr = PyArray_NewFromDescr(&PyArray_Type, descr, shape.size(), dims, nullptr, data,
+                                       data ? NPY_ARRAY_CARRAY : 0, nullptr);
+  if (arr == nullptr) throw_python();
+  return py::reinterpret_steal<py::object>(arr);
+}
+
+// A numpy array over memory from tessera's allocator, freed (tessera_free) with the array.
+py::object adopt(tessera::Array&& result, PyArray_Descr* descr) {
+  const tessera::Dims shape = result.shape();
+  void* data = result.release();
+  PyObject* owner = PyCapsule_New(data, "tessera.output", [](PyObject* capsule) {
+    tessera_free(PyCapsule_GetPointer(capsule, "tessera.output"));
+  });
+  if (owner == nullptr) {
+    tessera_free(data);
+    throw_python();
+  }
+  py::object arr;
+  try {
+    arr = new_array(descr, shape, data);
+  } catch (...) {
+    Py_DECREF(owner);
+    throw;
+  }
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(arr.ptr()), owner) < 0) throw_python();  // steals owner
+  return arr;
+}
+
+// Checks `out` for an output of `shape` and dtype `descr`: a C-contiguous, writeable ndarray of
+// exactly that shape and dtype (byte order included). TypeError / ValueError naming what differs.
+PyArrayObject* check_out(PyObject* out, PyArray_Descr* descr, const tessera::Dims& shape, const char* what) {
+  if (!PyArray_Check(out))
+    throw py::type_error(std::string("tessera: out must be a numpy.ndarray, got ") + type_name(out));
+  auto* o = reinterpret_cast<PyArrayObject*>(out);
+  const tessera::Dims oshape = dims_of(o);
+  if (oshape != shape)
+    throw py::value_error("tessera: out has shape " + shape_str(oshape) + " but " + what + " has shape " +
+                          shape_str(shape));
+  if (!PyArray_EquivTypes(PyArray_DESCR(o), descr))
+    throw py::value_error("tessera: out has dtype " + repr(reinterpret_cast<PyObject*>(PyArray_DESCR(o))) +
+                          " but " + what + " has dtype " + repr(reinterpret_cast<PyObject*>(descr)));
+  if (!PyArray_IS_C_CONTIGUOUS(o)) throw py::value_error("tessera: out is not C-contiguous");
+  if (!PyArray_ISWRITEABLE(o)) throw py::value_error("tessera: out is read-only");
+  return o;
+}
+
+// tessera.tile for anything but a torch tensor (see __init__.py for the contract).
+py::object tile(py::handle A, py::handle reps, py::handle out, py::handle max_threads, py::handle nontemporal,
+                py::handle negative_reps) {
+  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
+  py::object holder;
+  PyArrayObject* a = as_array(A.ptr(), &holder);
+  PyArray_Descr* descr = PyArray_DESCR(a);
+  check_copyable(descr, "A");
+  const tessera::Dims r = to_dims(reps.ptr(), "reps", kRepTooBig);
+  const tessera::Dims shape = dims_of(a), strides = strides_of(a);
+  const std::size_t itemsize = static_cast<std::size_t>(PyArray_ITEMSIZE(a));
+  const char* src = static_cast<const char*>(PyArray_DATA(a));
+
+  if (itemsize == 0) {  // e.g. dtype([]) or 'V0': no bytes to move, only a shape to make
+    const tessera::Dims oshape = tessera::tile_shape(shape, r, options);
+    check_numpy_output(oshape, 0);
+    if (out.is_none()) return new_array(descr, oshape);
+    check_out(out.ptr(), descr, oshape, "the result");
+    return py::reinterpret_borrow<py::object>(out);
+  }
+
+  const tessera::Plan plan(shape, strides, itemsize, r, options);
+  check_numpy_output(plan.shape(), plan.nbytes());
+  if (!out.is_none()) {
+    PyArrayObject* o = check_out(out.ptr(), descr, plan.shape(), "the result");
+    execute_into(plan, src, span_of(src, shape, strides, itemsize), static_cast<char*>(PyArray_DATA(o)));
+    return py::reinterpret_borrow<py::object>(out);
+  }
+  if (plan.nbytes() >= kFreshMinBytes) {
+    tessera::Array result;
+    {
+      py::gil_scoped_release release;
+      result = tessera::tile(src, shape, strides, itemsize, r, options);
+    }
+    return adopt(std::move(result), descr);
+  }
+  py::object result = new_array(descr, plan.shape());
+  execute_into(plan, src, ByteSpan{}, static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
+  return result;
+}
+
+// tessera.tile_shape(shape, reps, negative_reps)
+py::tuple tile_shape(py::handle shape, py::handle reps, py::handle negative_reps) {
+  const tessera::Options options = to_options(Py_None, Py_None, negative_reps.ptr());
+  const tessera::Dims s = to_dims(shape.ptr(), "shape", "is too large");
+  const tessera::Dims out = tessera::tile_shape(s, to_dims(reps.ptr(), "reps", kRepTooBig), options);
+  py::tuple t(out.size());
+  for (int i = 0; i < out.size(); ++i) t[i] = py::int_(out[i]);
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DLPack (torch tensors)
+
+struct DLView {
+  const char* data;
+  tessera::Dims shape, strides;  // strides in bytes
+  std::size_t itemsize;
+  DLDataType dtype;
+};
+
+DLView dl_view(py::handle capsule, const char* what) {
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (m == nullptr) throw_python();
+  const DLTensor& t = m->dl_tensor;
+  if (t.device.device_type != kDLCPU)
+    throw py::value_error(std::string("tessera: ") + what + " is on DLPack device type " +
+                          std::to_string(t.device.device_type) + "; tessera works on CPU memory only");
+  const uint64_t bits = uint64_t{t.dtype.bits} * t.dtype.lanes;
+  if (bits == 0 || bits % 8 != 0)
+    throw py::value_error(std::string("tessera: ") + what + " has elements of " + std::to_string(bits) +
+                          " bits, not a whole number of bytes");
+  if (t.ndim < 0 || t.ndim > tessera::max_ndim)
+    throw py::value_error(std::string("tessera: ") + what + " has " + std::to_string(t.ndim) + " axes");
+  DLView v{static_cast<const char*>(t.data) + t.byte_offset, tessera::Dims(t.shape, static_cast<std::size_t>(t.ndim)),
+           {}, static_cast<std::size_t>(bits / 8), t.dtype};
+  int64_t s[tessera::max_ndim];
+  int64_t next = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    const int64_t elems = t.strides ? t.strides[i] : next;
+    next *= t.shape[i];
+    s[i] = elems * static_cast<int64_t>(v.itemsize);  // tensors that exist have byte strides that fit
+  }
+  v.strides = tessera::Dims(s, static_cast<std::size_t>(t.ndim));
+  return v;
+}
+
+// tessera.tile for torch tensors: src and dst are DLPack capsules of the input and of an output
+// the caller allocated (torch.empty of tile_shape, or the user's out=, checked by __init__.py for
+// device, dtype, shape and contiguity; checked here again in bytes).
+void tile_dlpack(py::handle src_capsule, py::handle reps, py::handle dst_capsule, py::handle max_threads,
+                 py::handle nontemporal, py::handle negative_reps) {
+  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
+  const DLView s = dl_view(src_capsule, "A");
+  const DLView d = dl_view(dst_capsule, "out");
+  const tessera::Dims r = to_dims(reps.ptr(), "reps", kRepTooBig);
+  if (s.dtype.code != d.dtype.code || s.dtype.bits != d.dtype.bits || s.dtype.lanes != d.dtype.lanes)
+    throw py::value_error("tessera: out's DLPack dtype differs from A's");
+  const tessera::Plan plan(s.shape, s.strides, s.itemsize, r, options);
+  if (d.shape != plan.shape())
+    throw py::value_error("tessera: out has shape " + shape_str(d.shape) + " but the result has shape " +
+                          shape_str(plan.shape()));
+  int64_t expect = static_cast<int64_t>(s.itemsize);
+  for (int i = d.shape.size() - 1; i >= 0; --i) {
+    if (d.shape[i] != 1 && d.strides[i] != expect) throw py::value_error("tessera: out is not C-contiguous");
+    expect *= d.shape[i];
+  }
+  execute_into(plan, s.data, span_of(s.data, s.shape, s.strides, s.itemsize), const_cast<char*>(d.data));
+}
+
+// ---------------------------------------------------------------------------------------------
+// tessera.Plan
+
+class PyPlan {
+ public:
+  PyPlan(py::handle shape, py::handle reps, py::handle dtype, py::handle strides, py::handle max_threads,
+         py::handle nontemporal, py::handle negative_reps) {
+    const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
+    PyArray_Descr* descr = nullptr;
+    if (!PyArray_DescrConverter(dtype.ptr(), &descr)) throw_python();
+    dtype_ = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(descr));
+    if (descr->subarray != nullptr)
+      throw py::type_error("tessera: dtype " + repr(dtype_.ptr()) +
+                           " is a subarray dtype; plan for its base dtype with the subarray's axes in the shape");
+    check_copyable(descr, "the dtype");
+    if (descr->elsize == 0)
+      throw py::value_error("tessera: dtype " + repr(dtype_.ptr()) + " has itemsize 0: there is nothing to plan");
+    shape_ = to_dims(shape.ptr(), "shape", "is too large");
+    if (strides.is_none()) {
+      int64_t s[tessera::max_ndim];
+      int64_t next = descr->elsize;
+      for (int i = shape_.size() - 1; i >= 0; --i) {
+        s[i] = next;
+        next = shape_[i] > 0 && next <= INT64_MAX / shape_[i] ? next * shape_[i] : next;
+      }
+      strides_ = tessera::Dims(s, static_cast<std::size_t>(shape_.size()));
+    } else {
+      strides_ = to_dims(strides.ptr(), "strides", "is too large");
+    }
+    plan_ = tessera::Plan(shape_, strides.is_none() ? tessera::Dims() : strides_, static_cast<std::size_t>(descr->elsize),
+                          to_dims(reps.ptr(), "reps", kRepTooBig), options);
+    check_numpy_output(plan_.shape(), plan_.nbytes());
+  }
+
+  py::object call(py::handle A, py::handle out) const {
+    PyArrayObject* a = check_input(A);
+    const char* src = static_cast<const char*>(PyArray_DATA(a));
+    if (!out.is_none()) {
+      PyArrayObject* o = check_out(out.ptr(), descr(), plan_.shape(), "the plan's output");
+      execute_into(plan_, src, span_of(src, shape_, strides_of(a), plan_.itemsize()),
+                   static_cast<char*>(PyArray_DATA(o)));
+      return py::reinterpret_borrow<py::object>(out);
+    }
+    py::object result = new_array(descr(), plan_.shape());
+    execute_into(plan_, src, ByteSpan{}, static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
+    return result;
+  }
+
+  py::object execute_region(py::handle A, py::handle start, py::handle extent, py::handle out) const {
+    PyArrayObject* a = check_input(A);
+    const tessera::Dims st = to_dims(start.ptr(), "start", "is past the output"),
+                        ex = to_dims(extent.ptr(), "extent", "is past the output");
+    const std::size_t itemsize = plan_.itemsize();
+    // Validate the region (tessera's checks, naming the axis) before anything is allocated: a
+    // zero-byte dry run against a null dst reports a bad start or extent first.
+    int64_t count = 1;
+    bool ok = st.size() == plan_.ndim() && ex.size() == plan_.ndim();
+    for (int i = 0; ok && i < ex.size(); ++i) {
+      if (ex[i] < 0 || st[i] < 0 || st[i] > plan_.shape()[i] - ex[i]) ok = false;
+      else count = ex[i] == 0 || count == 0 ? 0 : count * ex[i];
+    }
+    if (!ok) plan_.execute_region(PyArray_DATA(a), st, ex, nullptr, 0);  // throws InvalidArgument naming the axis
+    const std::size_t nbytes = static_cast<std::size_t>(count) * itemsize;
+    const char* src = static_cast<const char*>(PyArray_DATA(a));
+    py::object result;
+    char* dst;
+    if (out.is_none()) {
+      result = new_array(descr(), ex);
+      dst = static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr())));
+    } else {
+      PyArrayObject* o = check_out(out.ptr(), descr(), ex, "the region");
+      result = py::reinterpret_borrow<py::object>(out);
+      dst = static_cast<char*>(PyArray_DATA(o));
+    }
+    if (nbytes == 0) return result;
+    const ByteSpan span = span_of(src, shape_, strides_of(a), itemsize);
+    if (overlaps(span, dst, nbytes)) {
+      py::gil_scoped_release release;
+      std::unique_ptr<char[]> tmp(new char[nbytes]);
+      plan_.execute_region(src, st, ex, tmp.get(), nbytes);
+      std::memcpy(dst, tmp.get(), nbytes);
+    } else {
+      py::gil_scoped_release release;
+      plan_.execute_region(src, st, ex, dst, nbytes);
+    }
+    return result;
+  }
+
+  py::tuple out_shape() const { return to_tuple(plan_.shape()); }
+  py::tuple shape() const { return to_tuple(shape_); }
+  py::tuple strides() const { return to_tuple(strides_); }
+  py::object dtype() const { return dtype_; }
+  int ndim() const { return plan_.ndim(); }
+  std::size_t nbytes() const { return plan_.nbytes(); }
+  std::size_t itemsize() const { return plan_.itemsize(); }
+  std::string kernel_path() const { return plan_.kernel_path(); }
+  std::string describe() const { return plan_.describe(); }
+
+  std::string repr_str() const {
+    return "tessera.Plan(shape=" + shape_str(shape_) + ", dtype=" + repr(dtype_.ptr()) + ", out_shape=" +
+           shape_str(plan_.shape()) + ", kernel_path='" + plan_.kernel_path() + "')";
+  }
+
+ private:
+  static py::tuple to_tuple(const tessera::Dims& d) {
+    py::tuple t(d.size());
+    for (int i = 0; i < d.size(); ++i) t[i] = py::int_(d[i]);
+    return t;
+  }
+  PyArray_Descr* descr() const { return reinterpret_cast<PyArray_Descr*>(dtype_.ptr()); }
+
+  // A must be an ndarray of the planned shape and dtype with the planned byte strides (on every
+  // axis of extent > 1: the others are never stepped along).
+  PyArrayObject* check_input(py::handle A) const {
+    if (!PyArray_Check(A.ptr()))
+      throw py::type_error("tessera: a Plan runs on a numpy.ndarray, got " + type_name(A.ptr()));
+    auto* a = reinterpret_cast<PyArrayObject*>(A.ptr());
+    const tessera::Dims shape = dims_of(a), strides = strides_of(a);
+    if (shape != shape_)
+      throw py::value_error("tessera: A has shape " + shape_str(shape) + " but the plan was made for shape " +
+                            shape_str(shape_));
+    if (!PyArray_EquivTypes(PyArray_DESCR(a), descr()))
+      throw py::value_error("tessera: A has dtype " + repr(reinterpret_cast<PyObject*>(PyArray_DESCR(a))) +
+                            " but the plan was made for dtype " + repr(dtype_.ptr()));
+    bool empty = false;
+    for (int i = 0; i < shape.size(); ++i) empty = empty || shape[i] == 0;
+    for (int i = 0; i < shape.size() && !empty; ++i)
+      if (shape[i] > 1 && strides[i] != strides_[i])
+        throw py::value_error("tessera: A has strides " + shape_str(strides) + " but the plan was made for strides " +
+                              shape_str(strides_) + " (bytes; they differ on axis " + std::to_string(i) + ")");
+    return a;
+  }
+
+  tessera::Plan plan_{tessera::Dims{}, tessera::Dims{}, 1, tessera::Dims{}};
+  tessera::Dims shape_, strides_;
+  py::object dtype_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_tessera, m) {
+  if (_import_array() < 0) throw py::error_already_set();
+  m.doc() = "tessera's extension module; use the documented functions of the tessera package.";
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tessera::Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  m.def("tile", &tile, "See tessera.tile.");
+  m.def("tile_shape", &tile_shape, "See tessera.tile_shape.");
+  m.def("tile_dlpack", &tile_dlpack, "tile between DLPack capsules (tessera.tile for torch tensors).");
+  m.def("simd_target", [] { return std::string(tessera::active_target()); }, "See tessera.simd_target.");
+  m.def("version", [] { return std::string(tessera::version()); }, "The C library's version.");
+  m.attr("max_ndim") = tessera::max_ndim;
+
+  py::class_<PyPlan>(m, "Plan")
+      .def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle>())
+      .def("__call__", &PyPlan::call)
+      .def("execute_region", &PyPlan::execute_region)
+      .def_property_readonly("out_shape", &PyPlan::out_shape)
+      .def_property_readonly("shape", &PyPlan::shape)
+      .def_property_readonly("strides", &PyPlan::strides)
+      .def_property_readonly("dtype", &PyPlan::dtype)
+      .def_property_readonly("ndim", &PyPlan::ndim)
+      .def_property_readonly("nbytes", &PyPlan::nbytes)
+      .def_property_readonly("itemsize", &PyPlan::itemsize)
+      .def_property_readonly("kernel_path", &PyPlan::kernel_path)
+      .def("describe", &PyPlan::describe)
+      .def("__repr__", &PyPlan::repr_str);
+}
