@@ -397,7 +397,7 @@ void tile_dlpack(py::handle src_capsule, py::handle reps, py::handle dst_capsule
     throw py::value_error("tessera: out has shape " + shape_str(d.shape) + " but the result has shape " +
                           shape_str(plan.shape()));
   int64_t expect = static_cast<int64_t>(s.itemsize);
-  for (int i = d.shape.size() - 1; i >= 0; --i) {
+  for (int i = d.shape.size() - 1; i >= 0 && plan.size() > 0; --i) {  // an empty out has no layout
     if (d.shape[i] != 1 && d.strides[i] != expect) throw py::value_error("tessera: out is not C-contiguous");
     expect *= d.shape[i];
   }

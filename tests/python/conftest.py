@@ -1,0 +1,17 @@
+"""pytest set-up for tessera's Python tests (tests/run's 'python' suite).
+
+The module under test is the one tests/run built: TESSERA_PYTHONPATH (default: build/tests/lib/python
+of this checkout) goes first on sys.path, and the tests check that `tessera` came from there.
+"""
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD_PYTHONPATH = Path(os.environ.get("TESSERA_PYTHONPATH", ROOT / "build" / "tests" / "lib" / "python")).resolve()
+sys.path.insert(0, str(BUILD_PYTHONPATH))
+
+
+def pytest_report_header(config):
+    import tessera
+    return [f"tessera {tessera.__version__} from {Path(tessera.__file__).parent}, SIMD target {tessera.simd_target()}"]
