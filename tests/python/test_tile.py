@@ -5,6 +5,7 @@ import doctest
 import itertools
 import sys
 import threading
+import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -244,7 +245,9 @@ ERRORS = [
     (dict(reps=(2, 1.5)), TypeError, r"reps\[1\] = 1.5 \(float\) is not an integer"),
     (dict(reps=2.0), TypeError, r"reps\[0\] = 2.0"),
     (dict(reps="ab"), TypeError, r"reps\[0\] = 'a'"),
-    (dict(reps=np.array([1.0, 2.0])), TypeError, "array of dtype"),
+    (dict(reps=np.array([1.0, 2.0])), TypeError, r"reps\[0\] = 1.0 \(float\) is not an integer"),
+    (dict(reps=np.ones((2, 2), int)), ValueError, "2-d array"),
+    (dict(reps=-2**70), ValueError, r"reps\[0\] = -1180591620717411303424 is negative"),
     (dict(reps=(2**62, 2**62)), ValueError, "overflows"),
     (dict(reps=(2**31, 2**31, 2**3)), ValueError, "overflows|too big"),
     (dict(reps=2**64), ValueError, r"reps\[0\] = 18446744073709551616 is too large"),
@@ -391,28 +394,34 @@ def test_eight_threads_at_once():
 
 
 def test_gil_is_released_while_copying():
+    """While another thread copies, this one keeps running: the longest pause between its loop
+    iterations stays far below the length of one copy (with the GIL held through a copy, this
+    thread would stop for the whole copy)."""
     src = np.arange(8192, dtype=np.float32).reshape(8, 1024)
-    out = np.empty((8 * 2048, 1024), dtype=np.float32)  # 64 MiB, written by one thread
-    entered, done = threading.Event(), threading.Event()
-    iterations = []
+    out = np.empty((8 * 8192, 1024), dtype=np.float32)  # 256 MiB, written by one thread
+    np.copyto(out, 0)  # mapped before timing
+    done = threading.Event()
+    durations = []
 
     def worker():
-        entered.set()
         for _ in range(3):
-            tessera.tile(src, (2048, 1), out=out, max_threads=1)
+            t0 = time.perf_counter()
+            tessera.tile(src, (8192, 1), out=out, max_threads=1, nontemporal=False)
+            durations.append(time.perf_counter() - t0)
         done.set()
 
     t = threading.Thread(target=worker)
+    last = time.perf_counter()
+    longest = 0.0
     t.start()
-    entered.wait()
-    n = 0
     while not done.is_set():
-        n += 1
+        now = time.perf_counter()
+        longest = max(longest, now - last)
+        last = now
     t.join()
-    iterations.append(n)
     assert np.array_equal(out[-8:], src)
-    # With the GIL held through each copy this thread could run only between calls.
-    assert n > 10_000, iterations
+    assert min(durations) > 0.012, durations  # long enough to tell a held GIL from scheduling noise
+    assert longest < min(durations) / 2, (longest, durations)
 
 
 def rss_bytes():
@@ -454,3 +463,56 @@ def test_no_reference_or_memory_leaks():
     assert [sys.getrefcount(x) for x in (a, t, out, a.dtype, plan)] == refs
     assert abs(sys.getrefcount(np.dtype(np.float32)) - dtype_refs) <= 2
     assert grown < 4 << 20, f"RSS grew by {grown} bytes over 10^5 calls"
+
+
+# --- Python code that runs while tessera reads its arguments ----------------------------------------
+
+
+def test_reps_index_that_changes_A_is_read_before_A():
+    A = np.zeros(16, np.int32)
+
+    class Rep:
+        def __index__(self):
+            A.dtype = np.int64  # A becomes (8,) int64 while reps are read
+            return 4
+
+    got = tessera.tile(A, Rep())
+    assert got.dtype == np.int64 and got.shape == (32,) and not got.any()
+
+
+def test_reps_list_mutated_by_index():
+    class Evil:
+        def __init__(self, lst):
+            self.lst = lst
+
+        def __index__(self):
+            self.lst.clear()
+            return 2
+
+    reps = [None, 3]
+    reps[0] = Evil(reps)
+    got = tessera.tile(np.arange(3), reps)  # the list is read as it was when the call began
+    assert np.array_equal(got, np.tile(np.arange(3), (2, 3)))
+
+
+def test_iterators_and_bool_arrays_as_reps():
+    a = np.arange(6).reshape(2, 3)
+    assert np.array_equal(tessera.tile(a, (r for r in (2, 2))), np.tile(a, (2, 2)))
+    assert np.array_equal(tessera.tile(a, iter([1, 3])), np.tile(a, (1, 3)))
+    assert np.array_equal(tessera.tile(a, np.array([True, True])), np.tile(a, np.array([True, True])))
+    assert np.array_equal(tessera.tile(a, np.array([2, 1], dtype=object)), np.tile(a, (2, 1)))
+
+
+def test_region_out_overlapping_A():
+    buf = np.arange(64, dtype=np.int32)
+    a = buf[:6].reshape(2, 3)
+    plan = tessera.Plan((2, 3), (3, 3), np.int32)
+    expected = np.tile(a.copy(), (3, 3))[1:5, 2:7]
+    out = buf[3:23].reshape(4, 5)
+    assert plan.execute_region(a, (1, 2), (4, 5), out=out) is out
+    assert np.array_equal(out, expected)
+
+
+def test_plan_output_too_big_even_when_empty():
+    with pytest.raises(ValueError, match="too big"):
+        tessera.Plan((0,), (2**40, 2**40, 1), "u1")

@@ -139,3 +139,36 @@ def test_errors():
     with pytest.raises(TypeError, match=r"reps\[0\] = 1.5"):
         tessera.tile(x, (1.5, 2))
     assert tessera.tile(x, (2, -2), negative_reps="clamp_to_zero").shape == (4, 0)
+
+
+def test_generator_reps_read_once():
+    x = torch.ones(2, 3)
+    got = tessera.tile(x, (r for r in (2, 2)))
+    assert got.shape == (4, 6) and torch.equal(got, torch.ones(4, 6))
+
+
+def test_out_bumps_the_autograd_version():
+    w = torch.ones(4, 4, requires_grad=True)
+    out = torch.zeros(4, 4)
+    y = (w * out).sum()  # saves out for backward
+    version = out._version
+    tessera.tile(torch.full((2, 2), 3.0), (2, 2), out=out)
+    assert out._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_quantized_is_typeerror():
+    q = torch.quantize_per_tensor(torch.ones(2, 2), 0.1, 0, torch.qint8)
+    with pytest.raises(TypeError, match="quantized"):
+        tessera.tile(q, (2, 2))
+
+
+def test_torch_calls_do_not_leak():
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()
+    out = torch.empty(8, 6)
+    refs = sys.getrefcount(x), sys.getrefcount(out)
+    for _ in range(2000):
+        tessera.tile(x, (2, 2))
+        tessera.tile(x, [2, 2], out=out)
+    assert (sys.getrefcount(x), sys.getrefcount(out)) == refs

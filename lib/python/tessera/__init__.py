@@ -315,6 +315,11 @@ def _tile_tensor(A, reps, out, max_threads, nontemporal, negative_reps):
     if A.layout != torch.strided:
         raise ValueError(f"tessera: A has layout {A.layout}; tessera works on strided tensors "
                          "(use A.to_dense())")
+    if A.is_quantized:
+        raise TypeError(f"tessera: A has the quantized dtype {A.dtype}; dequantize it first (A.dequantize())")
+    # reps are read once, into a tuple of ints: what runs from here on runs no user code, so the
+    # tensors' memory cannot change between reading their DLPack pointers and writing.
+    reps = _ext.reps_tuple(reps, negative_reps)
     src = A.detach()
     if src.is_conj():  # a lazy conjugate view: its bytes are not the values
         src = src.resolve_conj()
@@ -343,4 +348,18 @@ def _tile_tensor(A, reps, out, max_threads, nontemporal, negative_reps):
     if s.dtype == torch.bool:  # DLPack has no bool in torch 1.13: the same bytes as uint8
         s, d = s.view(torch.uint8), d.view(torch.uint8)
     _ext.tile_dlpack(to_dlpack(s), reps, to_dlpack(d), max_threads, nontemporal, negative_reps)
+    if out is not None:
+        _bump_version(out)
     return result
+
+
+def _bump_version(t):
+    """Tell autograd that `t` was written in place (as torch's own out= ops do), so that a graph
+    that saved `t` raises instead of using the new values."""
+    import torch
+
+    increment = getattr(getattr(torch.autograd, "graph", None), "increment_version", None)
+    if increment is not None:  # torch >= 2.1
+        increment(t)
+    else:
+        t.view(-1)[:0].zero_()  # an in-place op on no element: bumps t's version counter

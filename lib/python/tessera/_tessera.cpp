@@ -12,6 +12,9 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL tessera_PyArray_API
 #include <numpy/arrayobject.h>
+#ifndef PyDataType_ELSIZE  // numpy < 2 (npy_2_compat.h defines it from numpy 2 on)
+#define PyDataType_ELSIZE(descr) ((descr)->elsize)
+#endif
 
 #include <dlpack/dlpack.h>
 #include <tessera/tessera.hpp>
@@ -60,9 +63,10 @@ std::string shape_str(const tessera::Dims& d) {
 
 // One integer of a list the user gave (reps, a shape, strides, start, extent): anything with
 // __index__ (int, numpy integers, bool); TypeError naming it otherwise. A value beyond int64 is
-// `too_big` (ValueError naming it) when positive, INT64_MIN when negative (negative values are
-// judged where they are used: an error naming the axis, or 0 under negative_reps="clamp_to_zero").
-int64_t to_int64(PyObject* item, const char* what, int i, const char* too_big) {
+// `too_big` (ValueError naming it) when positive; when negative it is INT64_MIN if `negative_ok`
+// (reps: an error naming the axis later, or 0 under negative_reps="clamp_to_zero"), else a
+// ValueError naming it.
+int64_t to_int64(PyObject* item, const char* what, int i, const char* too_big, bool negative_ok) {
   PyObject* idx = PyNumber_Index(item);
   if (idx == nullptr) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw_python();
@@ -72,58 +76,65 @@ int64_t to_int64(PyObject* item, const char* what, int i, const char* too_big) {
   }
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+  const std::string value = overflow ? repr(idx) : std::string();
   Py_DECREF(idx);
   if (overflow > 0)
-    throw py::value_error(std::string("tessera: ") + what + "[" + std::to_string(i) + "] = " + repr(item) + " " +
-                          too_big);
-  if (overflow < 0) return INT64_MIN;
+    throw py::value_error(std::string("tessera: ") + what + "[" + std::to_string(i) + "] = " + value + " " + too_big);
+  if (overflow < 0) {
+    if (negative_ok) return INT64_MIN;
+    throw py::value_error(std::string("tessera: ") + what + "[" + std::to_string(i) + "] = " + value + " is negative");
+  }
   if (v == -1 && PyErr_Occurred()) throw_python();
   return v;
 }
 
 // A list of integers as numpy.tile reads reps: an int (one value), a sequence or iterable of ints,
-// or an integer ndarray (0-d: one value). At most tessera::max_ndim values (ValueError).
-tessera::Dims to_dims(PyObject* obj, const char* what, const char* too_big) {
+// or an ndarray (0-d: one value; 1-d: its items). At most tessera::max_ndim values (ValueError).
+// Lists and iterables are first copied into a tuple, which holds its items: an item's __index__
+// cannot change what is being read.
+tessera::Dims to_dims(PyObject* obj, const char* what, const char* too_big, bool negative_ok = false) {
   int64_t values[tessera::max_ndim];
   int n = 0;
-  auto add = [&](PyObject* item) {
-    if (n == tessera::max_ndim)
-      throw py::value_error(std::string("tessera: ") + what + " has more than " + std::to_string(tessera::max_ndim) +
-                            " values: tessera supports at most " + std::to_string(tessera::max_ndim) + " axes");
-    values[n] = to_int64(item, what, n, too_big);
-    ++n;
+  auto too_many = [&] {
+    return py::value_error(std::string("tessera: ") + what + " has more than " + std::to_string(tessera::max_ndim) +
+                           " values: tessera supports at most " + std::to_string(tessera::max_ndim) + " axes");
+  };
+  auto add_all = [&](PyObject* tuple) {
+    const Py_ssize_t len = PyTuple_GET_SIZE(tuple);
+    if (len > tessera::max_ndim) throw too_many();
+    for (Py_ssize_t i = 0; i < len; ++i, ++n) values[n] = to_int64(PyTuple_GET_ITEM(tuple, i), what, n, too_big, negative_ok);
   };
   if (PyLong_Check(obj)) {
-    add(obj);
-  } else if (PyTuple_Check(obj) || PyList_Check(obj)) {
-    const Py_ssize_t len = PySequence_Fast_GET_SIZE(obj);
-    PyObject** items = PySequence_Fast_ITEMS(obj);
-    for (Py_ssize_t i = 0; i < len; ++i) add(items[i]);
+    values[n] = to_int64(obj, what, 0, too_big, negative_ok);
+    ++n;
+  } else if (PyTuple_Check(obj)) {
+    add_all(obj);
   } else if (PyArray_Check(obj)) {
     auto* arr = reinterpret_cast<PyArrayObject*>(obj);
-    const char kind = PyArray_DESCR(arr)->kind;
-    if (kind != 'i' && kind != 'u')
-      throw py::type_error(std::string("tessera: ") + what + " is an array of dtype " +
-                           repr(reinterpret_cast<PyObject*>(PyArray_DESCR(arr))) + "; give integers");
     if (PyArray_NDIM(arr) > 1)
       throw py::value_error(std::string("tessera: ") + what + " is a " + std::to_string(PyArray_NDIM(arr)) +
                             "-d array; give an integer or a 1-d sequence of integers");
+    if (PyArray_SIZE(arr) > tessera::max_ndim) throw too_many();
     py::object list = py::reinterpret_steal<py::object>(PyArray_ToList(arr));
     if (!list) throw_python();
     if (PyList_Check(list.ptr())) {
-      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list.ptr()); ++i) add(PyList_GET_ITEM(list.ptr(), i));
+      py::object tuple = py::reinterpret_steal<py::object>(PyList_AsTuple(list.ptr()));
+      if (!tuple) throw_python();
+      add_all(tuple.ptr());
     } else {
-      add(list.ptr());  // a 0-d array: one value
+      values[n] = to_int64(list.ptr(), what, 0, too_big, negative_ok);  // a 0-d array: one value
+      ++n;
     }
   } else {
     // numpy.tile: tuple(reps), or (reps,) when reps is not iterable.
-    py::object seq = py::reinterpret_steal<py::object>(PySequence_Tuple(obj));
-    if (!seq) {
+    py::object tuple = py::reinterpret_steal<py::object>(PySequence_Tuple(obj));
+    if (!tuple) {
       if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw_python();
       PyErr_Clear();
-      add(obj);
+      values[n] = to_int64(obj, what, 0, too_big, negative_ok);
+      ++n;
     } else {
-      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq.ptr()); ++i) add(PyTuple_GET_ITEM(seq.ptr(), i));
+      add_all(tuple.ptr());
     }
   }
   return tessera::Dims(values, static_cast<std::size_t>(n));
@@ -131,13 +142,27 @@ tessera::Dims to_dims(PyObject* obj, const char* what, const char* too_big) {
 
 constexpr const char* kRepTooBig = "is too large: the output would not fit in memory (array is too big)";
 
+// reps as tessera reads them: negative values kept, judged by the planner (an error naming the
+// axis, or 0 under negative_reps="clamp_to_zero"); one beyond int64 is an error naming it unless
+// it is clamped.
+tessera::Dims to_reps(PyObject* obj, const tessera::Options& options) {
+  return to_dims(obj, "reps", kRepTooBig, options.negative_reps == tessera::NegativeReps::clamp_to_zero);
+}
+
+py::tuple to_tuple(const tessera::Dims& d) {
+  py::tuple t(d.size());
+  for (int i = 0; i < d.size(); ++i) t[i] = py::int_(d[i]);
+  return t;
+}
+
 tessera::Options to_options(PyObject* max_threads, PyObject* nontemporal, PyObject* negative_reps) {
   tessera::Options o;
   if (max_threads != Py_None) {
-    if (PyBool_Check(max_threads) || !PyIndex_Check(max_threads))
+    // An int or a numpy integer: no user-defined __index__ runs (see tile_dlpack).
+    if (PyBool_Check(max_threads) || !(PyLong_Check(max_threads) || PyArray_IsScalar(max_threads, Integer)))
       throw py::type_error("tessera: max_threads = " + repr(max_threads) + " (" + type_name(max_threads) +
                            "); give an int >= 1 or None");
-    const int64_t v = to_int64(max_threads, "max_threads", 0, "is too large");
+    const int64_t v = to_int64(max_threads, "max_threads", 0, "is too large", true);
     if (v < 1 || v > INT_MAX)
       throw py::value_error("tessera: max_threads = " + std::to_string(v) +
                             "; give N >= 1 (at most N threads write the output) or None (the task arena decides)");
@@ -173,9 +198,16 @@ ByteSpan span_of(const char* data, const tessera::Dims& shape, const tessera::Di
   for (int i = 0; i < shape.size(); ++i)
     if (shape[i] == 0) return s;
   int64_t lo = 0, hi = 0;
+  bool overflow = false;
   for (int i = 0; i < shape.size(); ++i) {
-    const int64_t reach = (shape[i] - 1) * strides[i];  // fits: numpy and torch hold such arrays
-    (reach < 0 ? lo : hi) += reach;
+    int64_t reach = 0;
+    overflow = overflow || __builtin_mul_overflow(shape[i] - 1, strides[i], &reach) ||
+               __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi);
+  }
+  if (overflow) {  // only arrays made with as_strided reach this far: assume they overlap anything
+    s.lo = reinterpret_cast<const char*>(std::uintptr_t{1});
+    s.hi = reinterpret_cast<const char*>(UINTPTR_MAX);
+    return s;
   }
   s.lo = data + lo;
   s.hi = data + hi + static_cast<int64_t>(itemsize);
@@ -235,10 +267,14 @@ tessera::Dims strides_of(PyArrayObject* a) {
 
 // An output shape must be one numpy can hold: at most NPY_MAXDIMS axes and a byte size that fits
 // Py_ssize_t ("array is too big", as numpy says) — checked before anything is allocated.
-void check_numpy_output(const tessera::Dims& shape, std::size_t nbytes) {
+void check_numpy_output(const tessera::Dims& shape, std::size_t nbytes, std::size_t itemsize) {
   if (shape.size() > NPY_MAXDIMS)
     throw py::value_error("tessera: the output would have " + std::to_string(shape.size()) +
                           " axes; numpy arrays have at most " + std::to_string(NPY_MAXDIMS));
+  // numpy also refuses an empty shape whose other extents would overflow (its "as if not empty" rule).
+  int64_t size = static_cast<int64_t>(itemsize > 0 ? itemsize : 1);
+  for (int i = 0; i < shape.size(); ++i)
+    if (shape[i] != 0 && __builtin_mul_overflow(size, shape[i], &size)) nbytes = SIZE_MAX;
   if (nbytes > static_cast<std::size_t>(PY_SSIZE_T_MAX))
     throw py::value_error("tessera: the output " + shape_str(shape) + " would be " + std::to_string(nbytes) +
                           " bytes: array is too big");
@@ -297,26 +333,30 @@ PyArrayObject* check_out(PyObject* out, PyArray_Descr* descr, const tessera::Dim
 // tessera.tile for anything but a torch tensor (see __init__.py for the contract).
 py::object tile(py::handle A, py::handle reps, py::handle out, py::handle max_threads, py::handle nontemporal,
                 py::handle negative_reps) {
+  // The arguments that may run Python code (reps' __index__ or __iter__) are read first; A's
+  // dtype, shape, strides and data are read after, together, and nothing runs Python code
+  // between then and the copy.
   const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
+  const tessera::Dims r = to_reps(reps.ptr(), options);
   py::object holder;
   PyArrayObject* a = as_array(A.ptr(), &holder);
+  const py::object descr_ref = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
   PyArray_Descr* descr = PyArray_DESCR(a);
   check_copyable(descr, "A");
-  const tessera::Dims r = to_dims(reps.ptr(), "reps", kRepTooBig);
   const tessera::Dims shape = dims_of(a), strides = strides_of(a);
   const std::size_t itemsize = static_cast<std::size_t>(PyArray_ITEMSIZE(a));
   const char* src = static_cast<const char*>(PyArray_DATA(a));
 
   if (itemsize == 0) {  // e.g. dtype([]) or 'V0': no bytes to move, only a shape to make
     const tessera::Dims oshape = tessera::tile_shape(shape, r, options);
-    check_numpy_output(oshape, 0);
+    check_numpy_output(oshape, 0, 0);
     if (out.is_none()) return new_array(descr, oshape);
     check_out(out.ptr(), descr, oshape, "the result");
     return py::reinterpret_borrow<py::object>(out);
   }
 
   const tessera::Plan plan(shape, strides, itemsize, r, options);
-  check_numpy_output(plan.shape(), plan.nbytes());
+  check_numpy_output(plan.shape(), plan.nbytes(), itemsize);
   if (!out.is_none()) {
     PyArrayObject* o = check_out(out.ptr(), descr, plan.shape(), "the result");
     execute_into(plan, src, span_of(src, shape, strides, itemsize), static_cast<char*>(PyArray_DATA(o)));
@@ -324,9 +364,13 @@ py::object tile(py::handle A, py::handle reps, py::handle out, py::handle max_th
   }
   if (plan.nbytes() >= kFreshMinBytes) {
     tessera::Array result;
-    {
+    try {
       py::gil_scoped_release release;
       result = tessera::tile(src, shape, strides, itemsize, r, options);
+    } catch (const std::bad_alloc&) {
+      PyErr_Format(PyExc_MemoryError, "tessera: cannot allocate %zu bytes for an output of shape %s", plan.nbytes(),
+                   shape_str(plan.shape()).c_str());
+      throw_python();
     }
     return adopt(std::move(result), descr);
   }
@@ -339,10 +383,7 @@ py::object tile(py::handle A, py::handle reps, py::handle out, py::handle max_th
 py::tuple tile_shape(py::handle shape, py::handle reps, py::handle negative_reps) {
   const tessera::Options options = to_options(Py_None, Py_None, negative_reps.ptr());
   const tessera::Dims s = to_dims(shape.ptr(), "shape", "is too large");
-  const tessera::Dims out = tessera::tile_shape(s, to_dims(reps.ptr(), "reps", kRepTooBig), options);
-  py::tuple t(out.size());
-  for (int i = 0; i < out.size(); ++i) t[i] = py::int_(out[i]);
-  return t;
+  return to_tuple(tessera::tile_shape(s, to_reps(reps.ptr(), options), options));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,10 +427,12 @@ DLView dl_view(py::handle capsule, const char* what) {
 // device, dtype, shape and contiguity; checked here again in bytes).
 void tile_dlpack(py::handle src_capsule, py::handle reps, py::handle dst_capsule, py::handle max_threads,
                  py::handle nontemporal, py::handle negative_reps) {
+  // Options and reps first (__init__.py passes reps as a tuple of ints and max_threads as an int:
+  // no Python code runs after the capsules' pointers are read).
   const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
+  const tessera::Dims r = to_reps(reps.ptr(), options);
   const DLView s = dl_view(src_capsule, "A");
   const DLView d = dl_view(dst_capsule, "out");
-  const tessera::Dims r = to_dims(reps.ptr(), "reps", kRepTooBig);
   if (s.dtype.code != d.dtype.code || s.dtype.bits != d.dtype.bits || s.dtype.lanes != d.dtype.lanes)
     throw py::value_error("tessera: out's DLPack dtype differs from A's");
   const tessera::Plan plan(s.shape, s.strides, s.itemsize, r, options);
@@ -415,16 +458,16 @@ class PyPlan {
     PyArray_Descr* descr = nullptr;
     if (!PyArray_DescrConverter(dtype.ptr(), &descr)) throw_python();
     dtype_ = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(descr));
-    if (descr->subarray != nullptr)
+    if (PyDataType_HASSUBARRAY(descr))
       throw py::type_error("tessera: dtype " + repr(dtype_.ptr()) +
                            " is a subarray dtype; plan for its base dtype with the subarray's axes in the shape");
     check_copyable(descr, "the dtype");
-    if (descr->elsize == 0)
+    if (PyDataType_ELSIZE(descr) == 0)
       throw py::value_error("tessera: dtype " + repr(dtype_.ptr()) + " has itemsize 0: there is nothing to plan");
     shape_ = to_dims(shape.ptr(), "shape", "is too large");
     if (strides.is_none()) {
       int64_t s[tessera::max_ndim];
-      int64_t next = descr->elsize;
+      int64_t next = PyDataType_ELSIZE(descr);
       for (int i = shape_.size() - 1; i >= 0; --i) {
         s[i] = next;
         next = shape_[i] > 0 && next <= INT64_MAX / shape_[i] ? next * shape_[i] : next;
@@ -433,9 +476,9 @@ class PyPlan {
     } else {
       strides_ = to_dims(strides.ptr(), "strides", "is too large");
     }
-    plan_ = tessera::Plan(shape_, strides.is_none() ? tessera::Dims() : strides_, static_cast<std::size_t>(descr->elsize),
-                          to_dims(reps.ptr(), "reps", kRepTooBig), options);
-    check_numpy_output(plan_.shape(), plan_.nbytes());
+    plan_ = tessera::Plan(shape_, strides.is_none() ? tessera::Dims() : strides_, static_cast<std::size_t>(PyDataType_ELSIZE(descr)),
+                          to_reps(reps.ptr(), options), options);
+    check_numpy_output(plan_.shape(), plan_.nbytes(), plan_.itemsize());
   }
 
   py::object call(py::handle A, py::handle out) const {
@@ -453,19 +496,20 @@ class PyPlan {
   }
 
   py::object execute_region(py::handle A, py::handle start, py::handle extent, py::handle out) const {
-    PyArrayObject* a = check_input(A);
     const tessera::Dims st = to_dims(start.ptr(), "start", "is past the output"),
                         ex = to_dims(extent.ptr(), "extent", "is past the output");
+    PyArrayObject* a = check_input(A);  // after start and extent, whose __index__ may run Python code
     const std::size_t itemsize = plan_.itemsize();
     // Validate the region (tessera's checks, naming the axis) before anything is allocated: a
     // zero-byte dry run against a null dst reports a bad start or extent first.
-    int64_t count = 1;
-    bool ok = st.size() == plan_.ndim() && ex.size() == plan_.ndim();
+    bool ok = st.size() == plan_.ndim() && ex.size() == plan_.ndim(), empty = false;
     for (int i = 0; ok && i < ex.size(); ++i) {
-      if (ex[i] < 0 || st[i] < 0 || st[i] > plan_.shape()[i] - ex[i]) ok = false;
-      else count = ex[i] == 0 || count == 0 ? 0 : count * ex[i];
+      ok = ex[i] >= 0 && st[i] >= 0 && st[i] <= plan_.shape()[i] - ex[i];
+      empty = empty || ex[i] == 0;
     }
     if (!ok) plan_.execute_region(PyArray_DATA(a), st, ex, nullptr, 0);  // throws InvalidArgument naming the axis
+    int64_t count = empty ? 0 : 1;  // a non-empty region lies inside the output: its count fits int64
+    for (int i = 0; i < ex.size() && !empty; ++i) count *= ex[i];
     const std::size_t nbytes = static_cast<std::size_t>(count) * itemsize;
     const char* src = static_cast<const char*>(PyArray_DATA(a));
     py::object result;
@@ -508,11 +552,6 @@ class PyPlan {
   }
 
  private:
-  static py::tuple to_tuple(const tessera::Dims& d) {
-    py::tuple t(d.size());
-    for (int i = 0; i < d.size(); ++i) t[i] = py::int_(d[i]);
-    return t;
-  }
   PyArray_Descr* descr() const { return reinterpret_cast<PyArray_Descr*>(dtype_.ptr()); }
 
   // A must be an ndarray of the planned shape and dtype with the planned byte strides (on every
@@ -558,6 +597,11 @@ PYBIND11_MODULE(_tessera, m) {
 
   m.def("tile", &tile, "See tessera.tile.");
   m.def("tile_shape", &tile_shape, "See tessera.tile_shape.");
+  m.def("reps_tuple",
+        [](py::handle reps, py::handle negative_reps) {
+          return to_tuple(to_reps(reps.ptr(), to_options(Py_None, Py_None, negative_reps.ptr())));
+        },
+        "reps read once as tessera reads them (int, sequence, iterable, ndarray), as a tuple of ints.");
   m.def("tile_dlpack", &tile_dlpack, "tile between DLPack capsules (tessera.tile for torch tensors).");
   m.def("simd_target", [] { return std::string(tessera::active_target()); }, "See tessera.simd_target.");
   m.def("version", [] { return std::string(tessera::version()); }, "The C library's version.");
