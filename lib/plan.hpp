@@ -192,10 +192,13 @@ void execute_region(const PlanData& plan, const unsigned char* src, const Dims& 
 void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);
 
 /// Allocates an output of nbytes > 0 (64-byte aligned; from kHugeMinBytes 2 MiB aligned with
-/// transparent huge pages advised, a fresh mapping) that tessera_free releases. Throws
-/// std::bad_alloc.
+/// transparent huge pages advised: a block free_output kept, or a fresh mapping, which sets
+/// *fresh) that tessera_free releases. Throws std::bad_alloc.
 inline constexpr std::size_t kHugeMinBytes = std::size_t{32} << 20;
-void* allocate_output(std::size_t nbytes);
+void* allocate_output(std::size_t nbytes, bool* fresh);
+/// Releases an output of allocate_output (tessera_free): a large one may be kept for reuse
+/// (api.cpp: the block cache and its bounds). Any other pointer of malloc's goes to std::free.
+void free_output(void* p) noexcept;
 
 /// Name of the Highway target execute_range dispatches to now.
 const char* dispatch_target_name();

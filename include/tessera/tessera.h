@@ -84,8 +84,9 @@ typedef enum tessera_nontemporal {
                                      cache, clamped to 4-256 MiB (16 MiB where Linux sysfs does not
                                      say; the environment variable TESSERA_STREAM_MIN_BYTES, read
                                      once, overrides) (the default);
-                                     the allocating calls write new outputs of 32 MiB or more with
-                                     ordinary stores (fresh pages, just zeroed, still cached) */
+                                     the allocating calls write new outputs of 32 MiB or more in
+                                     fresh pages with ordinary stores (just zeroed, still cached),
+                                     and in pages kept by tessera_free as tessera_tile does */
   TESSERA_NONTEMPORAL_ALWAYS = 1, /* streaming stores whatever the size */
   TESSERA_NONTEMPORAL_NEVER = 2   /* ordinary stores whatever the size */
 } tessera_nontemporal;
@@ -171,7 +172,14 @@ TESSERA_API tessera_status tessera_tile_alloc_ex(const void *src, int ndim, cons
                                                  void **out_data, size_t *out_bytes, int *out_ndim,
                                                  int64_t out_shape[TESSERA_MAX_NDIM]);
 
-/** Frees memory returned by tessera_tile_alloc. NULL is a no-op. */
+/**
+ * Frees memory returned by tessera_tile_alloc (or owned by a tessera::Array). NULL is a no-op.
+ * An output of 32 MiB or more may be kept, mapped, for a later allocating call of about its size
+ * (one that fills at least 4/5 of it), which then takes no page fault: at most
+ * TESSERA_ALLOC_CACHE_BYTES bytes (environment variable, read once; default 268435456 = 256 MiB;
+ * 0 keeps nothing), each for at most 10 s (released at the next allocating call or tessera_free
+ * after that), advised MADV_FREE so that the kernel may reclaim them under memory pressure.
+ */
 TESSERA_API void tessera_free(void *data);
 
 /**

@@ -187,8 +187,9 @@ enum class NonTemporal : int {
   automatic = 0,  ///< streaming stores for outputs of at least half the last-level cache, clamped to
                   ///< 4-256 MiB (16 MiB where Linux sysfs does not say; the environment variable
                   ///< TESSERA_STREAM_MIN_BYTES, read once, overrides) (the default); the allocating
-                  ///< tile writes new outputs of 32 MiB or more with ordinary stores (fresh pages,
-                  ///< just zeroed, still cached)
+                  ///< tile writes new outputs of 32 MiB or more in fresh pages with ordinary stores
+                  ///< (just zeroed, still cached), and in pages kept by tessera_free (see tessera.h)
+                  ///< as execute does
   always = 1,     ///< streaming stores whatever the size
   never = 2,      ///< ordinary stores whatever the size
 };
@@ -344,7 +345,9 @@ TESSERA_API void tile(const void* src, const Dims& shape, const Dims& strides, s
 TESSERA_API void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
                       void* dst, std::size_t dst_bytes, const Options& options);
 
-/// Allocating tile: returns a new Array holding tile(src, reps). Throws as the one-shot tile, and
+/// Allocating tile: returns a new Array holding tile(src, reps). Outputs of 32 MiB or more are 2 MiB
+/// aligned with transparent huge pages advised, or reuse a block an earlier Array or
+/// tessera_free released (see tessera_free in tessera.h). Throws as the one-shot tile, and
 /// std::bad_alloc if the output cannot be allocated.
 TESSERA_API Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
                        const Dims& reps);
