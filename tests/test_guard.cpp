@@ -272,12 +272,16 @@ class Runner {
         std::memcpy(w_begin, image_bytes.data() + (w_begin - area), static_cast<std::size_t>(w_end - w_begin));
         if (nbytes) std::memcpy(dst, complement.data(), nbytes);
 
-        // Mostly the plan; every eighth call the one-shot C API (plans again, same kernels).
+        // Mostly the plan; every eighth call the one-shot C API with the case's options (plans
+        // again, the same path).
         if (i % 8 == 0) {
-          const tessera_status s = tessera_tile(
+          tessera_options copt;
+          tessera_options_init(&copt);
+          copt.nontemporal = static_cast<int>(c.nontemporal);
+          const tessera_status s = tessera_tile_ex(
               origin, static_cast<int>(c.shape.size()), c.shape.data(), c.strides.empty() ? nullptr : c.strides.data(),
-              c.itemsize, static_cast<int>(c.reps.size()), c.reps.data(), dst, nbytes);
-          if (s != TESSERA_OK) return where(c, side, src_gap, dst_gap) + "tessera_tile failed: " + tessera_last_error();
+              c.itemsize, static_cast<int>(c.reps.size()), c.reps.data(), dst, nbytes, &copt);
+          if (s != TESSERA_OK) return where(c, side, src_gap, dst_gap) + "tessera_tile_ex failed: " + tessera_last_error();
         } else {
           plan.execute(origin, dst, nbytes);
         }

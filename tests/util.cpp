@@ -422,14 +422,18 @@ const std::vector<LargeCase>& large_cases() {
   return list;
 }
 
-int scaled(int count) {
-  static const long scale = [] {
+int test_scale() {
+  static const int scale = [] {
     const char* env = std::getenv("TESSERA_TEST_SCALE");
     const long v = env ? std::strtol(env, nullptr, 10) : 1;
-    return v >= 1 ? v : 1L;
+    return v >= 1 && v <= 1000 ? static_cast<int>(v) : 1;
   }();
-  const long n = count / scale;
-  return n >= 1 ? static_cast<int>(n) : 1;
+  return scale;
+}
+
+int scaled(int count) {
+  const int n = count / test_scale();
+  return n >= 1 ? n : 1;
 }
 
 }  // namespace test

@@ -150,7 +150,12 @@ struct LargeCase {
 };
 const std::vector<LargeCase>& large_cases();
 
-/// `count` divided by the environment variable TESSERA_TEST_SCALE (an integer >= 1, default 1),
+/// The environment variable TESSERA_TEST_SCALE (an integer in [1, 1000], default 1; read once),
+/// printed by tests/main.cpp at the end of every run. tests/run unsets it for the unit and
+/// sanitize suites (always full scale).
+int test_scale();
+
+/// `count` divided by test_scale(),
 /// and at least 1: the case counts of the randomized sweeps. tests/run --cross sets it for its
 /// emulated runs (qemu-user), where vector code runs 20-160x slower. The cases run are a prefix
 /// of the full sweep (same seeds).
