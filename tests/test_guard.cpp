@@ -4,8 +4,15 @@
 // every misalignment (0..63 bytes from the guard) of source and destination, and every executor
 // path (Plan::kernel_path), on every Highway target this machine runs; plus outputs large enough
 // for the parallel (TBB) path, whose chunks split rows. The bytes are compared with the reference,
-// bytes next to the buffers (between them and the guard, and before them) must keep their canary,
-// and the suite asserts that each target reached every path in Plan::kernel_paths().
+// bytes next to the buffers (between them and the guard, and before them) must keep their canary.
+// Every case's plan must take the path the case predicts (the planner's label, Plan::kernel_path(),
+// the same on every target), and the cases together cover every label. What the kernels then
+// EXECUTED can differ per target and per buffer (a direct fill stages where the destination is not
+// line-aligned, a `.nt` gather walks rows, the shuffle falls back to FillPattern, SCALAR aliases
+// several kernels): in a build with -Dpath_counters=true (tests/run's build/tests) the suite asserts
+// on the counters the kernels keep where each path is chosen (lib/kernels/path_counters.hpp) —
+// every executed path a target implements ran on it, the aliases below never did — and prints the
+// executed paths per target.
 #include <doctest/doctest.h>
 
 #include <hwy/targets.h>
@@ -26,6 +33,10 @@
 #include "guard.hpp"
 #include "reference.hpp"
 #include "util.hpp"
+
+#if TESSERA_PATH_COUNTERS
+#include "kernels/path_counters.hpp"  // lib/, on the include path with -Dpath_counters=true
+#endif
 
 namespace {
 
@@ -174,6 +185,7 @@ std::vector<Case> large_cases() {
       {"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4"},
       {"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16"},
       {"large blocked gather, reversed columns", {300, 437}, {2, -600}, 2, {1, 1}, "gather.2"},
+      {"blocked gather, transposed 1-byte", {301, 397}, {1, 301}, 1, {2, 1}, "gather.1"},
       // Serial (under 512 KiB): the outer replicas are written from one gathered tile.
       {"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}, "gather.4"},
       {"blocked gather, 8-byte, reversed, outer replicas", {33, 29}, {-8, 33 * 8}, 8, {2, 1, 3}, "gather.8"},
@@ -198,6 +210,54 @@ std::vector<Case> large_cases() {
       streamed({"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16"}),
   };
 }
+
+#if TESSERA_PATH_COUNTERS
+// Executed paths (kExecPathNames) a Highway target does not implement, and the path that runs in
+// their place there, by the kernels' compile-time branches (#if HWY_TARGET == HWY_SCALAR in
+// lib/kernels/row_kernels-inl.h and dispatch.cpp). On that target the path's counter must stay 0
+// and the substitute's must not. Every other executed path must have run on every target.
+// (SCALAR's staged `.nt` paths are not aliases: the L1 stage and its row splitting run as on
+// every target, only its copy-out, CopyStream, uses ordinary stores.)
+struct Alias {
+  const char* target;
+  const char* path;
+  const char* runs_as;
+  const char* why;
+};
+const Alias kAliases[] = {
+    {"SCALAR", "pattern.shuffle", "pattern.short", "no byte shuffle: FillShortPattern is FillPattern"},
+    {"SCALAR", "pattern.shuffle.nt", "pattern.short.nt", "no byte shuffle: FillShortPattern is FillPattern"},
+    {"SCALAR", "fill.16", "fill.any", "Fill16 is FillPattern with a 16-byte run"},
+    {"SCALAR", "fill.16.nt", "fill.any.nt", "Fill16 is FillPattern with a 16-byte run"},
+    {"SCALAR", "fill.16.nt.direct", "fill.any", "no streaming stores: FillElementStream is Fill16, i.e. FillPattern"},
+    {"SCALAR", "fill.1.nt.direct", "fill.1", "no streaming stores: FillElementStream is FillElement"},
+    {"SCALAR", "fill.2.nt.direct", "fill.2", "no streaming stores: FillElementStream is FillElement"},
+    {"SCALAR", "fill.4.nt.direct", "fill.4", "no streaming stores: FillElementStream is FillElement"},
+    {"SCALAR", "fill.8.nt.direct", "fill.8", "no streaming stores: FillElementStream is FillElement"},
+    {"SCALAR", "copy.nt.direct", "copy", "no streaming stores: CopyStream is CopyBytes"},
+    {"SCALAR", "pattern.long.nt.direct", "pattern.long", "no streaming stores: FillPatternStream copies run by run"},
+    {"SCALAR", "gather.1.nt", "gather.1.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
+    {"SCALAR", "gather.2.nt", "gather.2.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
+    {"SCALAR", "gather.4.nt", "gather.4.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
+    {"SCALAR", "gather.8.nt", "gather.8.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
+    {"SCALAR", "gather.16.nt", "gather.16.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
+    {"SCALAR", "gather.any.nt", "gather.any.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
+    {"SCALAR", "gather.4.transposed", "gather.4.blocked", "no vectors: GatherTile copies element by element"},
+    {"SCALAR", "gather.8.transposed", "gather.8.blocked", "no vectors: GatherTile copies element by element"},
+};
+
+const Alias* alias_of(const std::string& target, const std::string& path) {
+  for (const Alias& a : kAliases)
+    if (target == a.target && path == a.path) return &a;
+  return nullptr;
+}
+
+int exec_path_index(const std::string& path) {
+  for (int i = 0; i < tessera::detail::kExecPathCount; ++i)
+    if (path == tessera::detail::kExecPathNames[i]) return i;
+  return -1;
+}
+#endif
 
 // Every misalignment 0..63 for the fixed-size itemsizes and short outputs; a spread of 16 for the
 // rest (still every residue class mod 4, and 0, 1, 31, 32, 33, 63).
@@ -379,8 +439,23 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
   const GuardPage large_src(1 << 20), large_dst(1 << 20);
 
   const std::vector<std::string> all_paths = tessera::Plan::kernel_paths();
-  std::map<std::string, std::map<std::string, int>> table;  // path -> target -> executions
+  std::map<std::string, std::map<std::string, int>> table;  // planned path -> target -> executions
   std::vector<std::string> target_names;
+#if TESSERA_PATH_COUNTERS
+  namespace td = tessera::detail;
+  for (const Alias& a : kAliases) {  // the list names real paths
+    REQUIRE_MESSAGE(exec_path_index(a.path) >= 0, a.path);
+    REQUIRE_MESSAGE(exec_path_index(a.runs_as) >= 0, a.runs_as);
+  }
+  // executed[target][path]: the counters of this test case's calls only.
+  std::map<std::string, std::vector<uint64_t>> executed;
+  const auto snapshot = [&](int64_t t) {
+    std::vector<uint64_t> v(td::kExecPathCount);
+    for (int i = 0; i < td::kExecPathCount; ++i) v[static_cast<std::size_t>(i)] = td::executed_path_count(t, i);
+    return v;
+  };
+  td::reset_executed_path_counts();
+#endif
 
   for (int64_t target : targets) {
     hwy::SetSupportedTargetsForTest(target);
@@ -389,6 +464,12 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     REQUIRE(std::string(tessera::active_target()) == name);
     target_names.push_back(name);
 
+#if TESSERA_PATH_COUNTERS
+    std::map<int64_t, std::vector<uint64_t>> others;  // the other targets' counters: must not move
+    for (int64_t t : targets)
+      if (t != target) others[t] = snapshot(t);
+    const std::vector<uint64_t> before = snapshot(target);
+#endif
     std::set<std::string> seen;
     int failures = 0;
     uint64_t seed = 1;
@@ -420,11 +501,64 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
           }());
     for (const std::string& path : all_paths)
       CHECK_MESSAGE(seen.count(path) == 1, "path " << path << " was not reached on " << name);
+
+#if TESSERA_PATH_COUNTERS
+    // What the kernels executed while this target was forced: every path it implements ran, the
+    // paths it aliases never did (their substitutes did), and no other target's code ran.
+    std::vector<uint64_t>& counts = executed[name];
+    counts = snapshot(target);
+    for (std::size_t i = 0; i < counts.size(); ++i) counts[i] -= before[i];
+    for (int i = 0; i < td::kExecPathCount; ++i) {
+      const std::string path = td::kExecPathNames[i];
+      const uint64_t n = counts[static_cast<std::size_t>(i)];
+      if (const Alias* a = alias_of(name, path)) {
+        CHECK_MESSAGE(n == 0, name << " executed " << path << " " << n << " times; listed as an alias of " << a->runs_as
+                                   << " there (" << a->why << ")");
+        CHECK_MESSAGE(counts[static_cast<std::size_t>(exec_path_index(a->runs_as))] > 0,
+                      name << ": " << a->runs_as << ", which runs in place of " << path << ", never executed");
+      } else {
+        CHECK_MESSAGE(n > 0, "executed path " << path << " never ran on " << name
+                                                  << " (the planner's labels were all reached: a kernel took another branch)");
+      }
+    }
+    for (const auto& other : others)  // (no structured binding: clang's C++17 cannot capture one)
+      CHECK_MESSAGE(snapshot(other.first) == other.second,
+                    "code of target " << hwy::TargetName(other.first) << " ran while " << name << " was forced");
+#endif
   }
 
-  // The closing note's table: executions (case x side x misalignment) per path and target.
   std::ostringstream os;
-  os << "guard-page executions per executor path (rows) and Highway target (columns):\n";
+#if TESSERA_PATH_COUNTERS
+  // The closing note's table: how often each executed path was chosen (per range, or per row
+  // where the kernels choose per row), counted by the kernels themselves, per Highway target.
+  os << "executed paths (rows; lib/kernels/path_counters.hpp) per Highway target (columns), counted where the "
+        "kernels take each branch; \"alias\": not implemented on that target (0 runs), listed below:\n";
+  os << std::left << std::setw(24) << "executed path";
+  for (const auto& t : target_names) os << std::right << std::setw(10) << t;
+  os << "\n";
+  for (int i = 0; i < td::kExecPathCount; ++i) {
+    os << std::left << std::setw(24) << td::kExecPathNames[i];
+    for (const auto& t : target_names) {
+      const uint64_t n = executed[t].empty() ? 0 : executed[t][static_cast<std::size_t>(i)];
+      if (alias_of(t, td::kExecPathNames[i]) != nullptr && n == 0) {
+        os << std::right << std::setw(10) << "alias";
+      } else {
+        os << std::right << std::setw(10) << n;
+      }
+    }
+    os << "\n";
+  }
+  os << "aliases:\n";
+  for (const Alias& a : kAliases)
+    os << "  " << a.target << ": " << std::left << std::setw(22) << a.path << " runs as " << std::setw(18) << a.runs_as
+       << " (" << a.why << ")\n";
+  os << "\n";
+#else
+  MESSAGE("executed-path counters are off in this build (configure with -Dpath_counters=true, as tests/run's "
+          "build/tests does): only the planner's labels were checked, not what the kernels executed");
+#endif
+  // Executions (case x side x misalignment) per planned path and target.
+  os << "guard-page executions per planned path (Plan::kernel_path) and Highway target (columns):\n";
   os << std::left << std::setw(24) << "path";
   for (const auto& t : target_names) os << std::right << std::setw(10) << t;
   os << "\n";

@@ -2,6 +2,9 @@
 // over source offsets) and calls the row kernel chosen once per range. Compiled once per Highway
 // target (foreach_target.h); execute_range() dispatches to the best target this CPU supports.
 // TBB stays outside: the executor calls execute_range() from each task.
+//
+// TESSERA_COUNT_PATH (kernels/path_counters.hpp) marks where each executed path is chosen; it
+// expands to nothing unless the library is built with -Dpath_counters=true (the test build).
 
 // clang-format off
 #undef HWY_TARGET_INCLUDE
@@ -11,6 +14,7 @@
 // clang-format on
 
 #include "plan.hpp"
+#include "kernels/path_counters.hpp"
 #include "kernels/row_kernels-inl.h"
 
 #include <hwy/cache_control.h>
@@ -127,6 +131,9 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64
 #if HWY_TARGET != HWY_SCALAR
   constexpr size_t kSize = Elem::kFixed;
   if constexpr (kSize == 4 || kSize == 8) {
+#if TESSERA_PATH_COUNTERS
+    bool transposed = false;  // counted once per tile
+#endif
     constexpr int64_t L = 16 / kSize;
     using T = hwy::UnsignedFromSize<kSize>;
     const hn::FixedTag<T, L> d;
@@ -141,6 +148,9 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64
       for (int64_t u = 0; u < D; u += L) {
         uint8_t* t = tile + u * pitch + c * isz;
         if (u + L <= D && packed[u / L]) {
+#if TESSERA_PATH_COUNTERS
+          transposed = true;
+#endif
           const uint8_t* s = uniq[u] + off;
           if constexpr (kSize == 4) {
             const auto a = hn::BitCast(d, hn::LoadU(d8, s));  // bytes: s need not be T-aligned
@@ -168,6 +178,9 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64
         }
       }
     }
+#if TESSERA_PATH_COUNTERS
+    if (transposed) TESSERA_COUNT_PATH(kSize == 4 ? kExecGather4Transposed : kExecGather8Transposed);
+#endif
   }
 #endif
   for (; c < nc; ++c) {
@@ -197,9 +210,12 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
   const int64_t r0 = (begin + row_elems - 1) / row_elems;
   int64_t r1 = end / row_elems;
   if (p.nloops == 0 || (st < 0 ? -st : st) < kBlockedGatherStride || r1 - r0 < 2 || isz > kBlockedGatherMaxItem) {
+    TESSERA_COUNT_PATH(ExecGatherPath(Elem::kFixed, kGatherRows));  // with `stream` too: ordinary stores
     WalkRows(p, src, out, begin, end, row_fn);
     return;
   }
+  // (SCALAR streams with CopyBytes: its tile rows go out as those of gather.N.blocked.)
+  TESSERA_COUNT_PATH(ExecGatherPath(Elem::kFixed, stream && kStreamStores ? kGatherStreamed : kGatherBlocked));
   // An outermost loop that only repeats (source stride 0) makes whole replicas of the output:
   // when the range is `copies` of them, the first is gathered and each of its tile rows is
   // written to every copy, so the source is read once.
@@ -280,12 +296,13 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
 /// Calls body(row) with the ordinary-store row function of a copy, pattern or fill plan:
 /// row(src_row, first_elem, n_elems, out) writes elements [first_elem, first_elem + n_elems) of the
 /// row whose source is src_row to out. `table` is the index table of a pattern plan whose run is at
-/// most 16 bytes, else null.
-template <class Body>
+/// most 16 bytes, else null. kRoute (kRoutePlain, kRouteStaged): the path counters' route.
+template <int kRoute, class Body>
 HWY_INLINE void WithRowFn(const PlanData& p, const ShortPatternTable* table, const Body& body) {
   const size_t isz = p.itemsize;
   switch (p.kernel) {
     case Kernel::copy:
+      TESSERA_COUNT_PATH(kExecCopy + kRoute);
       body([isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyBytes(d, s + off * isz, n * isz); });
       return;
     case Kernel::pattern: {
@@ -296,18 +313,24 @@ HWY_INLINE void WithRowFn(const PlanData& p, const ShortPatternTable* table, con
           const size_t phase = off == 0 ? 0 : off * isz % run;
           if (phase == 0 && n * isz >= N) {
             FillShortPattern(d, n * isz, s, run, *table);
-          } else {
+            TESSERA_COUNT_PATH((kVectorShuffle ? kExecShuffle : kExecShort) + kRoute);
+          } else {  // a row that starts mid-run or is shorter than a vector: counted as pattern.short
             FillPattern(d, n * isz, s, run, phase);
+            TESSERA_COUNT_PATH(kExecShort + kRoute);
           }
         });
         return;
       }
+      // FillPattern's own branch: long runs are copied again from the source, short ones replicated.
+      TESSERA_COUNT_PATH((run >= static_cast<size_t>(kLongRunBytes) ? kExecLong : kExecShort) + kRoute);
       body([isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) TESSERA_INLINE_LAMBDA {
         FillPattern(d, n * isz, s, run, off == 0 ? 0 : off * isz % run);
       });
       return;
     }
     case Kernel::fill:
+      // Fill16 is FillPattern, the fill.any kernel, where kVectorFill16 is false (SCALAR).
+      TESSERA_COUNT_PATH(isz == 16 && !kVectorFill16 ? kExecFillAny + kRoute : ExecFillPath(isz, kRoute));
       switch (isz) {
         case 1: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint8_t>(d, s, n); }); return;
         case 2: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint16_t>(d, s, n); }); return;
@@ -339,14 +362,17 @@ void ExecuteRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t be
       default: ExecuteGather(p, src, out, begin, end, GatherElem<0>{p.itemsize}, stream); return;
     }
   }
-  WithRowFn(p, table, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });
+  WithRowFn<kRoutePlain>(p, table, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });
 }
 
 /// Streaming straight to the output (plans with stream_direct): copy rows or pattern runs of at
-/// least kDirectStreamBytes from the source, fills of whole cache lines from a register.
+/// least kDirectStreamBytes from the source, fills of whole cache lines from a register. (Path
+/// counters: where kStreamStores is false, CopyStream is CopyBytes and these are the ordinary
+/// copy and pattern.long kernels; FillElementStream counts per row what it ran.)
 void ExecuteDirectStream(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   const size_t isz = p.itemsize;
   if (p.kernel == Kernel::copy) {
+    TESSERA_COUNT_PATH(kExecCopy + (kStreamStores ? kRouteDirect : kRoutePlain));
     WalkRows(p, src, out, begin, end,
              [isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyStream(d, s + off * isz, n * isz); });
   } else if (p.kernel == Kernel::fill) {
@@ -360,6 +386,7 @@ void ExecuteDirectStream(const PlanData& p, const uint8_t* src, uint8_t* out, in
     }
   } else {
     const size_t run = static_cast<size_t>(p.run_bytes);
+    TESSERA_COUNT_PATH(kExecLong + (kStreamStores ? kRouteDirect : kRoutePlain));
     WalkRows(p, src, out, begin, end, [isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
       FillPatternStream(d, n * isz, s, run, off * isz % run);
     });
@@ -375,7 +402,7 @@ void ExecuteStagedStream(const PlanData& p, const uint8_t* src, uint8_t* out, in
   const size_t isz = p.itemsize;
   const size_t cap = kStageBytes / isz;  // elements per block
   size_t fill = 0;                        // elements staged
-  WithRowFn(p, table, [&](const auto& row) {
+  WithRowFn<kRouteStaged>(p, table, [&](const auto& row) {
     WalkRows(p, src, out, begin, end, [&](const uint8_t* s, size_t off, size_t n, uint8_t*) {
       while (n > 0) {
         const size_t take = n < cap - fill ? n : cap - fill;

@@ -20,6 +20,7 @@
 #include <hwy/highway.h>
 
 #include "plan.hpp"
+#include "kernels/path_counters.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
@@ -230,7 +231,9 @@ HWY_INLINE hn::Vec<D> LoadRunDup128(D d, const uint8_t* HWY_RESTRICT run, size_t
 
 /// FillPattern for runs of at most 16 bytes, starting at phase 0 and at least one vector long:
 /// the run is broadcast to every 128-bit block and each stored vector is one byte shuffle of it
-/// (TableLookupBytes) — the repeating pattern stays in registers.
+/// (TableLookupBytes) — the repeating pattern stays in registers. SCALAR has no byte shuffle: there
+/// it is FillPattern itself (kVectorShuffle false; the path counters count pattern.short).
+constexpr bool kVectorShuffle = HWY_TARGET != HWY_SCALAR;  // the #if below
 HWY_INLINE void FillShortPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
                                  size_t run_bytes, const ShortPatternTable& table) {
 #if HWY_TARGET == HWY_SCALAR
@@ -267,7 +270,9 @@ HWY_INLINE void FillShortPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const
 #endif
 }
 
-/// Writes `n` copies of the 16-byte element at `elem`.
+/// Writes `n` copies of the 16-byte element at `elem`. On SCALAR: FillPattern with a 16-byte run,
+/// the fill.any kernel (kVectorFill16 false; the path counters count fill.any).
+constexpr bool kVectorFill16 = HWY_TARGET != HWY_SCALAR;  // the #if below
 HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
   FillPattern(dst, n * 16, elem, 16, 0);
@@ -292,7 +297,9 @@ HWY_INLINE size_t HeadBytes(const uint8_t* dst, size_t v) {
   return (v - reinterpret_cast<uintptr_t>(dst) % v) % v;
 }
 
-/// CopyBytes with streaming stores for the aligned body.
+/// CopyBytes with streaming stores for the aligned body. On SCALAR: CopyBytes (kStreamStores
+/// false: the path counters count a direct stream there as the ordinary path it then is).
+constexpr bool kStreamStores = HWY_TARGET != HWY_SCALAR;  // the #if below, and FillElementStream's
 HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
   CopyBytes(dst, src, n);
@@ -321,7 +328,8 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
 }
 
 /// FillElement (T = uint8..uint64, or hwy::uint128_t for 16-byte elements) with streaming stores
-/// when `dst` is cache-line aligned and the n elements are whole cache lines; otherwise ordinary.
+/// when `dst` is cache-line aligned and the n elements are whole cache lines; otherwise ordinary
+/// (on SCALAR always). Path counters: once per call (a row), fill.N.nt.direct or what ran instead.
 template <typename T>
 HWY_INLINE void FillElementStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
 #if HWY_TARGET != HWY_SCALAR
@@ -339,13 +347,16 @@ HWY_INLINE void FillElementStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_
       v = hn::BitCast(d, hn::Set(dt, value));
     }
     for (size_t i = 0; i < nbytes; i += N) hn::Stream(v, d, dst + i);
+    TESSERA_COUNT_PATH(ExecFillPath(sizeof(T), kRouteDirect));
     return;
   }
 #endif
   if constexpr (sizeof(T) == 16) {
     Fill16(dst, elem, n);
+    TESSERA_COUNT_PATH(kVectorFill16 ? ExecFillPath(16, kRoutePlain) : kExecFillAny + kRoutePlain);
   } else {
     FillElement<T>(dst, elem, n);
+    TESSERA_COUNT_PATH(ExecFillPath(sizeof(T), kRoutePlain));
   }
 }
 

@@ -1,0 +1,24 @@
+// Storage and accessors of the executed-path counters (kernels/path_counters.hpp). Compiled only
+// with -Dpath_counters=true (lib/meson.build), the test build: a normal library has neither the
+// counters nor these symbols.
+#include "kernels/path_counters.hpp"
+
+#if !TESSERA_PATH_COUNTERS
+#error "kernels/path_counters.cpp is built only with TESSERA_PATH_COUNTERS=1 (meson -Dpath_counters=true)"
+#endif
+
+namespace tessera::detail {
+
+std::atomic<uint64_t> g_exec_path_counts[kExecTargetSlots][kExecPathCount];
+
+uint64_t executed_path_count(int64_t target, int path) noexcept {
+  if (target == 0 || path < 0 || path >= kExecPathCount) return 0;
+  return g_exec_path_counts[ExecTargetSlot(target)][path].load(std::memory_order_relaxed);
+}
+
+void reset_executed_path_counts() noexcept {
+  for (auto& slot : g_exec_path_counts)
+    for (auto& n : slot) n.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace tessera::detail
