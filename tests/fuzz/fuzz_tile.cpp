@@ -1,44 +1,83 @@
 // libFuzzer target for tessera: decodes one tile problem from the input bytes, runs it through
-// the one-shot C call (tessera_tile), a plan (tessera_plan_create + tessera_plan_execute), the
-// allocating call (tessera_tile_alloc) and a C++ plan with non-temporal stores forced
-// (tessera::NonTemporal::always: the C API streams only outputs of 16 MiB or more, far past the
-// caps here), and checks against an independent model:
-//   - the status class each call must return, derived here from the documented rules;
-//   - on success, the output byte for byte against the scalar reference (tests/reference.cpp)
-//     and the output shape against ref::tile_shape;
+// every C entry point — tessera_tile_shape(_ex), tessera_tile(_ex), tessera_plan_create(_ex) +
+// tessera_plan_execute and tessera_plan_execute_region, tessera_tile_alloc(_ex), and with DLPack
+// tessera_tile_dlpack_shape and tessera_tile_dlpack — plus a C++ plan with non-temporal stores
+// forced (tessera::NonTemporal::always), and checks against an independent model:
+//   - the status class each call must return, derived here from the documented rules (and, where
+//     several errors apply at once, the order in which the library checks them);
+//   - on success, the output byte for byte against the scalar reference (tests/reference.cpp; a
+//     faster block reference written from the same definition for outputs over 64 KiB; for a
+//     region of an output too large to build, the region computed element by element from the
+//     definition) and the output shape against ref::tile_shape;
 //   - on every rejection, the destination untouched (pre-filled pattern), a non-empty
 //     tessera_last_error(), and no plan / allocation handed out;
 //   - always, a sentinel after the destination's end untouched.
-// Any disagreement prints the case and calls __builtin_trap(). Sizes are capped so that one
-// execution stays fast: source span and output at most kMaxBytes (64 KiB), or an output up to
-// kMaxBigBytes (1 MiB) when the input asks for it, which is past the executor's threshold for
-// running threaded, so chunks that start and end inside rows are fuzzed too.
+// Any disagreement prints the case and calls __builtin_trap().
+//
+// Sizes are capped so that one execution stays fast: a source span of at most kMaxBytes (64 KiB)
+// is allocated (a larger one is replaced by a poisoned stand-in: only calls that must fail before
+// reading it, or whose output is empty, run), and an output of at most kMaxBytes, or kMaxBigBytes
+// (1 MiB) when the input asks for it — past the executor's threshold for running threaded, so
+// chunks that start and end inside rows are fuzzed too. Rarely (when the input asks and its hash
+// is 0 mod kRareOneIn = 64) the cap is kMaxHugeBytes (40 MiB): outputs that stream under
+// NonTemporal::automatic (TESSERA_STREAM_MIN_BYTES is set to 2 MiB at start-up unless given) and
+// allocating calls of 32 MiB or more (fresh 2 MiB-aligned pages, then the block tessera_free kept,
+// reused by a second call). A valid output too large to allocate anywhere (2^57 bytes or more)
+// must make the allocating call return TESSERA_OUT_OF_MEMORY with *out_data unchanged (checked for
+// rare inputs only: ASan prints a warning for each such request; allocator_may_return_null=1).
 //
 // Input format (bytes read front to back; a missing byte reads as 0, or as 1 for an extent or rep,
 // so that truncated inputs are not mostly empty outputs):
-//   [0] ndim = b % 7            [1] nreps = b % 8          [2] itemsize = 1 + b % 40
+//   [0] ndim: b < 0xF0: b % 7; else kManyCounts[b - 0xF0] (7 .. 100, and negative)
+//   [1] nreps: b < 0xF0: b % 8; else kManyCounts[b - 0xF0]
+//   [2] itemsize: b < 0xF0: 1 + b % 40; else kBigItems[b - 0xF0] (41 .. SIZE_MAX)
 //   [3] flags: bit0 strides NULL (C-contiguous source), bit1 src NULL, bits2-4 destination mode
 //       (see DstMode), bit5 one negative extent, bit6 itemsize 0, bit7 big output allowed
 //   [4] axis permutation of the parent buffer (transposed layouts)
 //   [5] source misalignment (b % 64)   [6] destination misalignment (b % 64)
 //   [7] slack / shortfall of dst_bytes  [8] element pitch: itemsize + b % 8 bytes (gaps)
-//   ndim x extent byte: kExtents[b % 16] (0-8; an empty axis is 1 in 16)
-//   ndim x stride byte: if b >= 0xE0, the next byte as an int8 is the raw byte stride (any value:
-//       misaligned, overlapping, zero, negative); else axis of a parent buffer whose extent is
-//       extent + (b >> 2) % 8 (gaps), negated if b % 4 == 2, zero (broadcast) if b % 4 == 3
-//   nreps x rep byte: b < 0xE0 gives kSmallReps[b % 8] (0-5), else kSpecialReps[b - 0xE0] (huge,
-//       negative, ...)
+//   min(ndim, 64) x extent byte: kExtents[b % 16] (0-8; an empty axis is 1 in 16); with more than
+//       6 axes, 1 unless b < 0x40
+//   min(ndim, 64) x stride byte: if b >= 0xE0, the next byte as an int8 is the raw byte stride
+//       (any value: misaligned, overlapping, zero, negative); else axis of a parent buffer whose
+//       extent is extent + (b >> 2) % 8 (gaps), negated if b % 4 == 2, zero (broadcast) if b % 4 == 3
+//   min(nreps, 64) x rep byte: b < 0xE0 gives kSmallReps[b % 8] (0-5), else kSpecialReps[b - 0xE0]
+//       (huge, negative, ...); with more than 7 reps, 0x40 <= b < 0xE0 gives 1
+//   then, each optional (missing: the calls without _ex, nothing else):
+//   [api] bits0-1 options: 0 the calls without _ex, 1 the _ex calls with NULL options, 2-3 the
+//       _ex calls with [opt]; bit2 output region [region]; bit3 DLPack [dl]; bit4 one NULL
+//       pointer [null]; bit5 run in a task arena of 4 slots (so max_threads 2 and 3 cap the
+//       threads); bits6-7 == 3 with flags bit7: huge output allowed (for rare inputs, see above)
+//   [opt] (if api options >= 2) bits0-1 nontemporal AUTO/ALWAYS/NEVER/invalid (kBadEnum[b >> 6]),
+//       bit2 clamp_to_zero, bits3-5 max_threads kThreads[..], bits6-7 (nontemporal valid) 2:
+//       negative_reps 2, 3: negative_reps -1 (invalid)
+//   [null] (if api bit4) which pointer is NULL: see NullArg (b % 8); bit3 picks between two
+//   [dl] (if api bit3) bits0-1 dtype form: 0 the widest lane (bits up to 248), 1 byte lanes, 2
+//       16-bit lanes, 3 not whole bytes (0 or 4 bits, by slack bit0); bits2-4 one fault (see
+//       DlFault; the wrong dst shape has one more axis if slack bit1, else a last extent off by
+//       one); bit5 dst strides given (compact), bit6 dst strides not compact, bit7 a src element
+//       stride whose byte stride overflows int64. The dtype code is slack % 7.
+//   [region] (if api bit2) bits0-2 region destination mode (DstMode), then per output axis a start
+//       byte and an extent byte (see region_start, region_extent; missing: the whole output)
 //
 // Environment: TESSERA_FUZZ_TARGET=<Highway target name, e.g. SCALAR> forces that target at
 // start-up and checks that tessera dispatches to it. TESSERA_FUZZ_PATHS=1 prints at exit how many
 // executed plans took each executor path (the "[path]" that tessera_plan_describe names, and
-// Plan::kernel_path() of the streaming C++ plans).
+// Plan::kernel_path() of the streaming C++ plans), every path Plan::kernel_paths() lists, those
+// not reached, and how often the rarer kinds of input succeeded or were rejected (Feature);
+// tests/run fails unless every listed path (but those in tests/fuzz/unreached-paths) was reached.
+// tests/fuzz/make_corpus.py writes the seeds (one per executor path among them).
 #include <tessera/tessera.h>
 #include <tessera/tessera.hpp>
+#if TESSERA_FUZZ_DLPACK
+#include <tessera/tessera_dlpack.h>
+#endif
 
 #include <hwy/targets.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -57,6 +96,8 @@
 #include <sanitizer/asan_interface.h>
 #define FUZZ_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
 #define FUZZ_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+// A request of 2^57 bytes or more must fail as TESSERA_OUT_OF_MEMORY, not abort the process.
+extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
 #endif
 #endif
 #ifndef FUZZ_POISON
@@ -68,11 +109,17 @@ namespace {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
-constexpr int kMaxDims = 6;
-constexpr int kMaxReps = 7;
+constexpr int kCap = TESSERA_MAX_NDIM;  // values decoded per list (counts may be larger: rejected)
+constexpr int kFewDims = 6;             // ndim = b % 7 for the common codes
+constexpr int kFewReps = 7;             // nreps = b % 8
 // Largest source span and largest output that are really allocated and compared.
 constexpr int64_t kMaxBytes = 64 * 1024;
 constexpr int64_t kMaxBigBytes = 1024 * 1024;
+constexpr int64_t kMaxHugeBytes = int64_t{40} << 20;
+constexpr uint32_t kRareOneIn = 64;  // huge outputs and out-of-memory requests: inputs whose hash is 0 mod this
+// A valid output at least this large cannot be allocated on any machine (57-bit address spaces).
+constexpr int64_t kUnallocatable = int64_t{1} << 57;
+constexpr int64_t kAllocHugeBytes = int64_t{32} << 20;  // tessera_tile_alloc's mapped, reusable outputs
 // Destination capacity used when a valid output is too large to allocate (a too-small buffer).
 constexpr size_t kSmallCapacity = 256;
 constexpr size_t kSentinel = 64;
@@ -88,6 +135,14 @@ constexpr int64_t kSpecialReps[32] = {
     0, 1, 2, 3,
     3037000499,  // floor(sqrt(INT64_MAX)): its square fits int64, the next one's does not
     3037000500};
+// ndim / nreps for codes 0xF0-0xFF: many axes, the limit TESSERA_MAX_NDIM = 64, past it, negative.
+constexpr int kManyCounts[16] = {7, 8, 9, 10, 12, 16, 24, 32, 48, 63, 64, 64, 65, 100, -1, INT_MIN};
+// itemsize for codes 0xF0-0xFF: past the vector paths' sizes, past the streaming limit (1 KiB),
+// and sizes whose byte counts overflow (2^63 and SIZE_MAX do not fit int64_t: OVERFLOW).
+constexpr size_t kBigItems[16] = {41,   47,   48,   64,   100,  128,   255,                  256,
+                                  1000, 1024, 1025, 4097, 65536, size_t{1} << 32, size_t{1} << 63, SIZE_MAX};
+constexpr int kThreads[8] = {0, 1, 2, 3, 4, 0, -1, INT_MIN};  // max_threads
+constexpr int kBadEnum[4] = {3, -1, 100, INT_MIN};           // invalid nontemporal values
 
 // How dst / dst_bytes are passed.
 enum DstMode : unsigned {
@@ -99,6 +154,25 @@ enum DstMode : unsigned {
   kHugeClaim = 5,  // dst_bytes == SIZE_MAX (only the output's bytes are really there)
   // 6, 7: exact again (the common case weighs more)
 };
+
+// How the C calls take options.
+enum OptMode : unsigned { kPlain = 0, kNullOptions = 1, kOptions = 2 };
+
+// Which pointer argument is NULL ([null] byte, b % 8; `alt` is bit 3).
+enum NullArg : int {
+  kNoNull = -1,
+  kNullShape = 0,     // shape (and a DLTensor's shape): INVALID_ARGUMENT unless ndim == 0
+  kNullReps = 1,      // reps: INVALID_ARGUMENT unless nreps == 0
+  kNullOutNdim = 2,   // out_ndim of tile_shape, plan_output_shape, tile_alloc, tile_dlpack_shape
+  kNullOutShape = 3,  // out_shape of the same calls
+  kNullOutPtr = 4,    // out_plan of plan_create; alt: out_bytes, else out_data, of tile_alloc
+  kNullPlan = 5,      // the plan given to plan_execute(_region), output_shape/bytes, describe
+  kNullTensor = 6,    // alt: dst, else src DLTensor of tessera_tile_dlpack (src of dlpack_shape)
+  kNullRegion = 7,    // alt: extent, else start of plan_execute_region: INVALID_ARGUMENT unless out_ndim == 0
+};
+
+// DLPack faults ([dl] bits 2-4); 0-3: none.
+enum DlFault : unsigned { kSrcDevice = 4, kDstDevice = 5, kDtypeMismatch = 6, kDstShape = 7 };
 
 class Reader {
  public:
@@ -114,6 +188,8 @@ class Reader {
 struct Case {
   int ndim = 0;
   int nreps = 0;
+  int naxes = 0;  // values of shape / strides decoded: ndim clamped to [0, kCap]
+  int nrepv = 0;  // values of reps decoded
   size_t itemsize = 1;
   bool null_strides = false;
   bool null_src = false;
@@ -122,10 +198,25 @@ struct Case {
   size_t src_misalign = 0;
   size_t dst_misalign = 0;
   size_t slack = 0;
-  int64_t shape[kMaxDims] = {};
-  int64_t strides[kMaxDims] = {};
-  int64_t reps[kMaxReps] = {};
+  int64_t shape[kCap] = {};
+  int64_t strides[kCap] = {};
+  int64_t reps[kCap] = {};
+  // Trailing, optional fields.
+  unsigned opt_mode = kPlain;
+  tessera_options opt{0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO};
+  bool region = false, dlpack = false, arena = false, huge_asked = false;
+  int null_arg = kNoNull;
+  bool null_alt = false;
+  uint8_t dl = 0;
+  unsigned region_mode = kExact;
+  uint8_t region_codes[2 * kCap] = {};  // start, extent code per output axis
+  bool rare = false;                    // hash gate passed (set by the caller)
 };
+
+bool options_valid(const tessera_options& o) {
+  return o.max_threads >= 0 && o.nontemporal >= 0 && o.nontemporal <= 2 && o.negative_reps >= 0 &&
+         o.negative_reps <= 1;
+}
 
 std::string list(const int64_t* v, int n) {
   std::string s = "(";
@@ -135,12 +226,16 @@ std::string list(const int64_t* v, int n) {
 
 [[noreturn]] void fail(const Case& c, const char* api, const std::string& what) {
   std::fprintf(stderr,
-               "fuzz_tile MISMATCH [%s] %s\n  shape %s strides %s%s itemsize %zu reps %s\n"
-               "  src %s misalign %zu, dst mode %u misalign %zu slack %zu, target %s\n  last error: %s\n",
-               api, what.c_str(), list(c.shape, c.ndim).c_str(), list(c.strides, c.ndim).c_str(),
-               c.null_strides ? " (passed as NULL)" : "", c.itemsize, list(c.reps, c.nreps).c_str(),
+               "fuzz_tile MISMATCH [%s] %s\n  ndim %d shape %s strides %s%s itemsize %zu nreps %d reps %s\n"
+               "  src %s misalign %zu, dst mode %u misalign %zu slack %zu, target %s\n"
+               "  options mode %u {max_threads %d, negative_reps %d, nontemporal %d}, region %d (mode %u), "
+               "dlpack %d (0x%02x), null arg %d%s, arena %d, huge %d\n  last error: %s\n",
+               api, what.c_str(), c.ndim, list(c.shape, c.naxes).c_str(), list(c.strides, c.naxes).c_str(),
+               c.null_strides ? " (passed as NULL)" : "", c.itemsize, c.nreps, list(c.reps, c.nrepv).c_str(),
                c.null_src ? "NULL" : "buffer", c.src_misalign, c.dst_mode, c.dst_misalign, c.slack,
-               tessera_active_target(), tessera_last_error());
+               tessera_active_target(), c.opt_mode, c.opt.max_threads, c.opt.negative_reps, c.opt.nontemporal,
+               c.region, c.region_mode, c.dlpack, c.dl, c.null_arg, c.null_alt ? " (alt)" : "", c.arena,
+               c.huge_asked && c.rare, tessera_last_error());
   __builtin_trap();
 }
 
@@ -162,12 +257,21 @@ void expect_status(const Case& c, const char* api, tessera_status got, tessera_s
   if (got != TESSERA_OK && tessera_last_error()[0] == '\0') fail(c, api, "failed with an empty tessera_last_error()");
 }
 
+// a * b for a, b >= 0, saturated at `cap`.
+int64_t sat_mul(int64_t a, int64_t b, int64_t cap) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) || r > cap ? cap : r;
+}
+
 Case decode(const uint8_t* data, size_t size) {
   Reader in(data, size);
   Case c;
-  c.ndim = in.next() % (kMaxDims + 1);
-  c.nreps = in.next() % (kMaxReps + 1);
-  c.itemsize = 1 + in.next() % 40;
+  const uint8_t nd = in.next(), nr = in.next(), is = in.next();
+  c.ndim = nd < 0xF0 ? nd % (kFewDims + 1) : kManyCounts[nd - 0xF0];
+  c.nreps = nr < 0xF0 ? nr % (kFewReps + 1) : kManyCounts[nr - 0xF0];
+  c.itemsize = is < 0xF0 ? 1 + is % 40 : kBigItems[is - 0xF0];
+  c.naxes = std::clamp(c.ndim, 0, kCap);
+  c.nrepv = std::clamp(c.nreps, 0, kCap);
   const uint8_t flags = in.next();
   c.null_strides = flags & 1;
   c.null_src = flags & 2;
@@ -179,105 +283,163 @@ Case decode(const uint8_t* data, size_t size) {
   c.src_misalign = in.next() % 64;
   c.dst_misalign = in.next() % 64;
   c.slack = in.next();
-  const int64_t pitch = static_cast<int64_t>(c.itemsize) + in.next() % 8;
+  // Parent-buffer byte sizes saturate at 2^48 (huge itemsizes, many axes): such a source span is
+  // never allocated, and the strides stay far from overflow.
+  constexpr int64_t kSat = int64_t{1} << 48;
+  const int64_t item = static_cast<int64_t>(std::min<size_t>(c.itemsize, kSat));
+  const int64_t pitch = item + in.next() % 8;
 
-  for (int i = 0; i < c.ndim; ++i) c.shape[i] = kExtents[in.next(1) % 16];
+  const bool many = c.naxes > kFewDims;
+  for (int i = 0; i < c.naxes; ++i) {
+    const uint8_t b = in.next(1);
+    c.shape[i] = !many || b < 0x40 ? kExtents[b % 16] : 1;
+  }
 
   // Parent-buffer axis order (innermost first): a permutation picked by perm_code.
-  int order[kMaxDims];
-  for (int i = 0; i < c.ndim; ++i) order[i] = c.ndim - 1 - i;  // C order
-  for (int i = 0; i < c.ndim; ++i) {
-    const int j = i + perm_code % (c.ndim - i);
-    perm_code = static_cast<uint8_t>(perm_code / (c.ndim - i));  // 0 is C order
-    const int t = order[i];
-    order[i] = order[j];
-    order[j] = t;
+  int order[kCap];
+  for (int i = 0; i < c.naxes; ++i) order[i] = c.naxes - 1 - i;  // C order
+  for (int i = 0; i < c.naxes; ++i) {
+    const int j = i + perm_code % (c.naxes - i);
+    perm_code = static_cast<uint8_t>(perm_code / (c.naxes - i));  // 0 is C order
+    std::swap(order[i], order[j]);
   }
-  uint8_t stride_code[kMaxDims];
-  int64_t raw[kMaxDims];
-  for (int i = 0; i < c.ndim; ++i) {
+  uint8_t stride_code[kCap];
+  int64_t raw[kCap];
+  for (int i = 0; i < c.naxes; ++i) {
     stride_code[i] = in.next();
     raw[i] = stride_code[i] >= 0xE0 ? static_cast<int8_t>(in.next()) : 0;
   }
   int64_t running = pitch;
-  for (int k = 0; k < c.ndim; ++k) {
+  for (int k = 0; k < c.naxes; ++k) {
     const int ax = order[k];
     const uint8_t b = stride_code[ax];
     const int64_t parent_extent = (c.shape[ax] > 0 ? c.shape[ax] : 1) + (b >> 2) % 8;
     int64_t s = running;
-    running *= parent_extent;  // at most 47 * 15^6: no overflow
+    running = sat_mul(running, parent_extent, kSat);
     if (b >= 0xE0) s = raw[ax];
     else if (b % 4 == 2) s = -s;
     else if (b % 4 == 3) s = 0;
     c.strides[ax] = s;
   }
-  for (int i = 0; i < c.nreps; ++i) {
+  const bool many_reps = c.nrepv > kFewReps;
+  for (int i = 0; i < c.nrepv; ++i) {
     const uint8_t b = in.next(1);
-    c.reps[i] = b < 0xE0 ? kSmallReps[b % 8] : kSpecialReps[b - 0xE0];
+    c.reps[i] = b >= 0xE0 ? kSpecialReps[b - 0xE0] : !many_reps || b < 0x40 ? kSmallReps[b % 8] : 1;
   }
   if (c.null_strides) {  // C-contiguous, as the library assumes for NULL strides
-    int64_t s = static_cast<int64_t>(c.itemsize);
-    for (int i = c.ndim - 1; i >= 0; --i) {
+    int64_t s = item;
+    for (int i = c.naxes - 1; i >= 0; --i) {
       c.strides[i] = s;
-      s *= c.shape[i] > 0 ? c.shape[i] : 1;
+      s = sat_mul(s, c.shape[i] > 0 ? c.shape[i] : 1, kSat);
     }
   }
-  if (negative_extent && c.ndim > 0) c.shape[c.slack % c.ndim] = -1 - static_cast<int64_t>(c.slack % 3);
+  if (negative_extent && c.naxes > 0) c.shape[c.slack % c.naxes] = -1 - static_cast<int64_t>(c.slack % 3);
   if (zero_itemsize) c.itemsize = 0;
+
+  // Trailing fields: entry points and options.
+  const uint8_t api = in.next();
+  c.opt_mode = (api & 3) >= 2 ? kOptions : (api & 3);
+  c.region = api & 4;
+  c.dlpack = api & 8;
+  const bool null_arg = api & 16;
+  c.arena = api & 32;
+  c.huge_asked = (api >> 6) == 3 && c.big;
+  if (c.opt_mode == kOptions) {
+    const uint8_t o = in.next();
+    const int nt = o & 3, high = o >> 6;
+    c.opt.nontemporal = nt < 3 ? nt : kBadEnum[high];
+    c.opt.negative_reps = (o & 4) ? TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO : TESSERA_NEGATIVE_REPS_ERROR;
+    if (nt < 3 && high >= 2) c.opt.negative_reps = high == 2 ? 2 : -1;
+    c.opt.max_threads = kThreads[(o >> 3) & 7];
+  }
+  if (null_arg) {
+    const uint8_t b = in.next();
+    c.null_arg = b % 8;
+    c.null_alt = b & 8;
+  }
+  if (c.dlpack) c.dl = in.next();
+  if (c.region) {
+    c.region_mode = in.next() & 7;
+    const int n_out = std::max(c.naxes, c.nrepv);
+    for (int i = 0; i < 2 * n_out; ++i) c.region_codes[i] = in.next();
+  }
   return c;
 }
 
-// What planning must answer, from the documented rules (tessera.h), in 128-bit arithmetic.
+// What the planner must answer, from the documented rules (tessera.h, tessera.hpp), in 128-bit
+// arithmetic; where several errors apply, in the order make_plan checks them: options, itemsize,
+// the output shape (negative values, then overflow), the output bytes, the input's element count
+// and, for C-contiguous (NULL) strides, the input's byte size. Preconditions: the counts are in
+// [0, kCap] (a count out of range is INVALID_ARGUMENT before any of this).
 struct Model {
-  tessera_status shape_status = TESSERA_OK;  // tessera_tile_shape (no itemsize)
-  tessera_status plan_status = TESSERA_OK;   // tessera_plan_create and the planning part of tessera_tile
-  int64_t input_count = 0;
+  tessera_status shape_status = TESSERA_OK;  // tessera_tile_shape(_ex) (no itemsize)
+  tessera_status plan_status = TESSERA_OK;   // tessera_plan_create(_ex) and the planning part of the other calls
+  bool input_nonempty = false;
+  int out_ndim = 0;                          // valid when shape_status == OK
+  int64_t out_shape[kCap] = {};
   int64_t output_bytes = 0;  // valid when plan_status == OK
 };
 
-Model model(const Case& c) {
+Model model(const Case& c, bool valid_options, bool clamp, bool contiguous) {
   Model m;
-  bool negative = false;
-  for (int i = 0; i < c.ndim; ++i) negative = negative || c.shape[i] < 0;
-  for (int i = 0; i < c.nreps; ++i) negative = negative || c.reps[i] < 0;
-  m.input_count = 1;
-  for (int i = 0; i < c.ndim; ++i) m.input_count *= c.shape[i] > 0 ? c.shape[i] : 0;
-  if (negative) {
-    m.shape_status = TESSERA_INVALID_ARGUMENT;
-    m.plan_status = TESSERA_INVALID_ARGUMENT;
+  const int nd = c.ndim, nr = c.nreps;
+  bool negative = false, input_empty = false;
+  __int128 in_count = 1;
+  for (int i = 0; i < nd; ++i) {
+    negative = negative || c.shape[i] < 0;
+    input_empty = input_empty || c.shape[i] <= 0;
+  }
+  for (int i = 0; i < nd && !input_empty; ++i)  // saturated at 2^63 (already an overflow), so that * itemsize fits
+    in_count = std::min<__int128>(in_count * c.shape[i], static_cast<__int128>(kInt64Max) + 1);
+  m.input_nonempty = !input_empty;
+  if (!valid_options) {
+    m.shape_status = m.plan_status = TESSERA_INVALID_ARGUMENT;
     return m;
   }
-  const int n = c.ndim > c.nreps ? c.ndim : c.nreps;
-  __int128 extents[kMaxReps];
+  int64_t reps[kCap];
+  for (int i = 0; i < nr; ++i) {
+    reps[i] = clamp && c.reps[i] < 0 ? 0 : c.reps[i];
+    negative = negative || reps[i] < 0;
+  }
+  const int n = nd > nr ? nd : nr;
+  __int128 extents[kCap];
   bool overflow = false, empty = false;
-  for (int i = 0; i < n; ++i) {
-    const int64_t s = i < n - c.ndim ? 1 : c.shape[i - (n - c.ndim)];
-    const int64_t r = i < n - c.nreps ? 1 : c.reps[i - (n - c.nreps)];
+  for (int i = 0; i < n && !negative; ++i) {
+    const int64_t s = i < n - nd ? 1 : c.shape[i - (n - nd)];
+    const int64_t r = i < n - nr ? 1 : reps[i - (n - nr)];
     extents[i] = static_cast<__int128>(s) * r;
     overflow = overflow || extents[i] > kInt64Max;
     empty = empty || extents[i] == 0;
   }
   __int128 count = empty ? 0 : 1;
-  for (int i = 0; i < n && !overflow && !empty; ++i) {
+  for (int i = 0; i < n && !negative && !overflow && !empty; ++i) {
     count *= extents[i];
     overflow = count > kInt64Max;
   }
-  if (overflow) {
-    m.shape_status = TESSERA_OVERFLOW;
-    m.plan_status = c.itemsize == 0 ? TESSERA_INVALID_ARGUMENT : TESSERA_OVERFLOW;
-    return m;
+  m.shape_status = negative ? TESSERA_INVALID_ARGUMENT : overflow ? TESSERA_OVERFLOW : TESSERA_OK;
+  if (m.shape_status == TESSERA_OK) {
+    m.out_ndim = n;
+    for (int i = 0; i < n; ++i) m.out_shape[i] = static_cast<int64_t>(extents[i]);
   }
-  if (c.itemsize == 0) {
-    m.plan_status = TESSERA_INVALID_ARGUMENT;
-    return m;
-  }
-  const __int128 bytes = count * static_cast<__int128>(c.itemsize);
-  if (bytes > kInt64Max) {
-    m.plan_status = TESSERA_OVERFLOW;
-    return m;
-  }
-  m.output_bytes = static_cast<int64_t>(bytes);
+  const __int128 isz = c.itemsize;
+  if (c.itemsize == 0) m.plan_status = TESSERA_INVALID_ARGUMENT;
+  else if (isz > kInt64Max) m.plan_status = TESSERA_OVERFLOW;
+  else if (m.shape_status != TESSERA_OK) m.plan_status = m.shape_status;
+  else if (count * isz > kInt64Max) m.plan_status = TESSERA_OVERFLOW;
+  else if (!input_empty && (in_count > kInt64Max || (contiguous && in_count * isz > kInt64Max)))
+    m.plan_status = TESSERA_OVERFLOW;  // (an empty output: a zero rep beside a huge input)
+  else m.output_bytes = static_cast<int64_t>(count * isz);
   return m;
+}
+
+// The status of an execution whose planning answered `plan_status`.
+tessera_status exec_expect(tessera_status plan_status, bool src_null, bool input_nonempty, bool dst_null,
+                           size_t dst_bytes, size_t nbytes) {
+  if (plan_status != TESSERA_OK) return plan_status;
+  if (src_null && input_nonempty) return TESSERA_INVALID_ARGUMENT;
+  if (dst_null && nbytes > 0) return TESSERA_INVALID_ARGUMENT;
+  if (dst_bytes < nbytes) return TESSERA_BUFFER_TOO_SMALL;
+  return TESSERA_OK;
 }
 
 // A second, faster reference for the big outputs, written from the definition by blocks rather
@@ -286,8 +448,20 @@ Model model(const Case& c) {
 // per input element plus O(output bytes) in doubling copies. Returns the bytes written.
 struct Promoted {
   int n = 0;
-  int64_t shape[kMaxReps], stride[kMaxReps], reps[kMaxReps];
+  int64_t shape[kCap], stride[kCap], reps[kCap];
 };
+
+Promoted promote(const Case& c) {
+  Promoted p;
+  p.n = c.ndim > c.nreps ? c.ndim : c.nreps;
+  for (int i = 0; i < p.n; ++i) {
+    const bool in_shape = i >= p.n - c.ndim, in_reps = i >= p.n - c.nreps;
+    p.shape[i] = in_shape ? c.shape[i - (p.n - c.ndim)] : 1;
+    p.stride[i] = in_shape ? c.strides[i - (p.n - c.ndim)] : 0;
+    p.reps[i] = in_reps ? c.reps[i - (p.n - c.nreps)] : 1;
+  }
+  return p;
+}
 
 size_t block(const Promoted& p, size_t itemsize, int k, const unsigned char* src, unsigned char* out) {
   if (k == p.n) {
@@ -307,15 +481,7 @@ size_t block(const Promoted& p, size_t itemsize, int k, const unsigned char* src
 }
 
 size_t block_reference(const Case& c, const unsigned char* src, unsigned char* out) {
-  Promoted p;
-  p.n = c.ndim > c.nreps ? c.ndim : c.nreps;
-  for (int i = 0; i < p.n; ++i) {
-    const bool in_shape = i >= p.n - c.ndim, in_reps = i >= p.n - c.nreps;
-    p.shape[i] = in_shape ? c.shape[i - (p.n - c.ndim)] : 1;
-    p.stride[i] = in_shape ? c.strides[i - (p.n - c.ndim)] : 0;
-    p.reps[i] = in_reps ? c.reps[i - (p.n - c.nreps)] : 1;
-  }
-  return block(p, c.itemsize, 0, src, out);
+  return block(promote(c), c.itemsize, 0, src, out);
 }
 
 // The source: exactly the bytes the strides address (plus a poisoned misalignment prefix).
@@ -328,20 +494,31 @@ struct Source {
   }
 };
 
-// Returns false if the source span exceeds kMaxBytes (the case is skipped).
+// A stand-in for a source too large to allocate: poisoned, so that a call which reads it where
+// it must have failed (or had nothing to read) is an ASan report.
+const unsigned char* poisoned_source() {
+  static unsigned char* block = [] {
+    auto* p = new unsigned char[256];
+    FUZZ_POISON(p, 256);
+    return p;
+  }();
+  return block + 128;
+}
+
+// Returns false if the source span exceeds kMaxBytes (nothing is allocated then).
 bool make_source(const Case& c, Source* s) {
-  int64_t lo = 0, hi = 0;
+  __int128 lo = 0, hi = 0;
   const size_t isz = c.itemsize > 0 ? c.itemsize : 1;
   bool empty = false;
-  for (int i = 0; i < c.ndim; ++i) {
+  for (int i = 0; i < c.naxes; ++i) {
     if (c.shape[i] <= 0) {
       empty = true;
       continue;
     }
-    const int64_t reach = (c.shape[i] - 1) * c.strides[i];
+    const __int128 reach = static_cast<__int128>(c.shape[i] - 1) * c.strides[i];
     (reach < 0 ? lo : hi) += reach;
   }
-  const int64_t span = empty ? 0 : hi - lo + static_cast<int64_t>(isz);
+  const __int128 span = empty ? 0 : hi - lo + isz;
   if (span > kMaxBytes) return false;
   s->prefix = c.src_misalign;
   s->bytes = static_cast<size_t>(span);
@@ -360,7 +537,7 @@ bool make_source(const Case& c, Source* s) {
   // Everything outside [data, data + bytes) is off limits, also when the input is empty.
   FUZZ_POISON(s->buf.get(), s->prefix);
   FUZZ_POISON(data + s->bytes, 1);
-  s->first = data - lo;
+  s->first = data - static_cast<int64_t>(lo);
   return true;
 }
 
@@ -388,7 +565,7 @@ struct Dest {
   // The destination fill, byte i = kDstFill ^ (7 * i), for the largest destination.
   static const unsigned char* fill_pattern() {
     static const std::vector<unsigned char> fill = [] {
-      std::vector<unsigned char> v(kMaxBigBytes + 256 + kSentinel);  // + the largest slack
+      std::vector<unsigned char> v(kMaxHugeBytes + 256 + kSentinel);  // + the largest slack
       for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<unsigned char>(kDstFill ^ (i * 7));
       return v;
     }();
@@ -417,6 +594,32 @@ void check_output(const Case& c, const char* api, tessera_status got, Dest& dst,
                      (where >= dst.capacity ? " (sentinel)" : ""));
 }
 
+// A destination as DstMode `mode` hands it over for an output of `nbytes` (0 when planning fails;
+// `fits`: the output may really be allocated).
+struct DstPlan {
+  size_t capacity = 0, dst_bytes = 0;
+  bool null_dst = false;
+};
+
+DstPlan dst_plan(unsigned mode, bool planned, bool fits, size_t nbytes, size_t slack) {
+  DstPlan d;
+  if (mode > kHugeClaim) mode = kExact;
+  if (planned && !fits && (mode == kExact || mode == kSlack || mode == kHugeClaim))
+    mode = kShort;  // too large to allocate: hand over a small buffer, which must be refused
+  switch (mode) {
+    case kExact: d.capacity = d.dst_bytes = nbytes; break;
+    case kSlack: d.capacity = d.dst_bytes = nbytes + slack; break;
+    case kShort:
+      if (!fits) d.capacity = d.dst_bytes = kSmallCapacity;
+      else d.capacity = d.dst_bytes = nbytes > 0 ? nbytes - 1 - slack % nbytes : 0;
+      break;
+    case kZero: d.capacity = fits ? nbytes : kSmallCapacity; d.dst_bytes = 0; break;
+    case kNullDst: d.null_dst = true; d.dst_bytes = nbytes; break;
+    case kHugeClaim: d.capacity = nbytes; d.dst_bytes = std::numeric_limits<size_t>::max(); break;
+  }
+  return d;
+}
+
 // Executor paths of the plans executed successfully, for TESSERA_FUZZ_PATHS.
 std::map<std::string, long>& path_counts() {
   static auto* counts = new std::map<std::string, long>;  // never destroyed: read at exit
@@ -430,15 +633,547 @@ void count_path(const char* description) {
   ++path_counts()[close ? std::string(open + 1, close) : std::string(k ? "none" : "?")];
 }
 
+// What the inputs reached beyond the executor paths (printed with them): successful calls per
+// entry point and kind of input, and the documented errors of the rarer kinds.
+enum Feature : int {
+  kExOk, kClampOk, kThreadsBigOk, kArenaBigOk, kNtNeverOk, kAutoStreamOk, kRegionOk, kRegionPartOk, kRegionWholeOk,
+  kRegionErr, kDlpackOk, kDlpackErr, kDlpackShapeOk, kNullArgErr, kManyDimsOk, kTooManyDimsErr, kBigItemOk,
+  kOverflowErr, kOutput1MiBOk, kAlloc32MiBOk, kOutOfMemoryErr, kNoSourceCalls, kFeatures
+};
+constexpr const char* kFeatureNames[kFeatures] = {
+    "ex_ok", "clamp_to_zero_ok", "max_threads_threaded_ok", "arena4_threaded_ok", "nontemporal_never_ok",
+    "auto_streaming_ok", "region_ok", "region_part_ok", "region_whole_ok", "region_rejected", "dlpack_ok",
+    "dlpack_rejected", "dlpack_shape_ok", "null_pointer_rejected", "ndim_over_6_ok", "ndim_over_64_rejected",
+    "itemsize_over_40_ok", "overflow_rejected", "output_over_1MiB_ok", "alloc_32MiB_ok", "out_of_memory_rejected",
+    "calls_without_source"};
+long g_features[kFeatures] = {};
+void note(Feature f) { ++g_features[f]; }
+
 void print_paths() {
   std::string line = "fuzz_tile: executor paths reached:";
   for (const auto& [path, n] : path_counts()) line += " " + path + "=" + std::to_string(n);
-  std::fprintf(stderr, "%s\n", line.c_str());
+  std::string listed = "fuzz_tile: executor paths listed:", missed = "fuzz_tile: executor paths not reached:";
+  for (const std::string& path : tessera::Plan::kernel_paths()) {
+    listed += " " + path;
+    if (path_counts().count(path) == 0) missed += " " + path;
+  }
+  std::string features = "fuzz_tile: features reached:";
+  for (int f = 0; f < kFeatures; ++f) features += std::string(" ") + kFeatureNames[f] + "=" + std::to_string(g_features[f]);
+  std::fprintf(stderr, "%s\n%s\n%s\n%s\n", line.c_str(), listed.c_str(), missed.c_str(), features.c_str());
+}
+
+uint32_t fnv1a(const uint8_t* data, size_t size) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 16777619u;
+  return h;
+}
+
+tbb::task_arena& arena4() {
+  static auto* arena = new tbb::task_arena(4);  // never destroyed
+  return *arena;
+}
+
+// Region values for output axis extent `ext` (see the [region] bytes).
+int64_t region_start(uint8_t b, int64_t ext) {
+  const int k = (b >> 2) % 8;
+  static constexpr int64_t kSpecial[8] = {-1, -7, kInt64Min, kInt64Max, int64_t{1} << 40, 3, 0, 0};
+  switch (b % 4) {
+    case 0: return 0;
+    case 1: return k;                   // may pass the end
+    case 2: return ext - 1 - k % 4;     // near the end (negative on short axes)
+    default: return k == 6 ? ext : k == 7 ? ext / 2 : kSpecial[k];
+  }
+}
+
+int64_t region_extent(uint8_t b, int64_t ext, int64_t start) {
+  const int k = (b >> 2) % 8;
+  static constexpr int64_t kSpecial[8] = {-1, 0, kInt64Max, kInt64Min, int64_t{1} << 40, 2, 0, 0};
+  switch (b % 4) {
+    case 0: return start >= 0 && start <= ext ? ext - start : 1;  // the rest of the axis: all of it from 0
+    case 1: return k;                                            // may pass the end
+    case 2: return 1;
+    default: return k == 6 ? ext : k == 7 ? ext / 2 + 1 : kSpecial[k];
+  }
+}
+
+// tessera_plan_execute_region on `plan` (NULL: must be rejected) for the region the [region]
+// bytes pick on the output `mo` describes. `first`: the source's element (0, ..., 0), NULL where
+// the source was not allocated; `want`: the reference output, if there is one.
+void check_region(const Case& c, const tessera_plan* plan, const Model& mo, const void* src_ptr,
+                  const unsigned char* first, const std::vector<unsigned char>& want, int64_t cap) {
+  const int n = mo.out_ndim;
+  int64_t start[kCap], extent[kCap];
+  bool bad = false, empty = false;
+  for (int i = 0; i < n; ++i) {
+    start[i] = region_start(c.region_codes[2 * i], mo.out_shape[i]);
+    extent[i] = region_extent(c.region_codes[2 * i + 1], mo.out_shape[i], start[i]);
+    bad = bad || start[i] < 0 || extent[i] < 0 || static_cast<__int128>(start[i]) + extent[i] > mo.out_shape[i];
+    empty = empty || extent[i] == 0;
+  }
+  int64_t count = bad || empty ? 0 : 1;
+  for (int i = 0; i < n && count > 0; ++i) count *= extent[i];  // at most the output's count: no overflow
+  const size_t isz = c.itemsize;
+  const size_t rbytes = static_cast<size_t>(count) * isz;
+  // The expected region is taken from the reference output by rows where there is one (then at
+  // most 1 MiB), else computed from the definition element by element (at most 64 KiB).
+  const int64_t rcap = want.empty() ? kMaxBytes : std::min(cap, kMaxBigBytes);
+  const DstPlan rp = dst_plan(c.region_mode, !bad, !bad && static_cast<int64_t>(rbytes) <= rcap, rbytes, c.slack);
+  const int64_t* start_arg = c.null_arg == kNullRegion && !c.null_alt ? nullptr : start;
+  const int64_t* extent_arg = c.null_arg == kNullRegion && c.null_alt ? nullptr : extent;
+  tessera_status want_st = TESSERA_OK;
+  if (plan == nullptr || ((start_arg == nullptr || extent_arg == nullptr) && n > 0) || bad ||
+      (src_ptr == nullptr && mo.input_nonempty) || (rp.null_dst && rbytes > 0))
+    want_st = TESSERA_INVALID_ARGUMENT;
+  else if (rp.dst_bytes < rbytes)
+    want_st = TESSERA_BUFFER_TOO_SMALL;
+  if (want_st == TESSERA_OK && rbytes > 0 && first == nullptr) return;  // it would read a source not allocated
+  std::vector<unsigned char> rwant;
+  if (want_st == TESSERA_OK && rbytes > 0) {
+    rwant.resize(rbytes);
+    int64_t j[kCap] = {};  // index in the region
+    if (!want.empty()) {   // rows of the reference output, whose innermost axis is contiguous
+      int64_t ostride[kCap];  // the output's C-contiguous element strides (it was allocated: no overflow)
+      for (int i = n - 1; i >= 0; --i) ostride[i] = i == n - 1 ? 1 : ostride[i + 1] * mo.out_shape[i + 1];
+      const size_t row = (n > 0 ? static_cast<size_t>(extent[n - 1]) : 1) * isz;
+      for (size_t at = 0; at < rbytes; at += row) {
+        int64_t flat = 0;
+        for (int i = 0; i < n; ++i) flat += (start[i] + j[i]) * ostride[i];
+        std::memcpy(rwant.data() + at, want.data() + flat * static_cast<int64_t>(isz), row);
+        for (int i = n - 2; i >= 0; --i) {
+          if (++j[i] < extent[i]) break;
+          j[i] = 0;
+        }
+      }
+    } else {  // out[k0, k1, ...] = src[k0 % shape[0], k1 % shape[1], ...] on the promoted axes
+      const Promoted p = promote(c);
+      for (size_t at = 0; at < rbytes; at += isz) {
+        int64_t off = 0;
+        for (int i = 0; i < n; ++i) off += ((start[i] + j[i]) % p.shape[i]) * p.stride[i];
+        std::memcpy(rwant.data() + at, first + off, isz);
+        for (int i = n - 1; i >= 0; --i) {
+          if (++j[i] < extent[i]) break;
+          j[i] = 0;
+        }
+      }
+    }
+  }
+  Dest dst(c.dst_misalign, rp.capacity);
+  const tessera_status st = tessera_plan_execute_region(plan, src_ptr, start_arg, extent_arg,
+                                                        rp.null_dst ? nullptr : dst.data(), rp.dst_bytes);
+  expect_status(c, "tessera_plan_execute_region", st, want_st);
+  check_output(c, "tessera_plan_execute_region", st, dst, rwant, rbytes);
+  if (st != TESSERA_OK) note(kRegionErr);
+  else if (rbytes > 0) note(rbytes == tessera_plan_output_bytes(plan) ? kRegionWholeOk : kRegionPartOk);
+  if (st == TESSERA_OK) note(kRegionOk);
+  if (first == nullptr) note(kNoSourceCalls);
+}
+
+#if TESSERA_FUZZ_DLPACK
+// tessera_tile_dlpack_shape and tessera_tile_dlpack for the same problem as DLTensors (element
+// strides, byte_offset; default options, as these calls take none); the [dl] byte picks the
+// dtype's form and at most one fault. `first`: the source's element (0, ..., 0) (the poisoned
+// stand-in where `base`, the start of the allocated source, is NULL).
+void check_dlpack(const Case& c, const Model& md, bool args_ok, const unsigned char* first, const unsigned char* base,
+                  const std::vector<unsigned char>& want, int64_t cap) {
+  const uint8_t d = c.dl;
+  const unsigned fault = (d >> 2) & 7;
+  const size_t isz = c.itemsize;
+  const int64_t* shape_ptr = c.null_arg == kNullShape ? nullptr : c.shape;
+  const int64_t* reps_ptr = c.null_arg == kNullReps ? nullptr : c.reps;
+  const auto c_status = [&](tessera_status s) { return args_ok ? s : TESSERA_INVALID_ARGUMENT; };
+
+  // dtype: itemsize = bits * lanes / 8, as one wide lane, byte lanes or 16-bit lanes.
+  DLDataType dtype{static_cast<uint8_t>(c.slack % 7), 8, 1};
+  const bool dtype_ok = (d & 3) != 3 && isz > 0;
+  bool representable = true;
+  if (!dtype_ok) {
+    dtype.bits = (c.slack & 1) ? 0 : 4;  // 0 or 4 bits per element: not a positive whole number of bytes
+  } else {
+    const auto fits_lanes = [&](size_t k) { return isz % k == 0 && isz / k <= 65535; };
+    size_t m = 0;
+    if ((d & 3) == 0)
+      for (size_t k = 31; k >= 1 && m == 0; --k)
+        if (fits_lanes(k)) m = k;
+    if ((d & 3) == 2 && fits_lanes(2)) m = 2;
+    for (size_t k = 1; k <= 31 && m == 0; ++k)
+      if (fits_lanes(k)) m = k;
+    representable = m > 0;
+    if (representable) {
+      dtype.bits = static_cast<uint8_t>(8 * m);
+      dtype.lanes = static_cast<uint16_t>(isz / m);
+    }
+  }
+
+  // tessera_tile_dlpack_shape reads only src's ndim and shape.
+  {
+    DLTensor s{};
+    s.device = {kDLCPU, 0};
+    s.ndim = c.ndim;
+    s.shape = const_cast<int64_t*>(shape_ptr);
+    s.dtype = dtype;
+    int out_ndim = -7;
+    int64_t out_shape[TESSERA_MAX_NDIM];
+    int* ndim_arg = c.null_arg == kNullOutNdim ? nullptr : &out_ndim;
+    int64_t* shape_arg = c.null_arg == kNullOutShape ? nullptr : out_shape;
+    const bool null_t = c.null_arg == kNullTensor;
+    const tessera_status want_st =
+        null_t || !ndim_arg || !shape_arg ? TESSERA_INVALID_ARGUMENT : c_status(md.shape_status);
+    const tessera_status st = tessera_tile_dlpack_shape(null_t ? nullptr : &s, c.nreps, reps_ptr, ndim_arg, shape_arg);
+    expect_status(c, "tessera_tile_dlpack_shape", st, want_st);
+    if (st == TESSERA_OK) note(kDlpackShapeOk);
+    if (st == TESSERA_OK && (out_ndim != md.out_ndim || !std::equal(out_shape, out_shape + out_ndim, md.out_shape)))
+      fail(c, "tessera_tile_dlpack_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", model " +
+                                               list(md.out_shape, md.out_ndim));
+  }
+  if (!representable) return;
+
+  // Element strides: DLPack can say the case's byte strides only where they are whole elements.
+  int64_t el[kCap] = {};
+  bool whole = true;
+  if (!c.null_strides && dtype_ok)
+    for (int i = 0; i < c.naxes; ++i) {
+      whole = whole && c.strides[i] % static_cast<int64_t>(isz) == 0;
+      el[i] = c.strides[i] / static_cast<int64_t>(isz);
+    }
+  const bool stride_overflow = (d & 128) && !c.null_strides && c.naxes > 0 && isz >= 2 && dtype_ok;
+  if (stride_overflow) el[0] = kInt64Max / static_cast<int64_t>(isz) + 1;  // times isz: past INT64_MAX
+
+  // The status, in the order tessera_tile_dlpack checks: pointers, devices, dtypes, shape and reps
+  // lists, stride conversion, planning, dst's shape and strides, the data pointers.
+  const bool null_src_t = c.null_arg == kNullTensor && !c.null_alt;
+  const bool null_dst_t = c.null_arg == kNullTensor && c.null_alt;
+  const bool dst_data_null = c.dst_mode == kNullDst;
+  tessera_status want_st = md.plan_status;
+  if (null_src_t || null_dst_t || fault == kSrcDevice || fault == kDstDevice || !dtype_ok || fault == kDtypeMismatch ||
+      !args_ok)
+    want_st = TESSERA_INVALID_ARGUMENT;
+  else if (stride_overflow)
+    want_st = TESSERA_OVERFLOW;
+  const size_t dl_bytes = want_st == TESSERA_OK ? static_cast<size_t>(md.output_bytes) : 0;
+  // An output that would really be written must fit the cap and have its source (as the case
+  // describes it): else dst's shape is made wrong, which must be refused before anything is read.
+  bool shape_fault = fault == kDstShape;
+  const bool writable = md.output_bytes <= cap && base != nullptr && whole;
+  if (want_st == TESSERA_OK && dl_bytes > 0 && !dst_data_null && !writable) shape_fault = true;
+  int64_t dshape[kCap + 1] = {}, dstr[kCap + 1] = {};
+  int dndim = md.shape_status == TESSERA_OK ? md.out_ndim : c.naxes;
+  for (int i = 0; i < dndim; ++i) dshape[i] = md.shape_status == TESSERA_OK ? md.out_shape[i] : 1;
+  if (shape_fault) {
+    if ((c.slack & 2) || dndim == 0) {  // one more (leading) axis
+      for (int i = dndim; i > 0; --i) dshape[i] = dshape[i - 1];
+      dshape[0] = 1;
+      ++dndim;
+    } else {  // the last extent off by one
+      dshape[dndim - 1] += dshape[dndim - 1] < kInt64Max ? 1 : -1;
+    }
+  }
+  for (int i = dndim - 1; i >= 0; --i)  // compact element strides (saturated where dst is refused anyway)
+    dstr[i] = i == dndim - 1 ? 1 : sat_mul(dstr[i + 1], std::max<int64_t>(dshape[i + 1], 1), kInt64Max);
+  bool noncompact = false;
+  if ((d & 64) && dl_bytes > 0)
+    for (int i = 0; i < dndim && !noncompact; ++i)
+      if (dshape[i] > 1) dstr[i] ^= 1, noncompact = true;
+  if (want_st == TESSERA_OK) {
+    if (shape_fault || noncompact) want_st = TESSERA_INVALID_ARGUMENT;
+    else if (c.null_src && md.input_nonempty) want_st = TESSERA_INVALID_ARGUMENT;
+    else if (dst_data_null && dl_bytes > 0) want_st = TESSERA_INVALID_ARGUMENT;
+  }
+
+  Dest dst(c.dst_misalign, want_st == TESSERA_OK ? dl_bytes : kSmallCapacity);
+  unsigned char* sbase = const_cast<unsigned char*>(base != nullptr ? base : first - 128);
+  DLTensor s{};
+  s.data = c.null_src ? nullptr : sbase;
+  s.byte_offset = static_cast<uint64_t>(first - sbase);
+  s.device = {fault == kSrcDevice ? kDLCUDA : kDLCPU, 0};
+  s.ndim = c.ndim;
+  s.shape = const_cast<int64_t*>(shape_ptr);
+  s.dtype = dtype;
+  s.strides = c.null_strides ? nullptr : el;
+  DLTensor t{};
+  t.data = dst_data_null ? nullptr : dst.buf.get();
+  t.byte_offset = c.dst_misalign;
+  t.device = {fault == kDstDevice ? kDLOpenCL : kDLCPU, 0};
+  t.ndim = dndim;
+  t.shape = dshape;
+  t.dtype = dtype;
+  if (fault == kDtypeMismatch) t.dtype.code = static_cast<uint8_t>(t.dtype.code ^ 1);
+  t.strides = (d & (32 | 64)) ? dstr : nullptr;
+  const std::vector<unsigned char> none;
+  const std::vector<unsigned char>& dwant = want_st == TESSERA_OK ? want : none;
+  if (dwant.size() != (want_st == TESSERA_OK ? dl_bytes : 0)) fail(c, "tessera_tile_dlpack", "no reference output");
+  const tessera_status st = tessera_tile_dlpack(null_src_t ? nullptr : &s, c.nreps, reps_ptr, null_dst_t ? nullptr : &t);
+  expect_status(c, "tessera_tile_dlpack", st, want_st);
+  check_output(c, "tessera_tile_dlpack", st, dst, dwant, want_st == TESSERA_OK ? dl_bytes : 0);
+  note(st == TESSERA_OK ? kDlpackOk : kDlpackErr);
+}
+#endif
+
+// Everything one input runs; see LLVMFuzzerTestOneInput.
+void run(const Case& c) {
+  const bool counts_ok = c.ndim >= 0 && c.ndim <= kCap && c.nreps >= 0 && c.nreps <= kCap;
+  const int64_t* shape_ptr = c.null_arg == kNullShape ? nullptr : c.shape;
+  const int64_t* reps_ptr = c.null_arg == kNullReps ? nullptr : c.reps;
+  // Every C call (and the C++ Dims) rejects a count out of range or a NULL list with values first.
+  const bool args_ok = counts_ok && (shape_ptr != nullptr || c.ndim == 0) && (reps_ptr != nullptr || c.nreps == 0);
+  const bool ex = c.opt_mode != kPlain;
+  tessera_options options;  // the case's options over tessera_options_init's defaults
+  options.max_threads = options.negative_reps = options.nontemporal = -99;
+  tessera_options_init(&options);
+  tessera_options_init(nullptr);  // a no-op
+  if (options.max_threads != 0 || options.negative_reps != TESSERA_NEGATIVE_REPS_ERROR ||
+      options.nontemporal != TESSERA_NONTEMPORAL_AUTO)
+    fail(c, "tessera_options_init", "not the documented defaults");
+  options = c.opt;
+  const tessera_options* opt_ptr = c.opt_mode == kOptions ? &options : nullptr;
+  const bool opt_valid = !ex || opt_ptr == nullptr || options_valid(c.opt);
+  const bool clamp = opt_ptr != nullptr && opt_valid && c.opt.negative_reps == TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO;
+  Model md, mo;  // under the default options (C++ plan, DLPack), under the case's options (C calls)
+  if (counts_ok) {
+    md = model(c, true, false, c.null_strides);
+    mo = model(c, opt_valid, clamp, c.null_strides);
+  } else {
+    md.shape_status = md.plan_status = mo.shape_status = mo.plan_status = TESSERA_INVALID_ARGUMENT;
+  }
+  auto c_status = [&](tessera_status s) { return args_ok ? s : TESSERA_INVALID_ARGUMENT; };
+
+  Source src;
+  const bool have_src = make_source(c, &src);
+  const unsigned char* first = have_src ? src.first : poisoned_source();
+  const void* src_ptr = c.null_src ? nullptr : first;
+  const int64_t* strides = c.null_strides ? nullptr : c.strides;
+  // A call that succeeds with a non-empty output reads the source: only where it exists.
+  auto may_call = [&](tessera_status expect, size_t out_bytes) {
+    return have_src || expect != TESSERA_OK || out_bytes == 0;
+  };
+
+  // Output shape.
+  {
+    int out_ndim = -7;
+    int64_t out_shape[TESSERA_MAX_NDIM];
+    int* ndim_arg = c.null_arg == kNullOutNdim ? nullptr : &out_ndim;
+    int64_t* shape_arg = c.null_arg == kNullOutShape ? nullptr : out_shape;
+    const tessera_status want_st =
+        ndim_arg == nullptr || shape_arg == nullptr ? TESSERA_INVALID_ARGUMENT : c_status(mo.shape_status);
+    const tessera_status st =
+        ex ? tessera_tile_shape_ex(c.ndim, shape_ptr, c.nreps, reps_ptr, opt_ptr, ndim_arg, shape_arg)
+           : tessera_tile_shape(c.ndim, shape_ptr, c.nreps, reps_ptr, ndim_arg, shape_arg);
+    expect_status(c, ex ? "tile_shape_ex" : "tile_shape", st, want_st);
+    if (st == TESSERA_OK) {
+      std::vector<int64_t> reps(c.reps, c.reps + c.nreps);
+      for (int64_t& r : reps) r = clamp && r < 0 ? 0 : r;
+      const ref::Shape want = ref::tile_shape({c.shape, c.shape + c.ndim}, reps);
+      if (out_ndim != static_cast<int>(want.size()) || !std::equal(want.begin(), want.end(), out_shape))
+        fail(c, "tile_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", reference " +
+                                  list(want.data(), static_cast<int>(want.size())));
+    }
+  }
+
+  // The output both models agree on where both succeed (a negative rep clamped to 0 empties it).
+  const bool planned = mo.plan_status == TESSERA_OK || md.plan_status == TESSERA_OK;
+  const int64_t out_bytes = mo.plan_status == TESSERA_OK ? mo.output_bytes : md.output_bytes;
+  const size_t nbytes = planned ? static_cast<size_t>(out_bytes) : 0;
+  const bool huge = c.huge_asked && c.rare;
+  const int64_t cap = huge ? kMaxHugeBytes : c.big ? kMaxBigBytes : kMaxBytes;
+  const bool fits = planned && out_bytes <= cap;
+  const bool large = fits && out_bytes > kMaxBigBytes;  // fewer calls for these (time)
+  const DstPlan dp = dst_plan(c.dst_mode, planned, fits, nbytes, c.slack);
+  const bool readable = !(c.null_src && md.input_nonempty);
+  auto exec_status = [&](const Model& m) {
+    return c_status(exec_expect(m.plan_status, c.null_src, m.input_nonempty, dp.null_dst, dp.dst_bytes, nbytes));
+  };
+
+  // The reference output, wherever some call may succeed (the allocating call ignores dst).
+  // (ref::tile multiplies the output extents unchecked: skip it for empty outputs, whose other
+  // extents may be huge.)
+  std::vector<unsigned char> want;
+  if (fits && readable && nbytes > 0 && have_src) {
+    if (out_bytes <= kMaxBytes) {
+      want = ref::tile(src.first, {c.shape, c.shape + c.ndim}, {c.strides, c.strides + c.ndim}, c.itemsize,
+                       {c.reps, c.reps + c.nreps});
+    } else {  // ref::tile walks element by element: too slow for a megabyte under ASan
+      want.resize(nbytes);
+      if (block_reference(c, src.first, want.data()) != nbytes) fail(c, "model", "block reference size");
+    }
+    if (want.size() != nbytes) fail(c, "model", "reference size disagrees with the model");
+  }
+
+  Dest dst(c.dst_misalign, dp.capacity);
+  void* dst_ptr = dp.null_dst ? nullptr : dst.data();
+
+  // One-shot.
+  if (const tessera_status want_st = exec_status(mo); may_call(want_st, nbytes)) {
+    const char* api = ex ? "tessera_tile_ex" : "tessera_tile";
+    const tessera_status st =
+        ex ? tessera_tile_ex(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, dst_ptr, dp.dst_bytes,
+                             opt_ptr)
+           : tessera_tile(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, dst_ptr, dp.dst_bytes);
+    expect_status(c, api, st, want_st);
+    check_output(c, api, st, dst, want, nbytes);
+    if (!have_src) note(kNoSourceCalls);
+    if (st == TESSERA_OK) {
+      if (ex) note(kExOk);
+      if (clamp) note(kClampOk);
+      if (c.ndim > kFewDims) note(kManyDimsOk);
+      if (c.itemsize > 40) note(kBigItemOk);
+      if (nbytes > static_cast<size_t>(kMaxBigBytes)) note(kOutput1MiBOk);
+      if (opt_ptr && c.opt.max_threads > 0 && nbytes >= 512 * 1024) note(kThreadsBigOk);
+      if (c.arena && nbytes >= 512 * 1024) note(kArenaBigOk);
+    } else {
+      if (c.null_arg != kNoNull) note(kNullArgErr);
+      if (c.ndim > kCap || c.nreps > kCap) note(kTooManyDimsErr);
+      if (st == TESSERA_OVERFLOW) note(kOverflowErr);
+    }
+  }
+
+  // Plan, its executions and an output region.
+  {
+    dst.refill();
+    tessera_plan* plan = nullptr;
+    const char* api = ex ? "tessera_plan_create_ex" : "tessera_plan_create";
+    tessera_plan** out_plan = c.null_arg == kNullOutPtr ? nullptr : &plan;
+    const tessera_status want_st = out_plan == nullptr ? TESSERA_INVALID_ARGUMENT : c_status(mo.plan_status);
+    const tessera_status st =
+        ex ? tessera_plan_create_ex(c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, opt_ptr, out_plan)
+           : tessera_plan_create(c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, out_plan);
+    expect_status(c, api, st, want_st);
+    if (st != TESSERA_OK) {
+      if (plan != nullptr) fail(c, api, "failed but handed out a plan");
+    } else {
+      std::unique_ptr<tessera_plan, void (*)(tessera_plan*)> owner(plan, tessera_plan_destroy);
+      tessera_plan* use = c.null_arg == kNullPlan ? nullptr : plan;  // a NULL plan: rejected, nothing read
+      if (use == nullptr) {
+        tessera_plan_destroy(nullptr);  // no-ops
+        tessera_free(nullptr);
+      }
+      if (tessera_plan_output_bytes(use) != (use ? nbytes : 0))
+        fail(c, "tessera_plan_output_bytes", std::to_string(tessera_plan_output_bytes(use)) + " bytes, expected " +
+                                                 std::to_string(use ? nbytes : 0));
+      int out_ndim = -7;
+      int64_t out_shape[TESSERA_MAX_NDIM];
+      int* ndim_arg = c.null_arg == kNullOutNdim ? nullptr : &out_ndim;
+      int64_t* shape_arg = c.null_arg == kNullOutShape ? nullptr : out_shape;
+      const bool shape_args = use != nullptr && ndim_arg != nullptr && shape_arg != nullptr;
+      expect_status(c, "tessera_plan_output_shape", tessera_plan_output_shape(use, ndim_arg, shape_arg),
+                    shape_args ? TESSERA_OK : TESSERA_INVALID_ARGUMENT);
+      if (shape_args && (out_ndim != mo.out_ndim || !std::equal(out_shape, out_shape + out_ndim, mo.out_shape)))
+        fail(c, "tessera_plan_output_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", model " +
+                                                 list(mo.out_shape, mo.out_ndim));
+      if (shape_args) {
+        std::vector<int64_t> reps(c.reps, c.reps + c.nreps);
+        for (int64_t& r : reps) r = clamp && r < 0 ? 0 : r;
+        const ref::Shape ws = ref::tile_shape({c.shape, c.shape + c.ndim}, reps);
+        if (out_ndim != static_cast<int>(ws.size()) || !std::equal(ws.begin(), ws.end(), out_shape))
+          fail(c, "tessera_plan_output_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0));
+      }
+      if (std::strstr(tessera_plan_describe(plan), "kernel: ") == nullptr)
+        fail(c, "tessera_plan_describe", "description names no kernel");
+      if (tessera_plan_describe(nullptr)[0] != '\0') fail(c, "tessera_plan_describe", "NULL plan: not \"\"");
+      const tessera_status want_ex = use == nullptr ? TESSERA_INVALID_ARGUMENT : exec_status(mo);
+      for (int run = 0; run < (large ? 1 : 2) && may_call(want_ex, nbytes); ++run) {  // a plan is reusable
+        dst.refill();
+        const tessera_status ex_st = tessera_plan_execute(use, src_ptr, dst_ptr, dp.dst_bytes);
+        expect_status(c, "tessera_plan_execute", ex_st, want_ex);
+        check_output(c, "tessera_plan_execute", ex_st, dst, want, nbytes);
+        if (ex_st == TESSERA_OK && run == 0) {
+          count_path(tessera_plan_describe(plan));
+          if (opt_ptr && c.opt.nontemporal == TESSERA_NONTEMPORAL_NEVER) note(kNtNeverOk);
+          if ((!opt_ptr || c.opt.nontemporal == TESSERA_NONTEMPORAL_AUTO) && std::strstr(tessera_plan_describe(plan), ".nt"))
+            note(kAutoStreamOk);
+        }
+      }
+
+      // Output region: start/extent per output axis from the region codes.
+      if (c.region) check_region(c, use, mo, src_ptr, have_src ? src.first : nullptr, want, cap);
+    }
+  }
+
+  // C++ plan with streaming stores forced: the ".nt" executor paths. Same statuses as the one-shot
+  // under the default options (the Dims reject a count out of range or a NULL list).
+  if (const tessera_status want_st = exec_status(md); !large && may_call(want_st, nbytes)) {
+    dst.refill();
+    tessera_status st = TESSERA_OK;
+    try {
+      const tessera::Plan plan(tessera::Dims(shape_ptr, static_cast<size_t>(c.ndim)),
+                               c.null_strides ? tessera::Dims() : tessera::Dims(c.strides, static_cast<size_t>(c.ndim)),
+                               c.itemsize, tessera::Dims(reps_ptr, static_cast<size_t>(c.nreps)),
+                               tessera::Options{tessera::NonTemporal::always});
+      if (plan.nbytes() != nbytes) fail(c, "tessera::Plan(nt)", "nbytes " + std::to_string(plan.nbytes()));
+      const std::string path = plan.kernel_path();
+      static const std::vector<std::string> paths = tessera::Plan::kernel_paths();
+      if (std::find(paths.begin(), paths.end(), path) == paths.end())
+        fail(c, "tessera::Plan(nt)", "kernel_path() \"" + path + "\" is not listed by Plan::kernel_paths()");
+      plan.execute(src_ptr, dst_ptr, dp.dst_bytes);
+      if (want_st == TESSERA_OK) ++path_counts()[path];
+    } catch (const tessera::Error& e) {
+      st = static_cast<tessera_status>(e.status());
+    } catch (const std::exception& e) {
+      fail(c, "tessera::Plan(nt)", std::string("threw a non-tessera exception: ") + e.what());
+    }
+    if (st != want_st)
+      fail(c, "tessera::Plan(nt)", std::string("status ") + status_name(st) + ", expected " + status_name(want_st));
+    check_output(c, "tessera::Plan(nt)", st, dst, want, nbytes);
+  }
+
+  // Allocating call: where it cannot allocate an output larger than the caps — an output that
+  // fits, or a failure before allocating, or one of 2^57 bytes or more (OUT_OF_MEMORY; rare
+  // inputs only). From 32 MiB on, twice: a fresh mapping, then the block tessera_free kept.
+  {
+    const char* api = ex ? "tessera_tile_alloc_ex" : "tessera_tile_alloc";
+    int marker = 0;
+    void* out = &marker;  // must stay as is on failure
+    size_t out_size = 12345;
+    int out_ndim = -7;
+    int64_t out_shape[TESSERA_MAX_NDIM];
+    void** data_arg = c.null_arg == kNullOutPtr && !c.null_alt ? nullptr : &out;
+    size_t* bytes_arg = c.null_arg == kNullOutPtr && c.null_alt ? nullptr : &out_size;
+    int* ndim_arg = c.null_arg == kNullOutNdim ? nullptr : &out_ndim;
+    int64_t* shape_arg = c.null_arg == kNullOutShape ? nullptr : out_shape;
+    tessera_status want_st = mo.plan_status;
+    if (want_st == TESSERA_OK && !readable) want_st = TESSERA_INVALID_ARGUMENT;
+    const bool oom = want_st == TESSERA_OK && out_bytes >= kUnallocatable;
+    if (oom) want_st = TESSERA_OUT_OF_MEMORY;
+    want_st = c_status(want_st);
+    if (!data_arg || !bytes_arg || !ndim_arg || !shape_arg) want_st = TESSERA_INVALID_ARGUMENT;
+    const bool callable = want_st != TESSERA_OK ? (want_st != TESSERA_OUT_OF_MEMORY || c.rare)
+                                                : (fits || nbytes == 0) && may_call(want_st, nbytes);
+    for (int round = 0; callable && round < (want_st == TESSERA_OK && out_bytes >= kAllocHugeBytes ? 2 : 1); ++round) {
+      out = &marker;
+      const tessera_status st =
+          ex ? tessera_tile_alloc_ex(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, opt_ptr,
+                                     data_arg, bytes_arg, ndim_arg, shape_arg)
+             : tessera_tile_alloc(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, data_arg,
+                                  bytes_arg, ndim_arg, shape_arg);
+      expect_status(c, api, st, want_st);
+      if (st == TESSERA_OUT_OF_MEMORY) note(kOutOfMemoryErr);
+      if (st == TESSERA_OK && out_bytes >= kAllocHugeBytes) note(kAlloc32MiBOk);
+      if (st != TESSERA_OK) {
+        if (out != &marker) fail(c, api, "failed but changed *out_data");
+      } else {
+        if (out == &marker) fail(c, api, "succeeded but did not set *out_data");
+        std::unique_ptr<void, void (*)(void*)> owner(out, tessera_free);
+        if (out_size != nbytes || want.size() != nbytes)
+          fail(c, api, "out_bytes " + std::to_string(out_size) + ", expected " + std::to_string(nbytes));
+        if (nbytes > 0 && (out == nullptr || std::memcmp(out, want.data(), nbytes) != 0))
+          fail(c, api, "output differs from the reference");
+        if (nbytes > 0 && reinterpret_cast<uintptr_t>(out) % 64 != 0) fail(c, api, "not 64-byte aligned");
+        if (out_ndim != mo.out_ndim || !std::equal(out_shape, out_shape + out_ndim, mo.out_shape))
+          fail(c, api, "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", model " +
+                           list(mo.out_shape, mo.out_ndim));
+      }
+    }
+  }
+
+#if TESSERA_FUZZ_DLPACK
+  if (c.dlpack) check_dlpack(c, md, args_ok, first, have_src ? src.buf.get() : nullptr, want, cap);
+#endif
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // Outputs of 2 MiB or more stream under NonTemporal::automatic, so that the rare large outputs
+  // (up to kMaxHugeBytes) reach that choice whatever this machine's last-level cache.
+  setenv("TESSERA_STREAM_MIN_BYTES", "2097152", /*overwrite=*/0);
   if (const char* p = std::getenv("TESSERA_FUZZ_PATHS"); p != nullptr && p[0] != '\0' && p[0] != '0')
     std::atexit(print_paths);
   const char* want = std::getenv("TESSERA_FUZZ_TARGET");
@@ -456,163 +1191,15 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
       std::abort();
     }
   }
-  std::fprintf(stderr, "fuzz_tile: tessera %s dispatches to %s\n", tessera_version(), tessera_active_target());
+  std::fprintf(stderr, "fuzz_tile: tessera %s dispatches to %s (TESSERA_STREAM_MIN_BYTES=%s)\n", tessera_version(),
+               tessera_active_target(), std::getenv("TESSERA_STREAM_MIN_BYTES"));
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const Case c = decode(data, size);
-  const Model m = model(c);
-  Source src;
-  if (!make_source(c, &src)) return 0;
-  const void* src_ptr = c.null_src ? nullptr : src.first;
-  const int64_t* strides = c.null_strides ? nullptr : c.strides;
-
-  // Output shape.
-  {
-    int out_ndim = -7;
-    int64_t out_shape[TESSERA_MAX_NDIM];
-    const tessera_status st = tessera_tile_shape(c.ndim, c.shape, c.nreps, c.reps, &out_ndim, out_shape);
-    expect_status(c, "tile_shape", st, m.shape_status);
-    if (st == TESSERA_OK) {
-      const ref::Shape want = ref::tile_shape({c.shape, c.shape + c.ndim}, {c.reps, c.reps + c.nreps});
-      if (out_ndim != static_cast<int>(want.size()) || !std::equal(want.begin(), want.end(), out_shape))
-        fail(c, "tile_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", reference " +
-                                  list(want.data(), static_cast<int>(want.size())));
-    }
-  }
-
-  // Destination and the status execution must give once planning succeeded.
-  const size_t nbytes = m.plan_status == TESSERA_OK ? static_cast<size_t>(m.output_bytes) : 0;
-  const bool fits = m.plan_status == TESSERA_OK && m.output_bytes <= (c.big ? kMaxBigBytes : kMaxBytes);
-  unsigned mode = c.dst_mode > kHugeClaim ? kExact : c.dst_mode;
-  if (m.plan_status == TESSERA_OK && !fits && (mode == kExact || mode == kSlack || mode == kHugeClaim))
-    mode = kShort;  // too large to allocate: hand over a small buffer, which must be refused
-  size_t capacity = 0, dst_bytes = 0;
-  bool null_dst = false;
-  switch (mode) {
-    case kExact: capacity = dst_bytes = nbytes; break;
-    case kSlack: capacity = dst_bytes = nbytes + c.slack; break;
-    case kShort:
-      if (!fits) capacity = dst_bytes = kSmallCapacity;
-      else capacity = dst_bytes = nbytes > 0 ? nbytes - 1 - c.slack % nbytes : 0;
-      break;
-    case kZero: capacity = fits ? nbytes : kSmallCapacity; dst_bytes = 0; break;
-    case kNullDst: null_dst = true; dst_bytes = nbytes; break;
-    case kHugeClaim: capacity = nbytes; dst_bytes = std::numeric_limits<size_t>::max(); break;
-  }
-  tessera_status exec_status = m.plan_status;
-  if (exec_status == TESSERA_OK) {
-    if (c.null_src && m.input_count > 0) exec_status = TESSERA_INVALID_ARGUMENT;
-    else if (null_dst && nbytes > 0) exec_status = TESSERA_INVALID_ARGUMENT;
-    else if (dst_bytes < nbytes) exec_status = TESSERA_BUFFER_TOO_SMALL;
-  }
-  // The reference output, wherever some call may succeed (the allocating call ignores dst).
-  std::vector<unsigned char> want;
-  const bool readable = !(c.null_src && m.input_count > 0);
-  // (ref::tile multiplies the output extents unchecked: skip it for empty outputs, whose other
-  // extents may be huge.)
-  if (fits && readable && nbytes > 0) {
-    if (m.output_bytes <= kMaxBytes) {
-      want = ref::tile(src.first, {c.shape, c.shape + c.ndim}, {c.strides, c.strides + c.ndim}, c.itemsize,
-                       {c.reps, c.reps + c.nreps});
-    } else {  // ref::tile walks element by element: too slow for a megabyte under ASan
-      want.resize(nbytes);
-      if (block_reference(c, src.first, want.data()) != nbytes) fail(c, "model", "block reference size");
-    }
-    if (want.size() != nbytes) fail(c, "model", "reference size disagrees with the model");
-  }
-
-  Dest dst(c.dst_misalign, capacity);
-  void* dst_ptr = null_dst ? nullptr : dst.data();
-
-  // One-shot.
-  {
-    const tessera_status st =
-        tessera_tile(src_ptr, c.ndim, c.shape, strides, c.itemsize, c.nreps, c.reps, dst_ptr, dst_bytes);
-    expect_status(c, "tessera_tile", st, exec_status);
-    check_output(c, "tessera_tile", st, dst, want, nbytes);
-  }
-
-  // Plan.
-  {
-    dst.refill();
-    tessera_plan* plan = nullptr;
-    const tessera_status st = tessera_plan_create(c.ndim, c.shape, strides, c.itemsize, c.nreps, c.reps, &plan);
-    expect_status(c, "tessera_plan_create", st, m.plan_status);
-    if (st != TESSERA_OK) {
-      if (plan != nullptr) fail(c, "tessera_plan_create", "failed but handed out a plan");
-    } else {
-      std::unique_ptr<tessera_plan, void (*)(tessera_plan*)> owner(plan, tessera_plan_destroy);
-      if (tessera_plan_output_bytes(plan) != nbytes)
-        fail(c, "tessera_plan_output_bytes", std::to_string(tessera_plan_output_bytes(plan)) + " bytes, expected " +
-                                                 std::to_string(nbytes));
-      int out_ndim = -7;
-      int64_t out_shape[TESSERA_MAX_NDIM];
-      expect_status(c, "tessera_plan_output_shape", tessera_plan_output_shape(plan, &out_ndim, out_shape), TESSERA_OK);
-      const ref::Shape ws = ref::tile_shape({c.shape, c.shape + c.ndim}, {c.reps, c.reps + c.nreps});
-      if (out_ndim != static_cast<int>(ws.size()) || !std::equal(ws.begin(), ws.end(), out_shape))
-        fail(c, "tessera_plan_output_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0));
-      if (std::strstr(tessera_plan_describe(plan), "kernel: ") == nullptr)
-        fail(c, "tessera_plan_describe", "description names no kernel");
-      for (int run = 0; run < 2; ++run) {  // a plan is reusable
-        dst.refill();
-        const tessera_status ex = tessera_plan_execute(plan, src_ptr, dst_ptr, dst_bytes);
-        expect_status(c, "tessera_plan_execute", ex, exec_status);
-        check_output(c, "tessera_plan_execute", ex, dst, want, nbytes);
-        if (ex == TESSERA_OK && run == 0) count_path(tessera_plan_describe(plan));
-      }
-    }
-  }
-
-  // C++ plan with streaming stores forced: the ".nt" executor paths. Same statuses as the one-shot.
-  {
-    dst.refill();
-    tessera_status st = TESSERA_OK;
-    try {
-      const tessera::Plan plan(tessera::Dims(c.shape, static_cast<size_t>(c.ndim)),
-                               c.null_strides ? tessera::Dims() : tessera::Dims(c.strides, static_cast<size_t>(c.ndim)),
-                               c.itemsize, tessera::Dims(c.reps, static_cast<size_t>(c.nreps)),
-                               tessera::Options{tessera::NonTemporal::always});
-      if (plan.nbytes() != nbytes) fail(c, "tessera::Plan(nt)", "nbytes " + std::to_string(plan.nbytes()));
-      const std::string path = plan.kernel_path();
-      static const std::vector<std::string> paths = tessera::Plan::kernel_paths();
-      if (std::find(paths.begin(), paths.end(), path) == paths.end())
-        fail(c, "tessera::Plan(nt)", "kernel_path() \"" + path + "\" is not listed by Plan::kernel_paths()");
-      plan.execute(src_ptr, dst_ptr, dst_bytes);
-      if (exec_status == TESSERA_OK) ++path_counts()[path];
-    } catch (const tessera::Error& e) {
-      st = static_cast<tessera_status>(e.status());
-    } catch (const std::exception& e) {
-      fail(c, "tessera::Plan(nt)", std::string("threw a non-tessera exception: ") + e.what());
-    }
-    if (st != exec_status)
-      fail(c, "tessera::Plan(nt)", std::string("status ") + status_name(st) + ", expected " + status_name(exec_status));
-    check_output(c, "tessera::Plan(nt)", st, dst, want, nbytes);
-  }
-
-  // Allocating call: only where it cannot try to allocate an output larger than the caps.
-  if (m.plan_status != TESSERA_OK || fits || !readable) {
-    tessera_status alloc_status = m.plan_status;
-    if (alloc_status == TESSERA_OK && !readable) alloc_status = TESSERA_INVALID_ARGUMENT;
-    int marker = 0;
-    void* out = &marker;  // must stay as is on failure
-    size_t out_bytes = 12345;
-    int out_ndim = -7;
-    int64_t out_shape[TESSERA_MAX_NDIM];
-    const tessera_status st = tessera_tile_alloc(src_ptr, c.ndim, c.shape, strides, c.itemsize, c.nreps, c.reps, &out,
-                                                 &out_bytes, &out_ndim, out_shape);
-    expect_status(c, "tessera_tile_alloc", st, alloc_status);
-    if (st != TESSERA_OK) {
-      if (out != &marker) fail(c, "tessera_tile_alloc", "failed but changed *out_data");
-    } else {
-      std::unique_ptr<void, void (*)(void*)> owner(out, tessera_free);
-      if (out_bytes != nbytes || want.size() != nbytes)
-        fail(c, "tessera_tile_alloc", "out_bytes " + std::to_string(out_bytes) + ", expected " + std::to_string(nbytes));
-      if (nbytes > 0 && (out == nullptr || std::memcmp(out, want.data(), nbytes) != 0))
-        fail(c, "tessera_tile_alloc", "output differs from the reference");
-      if (nbytes > 0 && reinterpret_cast<uintptr_t>(out) % 64 != 0) fail(c, "tessera_tile_alloc", "not 64-byte aligned");
-    }
-  }
+  Case c = decode(data, size);
+  c.rare = fnv1a(data, size) % kRareOneIn == 0;
+  if (c.arena) arena4().execute([&] { run(c); });
+  else run(c);
   return 0;
 }

@@ -2,13 +2,29 @@
 """Writes the hand-made seed corpus of fuzz_tile (tests/fuzz/corpus/), one small file per case.
 
 The byte format is documented at the top of fuzz_tile.cpp; each seed names what it exercises.
+Every executor path of Plan::kernel_paths() has a seed that takes it (path_* seeds, and the plain
+and streaming variants of the older seeds), so that each fuzz run reaches every path while it
+loads the corpus; tests/run checks that it did. Seeds marked rare=True get trailing salt bytes
+that make their FNV-1a hash 0 mod 64, the fuzzer's gate for outputs over 1 MiB (up to 40 MiB)
+and for out-of-memory requests.
+
 Rerun after changing the format: tests/fuzz/make_corpus.py (standard library only).
+  tests/fuzz/make_corpus.py --check build/fuzz   also runs the fuzzer over the seeds alone
+                                                 (-runs=0) and fails unless every listed
+                                                 executor path is reached
 """
+import os
 import pathlib
+import re
+import subprocess
+import sys
+import tempfile
 
 # Rep codes: 0..5 stand for themselves (kSmallReps); other values index kSpecialReps, copied here
 # in the same order as in fuzz_tile.cpp.
 INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
+INT_MIN = -2**31
+SIZE_MAX = 2**64 - 1
 SPECIAL_REPS = [6, 7, 8, 9, 16, 31, 100, 1000, 65536, 1 << 20,
                 (1 << 31) - 1, 1 << 31, 1 << 32, 1 << 40, 1 << 61,
                 1 << 62, INT64_MAX // 3, INT64_MAX // 2, INT64_MAX - 1, INT64_MAX,
@@ -17,10 +33,34 @@ SPECIAL_REPS = [6, 7, 8, 9, 16, 31, 100, 1000, 65536, 1 << 20,
                 3037000499,
                 3037000500]
 assert len(SPECIAL_REPS) == 32
+# kManyCounts (ndim / nreps codes 0xF0-0xFF) and kBigItems (itemsize codes 0xF0-0xFF).
+MANY_COUNTS = [7, 8, 9, 10, 12, 16, 24, 32, 48, 63, 64, 64, 65, 100, -1, INT_MIN]
+BIG_ITEMS = [41, 47, 48, 64, 100, 128, 255, 256, 1000, 1024, 1025, 4097, 65536, 1 << 32, 1 << 63, SIZE_MAX]
+THREADS = [0, 1, 2, 3, 4, 0, -1, INT_MIN]  # kThreads
+BAD_ENUM = [3, -1, 100, INT_MIN]           # kBadEnum
 
 # flags (byte 3)
 NULL_STRIDES, NULL_SRC, NEG_EXTENT, ZERO_ITEMSIZE, BIG = 1, 2, 32, 64, 128
 DST_EXACT, DST_SLACK, DST_SHORT, DST_ZERO, DST_NULL, DST_HUGE_CLAIM = (m << 2 for m in range(6))
+# [api] byte
+API_NULL_OPTIONS, API_OPTIONS, API_REGION, API_DLPACK, API_NULL_ARG, API_ARENA, API_HUGE = 1, 2, 4, 8, 16, 32, 0xC0
+# [null] byte: which pointer (NullArg), + 8 for the alternative
+NULL_SHAPE, NULL_REPS, NULL_OUT_NDIM, NULL_OUT_SHAPE, NULL_OUT_PTR, NULL_PLAN, NULL_TENSOR, NULL_REGION = range(8)
+ALT = 8
+# [dl] byte: dtype form (0 widest lane, 1 byte lanes, 2 16-bit lanes, 3 not whole bytes), fault << 2
+DL_SRC_DEVICE, DL_DST_DEVICE, DL_DTYPE_MISMATCH, DL_DST_SHAPE = (f << 2 for f in (4, 5, 6, 7))
+DL_DST_STRIDES, DL_DST_NONCOMPACT, DL_STRIDE_OVERFLOW = 32, 64, 128
+# region codes: start byte (code % 4: 0 zero, 1 small k, 2 near the end, 3 special), extent byte
+# (0 the rest of the axis, 1 small k, 2 one, 3 special); k = (b >> 2) % 8
+def start_zero(): return 0
+def start_at(k): return 1 | (k << 2)
+def start_near_end(k=0): return 2 | (k << 2)
+def start_special(k): return 3 | (k << 2)  # -1, -7, INT64_MIN, INT64_MAX, 2^40, 3, extent, extent/2
+def ext_rest(): return 0
+def ext_of(k): return 1 | (k << 2)
+def ext_one(): return 2
+def ext_special(k): return 3 | (k << 2)    # -1, 0, INT64_MAX, INT64_MIN, 2^40, 2, extent, extent/2+1
+
 
 # stride codes (one per axis): parent axis with `gap` extra elements, positive/negative/zero, or raw
 def pos(gap=0): return [gap << 2]
@@ -33,18 +73,90 @@ def rep(r):
     return r if 0 <= r <= 5 else 0xE0 + SPECIAL_REPS.index(r)
 
 
-def case(shape, reps, itemsize, strides=None, flags=0, perm=0, src_mis=0, dst_mis=0, slack=0, pitch_gap=0):
+def count_code(n, few):
+    return n if 0 <= n <= few else 0xF0 + MANY_COUNTS.index(n)
+
+
+def itemsize_code(n):
+    return n - 1 if 1 <= n <= 40 else 0xF0 + BIG_ITEMS.index(n)
+
+
+def options(nontemporal=0, clamp=False, threads=0, bad_nontemporal=None, bad_negative_reps=None):
+    """The [opt] byte. nontemporal: 0 AUTO, 1 ALWAYS, 2 NEVER."""
+    b = (4 if clamp else 0) | (THREADS.index(threads) << 3)
+    if bad_nontemporal is not None:
+        return b | 3 | (BAD_ENUM.index(bad_nontemporal) << 6)
+    if bad_negative_reps is not None:
+        return b | nontemporal | ({2: 2, -1: 3}[bad_negative_reps] << 6)
+    return b | nontemporal
+
+
+def fnv1a(data):
+    h = 2166136261
+    for b in data:
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def case(shape, reps, itemsize, strides=None, flags=0, perm=0, src_mis=0, dst_mis=0, slack=0, pitch_gap=0,
+         ndim=None, nreps=None, api=None, opt=None, null=None, dl=None, region=None, rare=False):
+    """One input. ndim / nreps default to len(shape) / len(reps) (give them for counts out of
+    range); api: the [api] byte (options mode from `opt`: an [opt] byte, or 'null' for NULL
+    options); null: the [null] byte; dl: the [dl] byte; region: (mode, [start, extent codes...])."""
+    ndim = len(shape) if ndim is None else ndim
+    nreps = len(reps) if nreps is None else nreps
     strides = strides or [pos() for _ in shape]
-    out = [len(shape), len(reps), itemsize - 1, flags, perm, src_mis, dst_mis, slack, pitch_gap]
-    out += shape
+    many = len(shape) > 6
+    for e in shape:
+        assert 0 <= e <= 8
+    out = [count_code(ndim, 6), count_code(nreps, 7), itemsize_code(itemsize), flags, perm, src_mis, dst_mis, slack,
+           pitch_gap]
+    out += shape  # codes 0-8 are the extents themselves (and < 0x40, as many axes need)
     for s in strides:
         out += s
     out += [rep(r) for r in reps]
-    return bytes(out)
+    if api is not None or opt is not None or null is not None or dl is not None or region is not None:
+        a = api or 0
+        if opt == 'null':
+            a |= API_NULL_OPTIONS
+        elif opt is not None:
+            a |= API_OPTIONS
+        if null is not None:
+            a |= API_NULL_ARG
+        if dl is not None:
+            a |= API_DLPACK
+        if region is not None:
+            a |= API_REGION
+        out.append(a)
+        if opt not in (None, 'null'):
+            out.append(opt)
+        if null is not None:
+            out.append(null)
+        if dl is not None:
+            out.append(dl)
+        if region is not None:
+            mode, codes = region
+            out.append(mode)
+            out += codes
+    data = bytes(out)
+    if rare:  # trailing salt (read by nothing) that puts the hash in the gate
+        for salt in range(1 << 16):
+            salted = data + bytes([salt & 0xFF, salt >> 8])
+            if fnv1a(salted) % 64 == 0:
+                return salted
+        raise AssertionError('no salt')
+    return data
+
+
+def gather_nt(itemsize):
+    # An inner source stride of 64 bytes or more, elements of at most 16 bytes and a row loop: the
+    # blocked gather, which streams under NonTemporal::always.
+    return case([6, 5], [2, 1], itemsize, strides=[raw(-80), raw(64)])
 
 
 SEEDS = {
-    # successful tiles, one or more per executor path
+    # successful tiles, one or more per executor path (ordinary: plans; ".nt": the C++ plan with
+    # non-temporal stores forced)
     "copy_2d_row_gaps": case([3, 4], [2, 1], 4, strides=[pos(), pos(1)]),
     "pattern_short_2d": case([3, 4], [2, 3], 4, dst_mis=3),
     "pattern_long_8x8x4B": case([8, 8], [3, 1, 1], 4),
@@ -64,6 +176,21 @@ SEEDS = {
     "gather_gaps_any": case([4, 5], [2, 2], 13, strides=[pos(2), pos(3)], pitch_gap=3),
     "raw_overlapping_strides": case([4, 3], [3, 2], 8, strides=[raw(-3), raw(5)], src_mis=7, dst_mis=1),
     "zero_d_input": case([], [2, 3], 4),
+    # fills whose rows are whole cache lines stream from a register (fill.N.nt.direct); others
+    # stage (fill.N.nt)
+    "path_fill_1_lines": case([1], [4, 16], 1),
+    "path_fill_2_lines": case([1], [2, 16], 2),
+    "path_fill_4_lines": case([1], [16], 4),
+    "path_fill_8_lines": case([1], [8], 8),
+    "path_fill_8_staged": case([1], [3], 8),
+    "path_fill_16_lines": case([1], [4], 16),
+    # blocked gathers (gather.N.nt)
+    "path_gather_1_nt": gather_nt(1),
+    "path_gather_2_nt": gather_nt(2),
+    "path_gather_4_nt": gather_nt(4),
+    "path_gather_8_nt": gather_nt(8),
+    "path_gather_16_nt": gather_nt(16),
+    "path_gather_any_nt": gather_nt(3),
     # outputs of 0.5-1 MiB run threaded: chunks start and end inside rows
     "big_threaded_pattern": case([3, 5], [6, 100, 100], 1, flags=BIG),
     "big_threaded_gather": case([7, 3], [100, 3, 31], 3, strides=[pos(), neg(1)], flags=BIG, dst_mis=5),
@@ -88,10 +215,170 @@ SEEDS = {
     "null_dst": case([3], [3], 8, flags=DST_NULL),
     "null_src": case([3], [3], 8, flags=NULL_SRC),
     "null_src_empty_input": case([0], [3], 8, flags=NULL_SRC),
+
+    # the _ex calls and their options
+    "ex_null_options": case([3, 4], [2, 3], 4, opt='null'),
+    "ex_defaults": case([3, 4], [2, 3], 4, opt=options()),
+    "ex_nontemporal_always": case([8, 8], [3, 1, 1], 4, opt=options(nontemporal=1)),
+    "ex_nontemporal_never": case([2, 8, 8, 8], [2, 1, 1, 1], 8, strides=[pos(), pos(1), pos(), pos()],
+                                 opt=options(nontemporal=2)),
+    "ex_clamp_negative_rep": case([2, 3], [2, -1], 4, opt=options(clamp=True)),
+    "ex_clamp_int64min": case([3], [INT64_MIN], 1, opt=options(clamp=True), flags=DST_SLACK, slack=5),
+    "ex_clamp_no_negative": case([2, 3], [2, 2], 4, opt=options(clamp=True, nontemporal=1)),
+    "ex_clamp_negative_extent": case([2, 3], [2, -1], 4, flags=NEG_EXTENT, slack=1, opt=options(clamp=True)),
+    "ex_max_threads_1_big": case([3, 5], [6, 100, 100], 1, flags=BIG, opt=options(threads=1)),
+    "ex_max_threads_2_arena4": case([7, 3], [100, 3, 31], 3, strides=[pos(), neg(1)], flags=BIG,
+                                    opt=options(threads=2), api=API_ARENA),
+    "ex_max_threads_3_arena4_nt": case([3, 5], [6, 100, 100], 1, flags=BIG, opt=options(threads=3, nontemporal=1),
+                                       api=API_ARENA),
+    "ex_max_threads_4_big": case([4, 4], [100, 4, 31], 4, flags=BIG, opt=options(threads=4)),
+    "arena4_default_options_big": case([3, 5], [6, 100, 100], 1, flags=BIG, api=API_ARENA),
+    "ex_bad_nontemporal_3": case([3], [2], 4, opt=options(bad_nontemporal=3)),
+    "ex_bad_nontemporal_min": case([3], [2], 4, opt=options(bad_nontemporal=INT_MIN)),
+    "ex_bad_negative_reps_2": case([3], [2], 4, opt=options(bad_negative_reps=2)),
+    "ex_bad_negative_reps_minus1": case([3], [-1], 4, opt=options(bad_negative_reps=-1)),
+    "ex_bad_max_threads": case([3], [2], 4, opt=options(threads=-1)),
+    "ex_bad_max_threads_min_with_overflow": case([2], [INT64_MAX], 1, opt=options(threads=INT_MIN)),
+
+    # output regions (tessera_plan_execute_region)
+    "region_whole": case([3, 4], [2, 3], 4, region=(DST_EXACT >> 2, [])),
+    "region_whole_big_threaded": case([3, 5], [6, 100, 100], 1, flags=BIG, region=(0, [])),
+    "region_part_3d": case([3, 4, 2], [2, 3, 1], 4, perm=3, region=(0, [start_at(1), ext_of(2), start_at(2), ext_rest(),
+                                                                        start_zero(), ext_one()])),
+    "region_part_gather": case([5, 3], [2, 3], 8, strides=[pos(), neg()], dst_mis=3,
+                               region=(1, [start_at(3), ext_of(4), start_near_end(1), ext_rest()])),
+    "region_part_of_huge_output": case([2, 3], [1 << 40, 100, 2], 2,
+                                       region=(0, [start_near_end(2), ext_rest(), start_at(7), ext_of(5),
+                                                   start_near_end(2), ext_rest()])),
+    "region_single_element": case([4, 4], [3, 3], 16, region=(0, [start_near_end(0), ext_one(), start_at(5), ext_one()])),
+    "region_zero_d": case([], [], 4, region=(0, [])),
+    "region_empty_extent": case([3, 4], [2, 3], 4, region=(0, [start_at(2), ext_special(1), start_zero(), ext_rest()])),
+    "region_past_end": case([3, 4], [2, 3], 4, region=(0, [start_at(5), ext_of(4), start_zero(), ext_rest()])),
+    "region_negative_start": case([3, 4], [2, 3], 4, region=(0, [start_special(0), ext_one(), start_zero(), ext_rest()])),
+    "region_negative_extent": case([3, 4], [2, 3], 4, region=(0, [start_zero(), ext_special(0), start_zero(), ext_rest()])),
+    "region_int64_extents": case([3, 4], [2, 3], 4, region=(0, [start_special(3), ext_special(2), start_zero(),
+                                                                ext_special(3)])),
+    "region_dst_short": case([3, 4], [2, 3], 4, slack=2, region=(DST_SHORT >> 2, [start_at(1), ext_of(3)])),
+    "region_dst_zero": case([3, 4], [2, 3], 4, region=(DST_ZERO >> 2, [])),
+    "region_dst_null": case([3, 4], [2, 3], 4, region=(DST_NULL >> 2, [start_at(1), ext_one()])),
+    "region_dst_huge_claim": case([3, 4], [2, 3], 4, region=(DST_HUGE_CLAIM >> 2, [start_at(1), ext_of(2)])),
+    "region_null_src": case([3, 4], [2, 3], 4, flags=NULL_SRC, region=(0, [])),
+    "region_null_start": case([3, 4], [2, 3], 4, null=NULL_REGION, region=(0, [])),
+    "region_null_extent": case([3, 4], [2, 3], 4, null=NULL_REGION | ALT, region=(0, [])),
+    "region_null_plan": case([3, 4], [2, 3], 4, null=NULL_PLAN, region=(0, [])),
+    "region_clamped_empty_axis": case([3, 4], [2, -1], 4, opt=options(clamp=True),
+                                      region=(0, [start_zero(), ext_rest(), start_zero(), ext_rest()])),
+
+    # DLPack (tessera_tile_dlpack, tessera_tile_dlpack_shape)
+    "dlpack_transposed_f64": case([3, 2], [1, 2], 8, perm=1, src_mis=8, dl=0),
+    "dlpack_byte_lanes": case([4, 3], [2, 2], 6, dl=1, dst_mis=2),
+    "dlpack_16bit_lanes_strides": case([3, 4], [2, 1, 2], 12, dl=2 | DL_DST_STRIDES),
+    "dlpack_negative_strides": case([5, 3], [2, 1], 4, strides=[pos(), neg()], dl=0),
+    "dlpack_null_strides": case([2, 3], [3], 2, flags=NULL_STRIDES, dl=0),
+    "dlpack_empty_output": case([3], [0], 4, dl=0),
+    "dlpack_big_output": case([3, 5], [6, 100, 100], 1, flags=BIG, dl=0),
+    "dlpack_src_device": case([2, 3], [2], 4, dl=DL_SRC_DEVICE),
+    "dlpack_dst_device": case([2, 3], [2], 4, dl=DL_DST_DEVICE),
+    "dlpack_dtype_mismatch": case([2, 3], [2], 4, dl=DL_DTYPE_MISMATCH),
+    "dlpack_dst_shape_extent": case([2, 3], [2], 4, dl=DL_DST_SHAPE),
+    "dlpack_dst_shape_ndim": case([2, 3], [2], 4, dl=DL_DST_SHAPE, slack=2),
+    "dlpack_dst_not_compact": case([2, 3], [2, 2], 4, dl=DL_DST_NONCOMPACT),
+    "dlpack_stride_overflow": case([2, 3], [2], 4, dl=DL_STRIDE_OVERFLOW),
+    "dlpack_stride_overflow_beats_negative_rep": case([2, 3], [-1], 4, dl=DL_STRIDE_OVERFLOW),
+    "dlpack_dtype_4_bits": case([2, 3], [2], 4, dl=3),
+    "dlpack_dtype_0_bits": case([2, 3], [2], 4, dl=3, slack=1),
+    "dlpack_null_src_tensor": case([2, 3], [2], 4, dl=0, null=NULL_TENSOR),
+    "dlpack_null_dst_tensor": case([2, 3], [2], 4, dl=0, null=NULL_TENSOR | ALT),
+    "dlpack_null_src_data": case([2, 3], [2], 4, flags=NULL_SRC, dl=0),
+    "dlpack_null_dst_data": case([2, 3], [2], 4, flags=DST_NULL, dl=0),
+    "dlpack_huge_output_refused": case([1, 1], [1 << 40, 100], 2, dl=0),
+    "dlpack_many_dims": case([1, 2, 1, 1, 3, 1, 1, 2, 1, 1, 1, 2], [2, 1, 1], 2, dl=1),
+
+    # NULL pointers (each must be refused, except a list whose count is 0)
+    "null_shape": case([2, 3], [2], 4, null=NULL_SHAPE),
+    "null_shape_ndim_0": case([], [2, 3], 4, null=NULL_SHAPE),
+    "null_reps": case([2, 3], [2], 4, null=NULL_REPS),
+    "null_reps_nreps_0": case([2, 3], [], 4, null=NULL_REPS),
+    "null_out_ndim": case([2, 3], [2], 4, null=NULL_OUT_NDIM, dl=0),
+    "null_out_shape": case([2, 3], [2], 4, null=NULL_OUT_SHAPE, dl=0),
+    "null_out_plan_and_data": case([2, 3], [2], 4, null=NULL_OUT_PTR),
+    "null_out_bytes": case([2, 3], [2], 4, null=NULL_OUT_PTR | ALT),
+    "null_plan": case([2, 3], [2], 4, null=NULL_PLAN),
+
+    # more axes than 6, up to TESSERA_MAX_NDIM = 64, and past it
+    "ndim_7": case([2, 1, 3, 1, 1, 2, 2], [2, 1], 4),
+    "ndim_12_gather": case([1, 2, 1, 1, 3, 1, 1, 2, 1, 1, 1, 2], [2, 1, 1], 2, perm=77),
+    "ndim_16_nt": case([1] * 5 + [2] + [1] * 9 + [3], [3, 1], 8, opt=options(nontemporal=1)),
+    "ndim_64": case([1] * 30 + [2] + [1] * 31 + [3, 2], [2, 2], 4),
+    "ndim_64_null_strides": case([1] * 61 + [2, 3, 2], [2], 1, flags=NULL_STRIDES),
+    "nreps_64": case([2, 3], [1] * 40 + [2] + [1] * 21 + [3, 2], 4),
+    "nreps_10_zero": case([2, 3], [1, 2, 1, 1, 0, 1, 1, 1, 2, 1], 4),
+    "ndim_65": case([1] * 64, [2], 4, ndim=65),
+    "nreps_65": case([2], [1] * 64, 4, nreps=65),
+    "ndim_100": case([1] * 64, [2], 4, ndim=100),
+    "ndim_negative": case([], [2], 4, ndim=-1),
+    "nreps_int_min": case([2], [], 4, nreps=INT_MIN),
+    "ndim_64_zero_rep_input_overflow": case([8] * 22 + [1] * 42, [0], 1, flags=NULL_STRIDES),
+
+    # itemsizes past 40 bytes
+    "itemsize_41": case([3, 2], [2, 3], 41),
+    "itemsize_64_fill": case([1], [5, 3], 64, opt=options(nontemporal=1)),
+    "itemsize_128_gather": case([3, 2], [2, 2], 128, perm=1),
+    "itemsize_1024_nt": case([2, 3], [2, 2], 1024, opt=options(nontemporal=1)),
+    "itemsize_1025_not_streamed": case([2, 3], [2, 2], 1025, opt=options(nontemporal=1)),
+    "itemsize_4097": case([3], [2, 2], 4097),
+    "itemsize_65536_dlpack": case([1], [2], 65536, flags=BIG, dl=2),
+    "itemsize_2p32_overflow": case([1], [1 << 31, 2], 1 << 32),
+    "itemsize_2p63_overflow": case([1], [1], 1 << 63),
+    "itemsize_size_max_overflow_beats_negative": case([1], [-1], SIZE_MAX),
+
+    # a source span over 64 KiB: only the calls that must fail, or have nothing to read, run
+    "large_span_negative_rep": case([8, 8, 8, 8, 8, 8], [2, -1], 4, strides=[pos(7)] * 6),
+    "large_span_empty_output": case([8, 8, 8, 8, 8, 8], [0, 1], 4, strides=[pos(7)] * 6, region=(0, []), dl=0),
+    "large_span_dst_short": case([8, 8, 8, 8, 8, 8], [2], 4, strides=[pos(7)] * 6, flags=DST_SHORT),
+    "large_span_null_src": case([8, 8, 8, 8, 8, 8], [2], 4, strides=[pos(7)] * 6, flags=NULL_SRC, dl=0),
+    "large_span_big_item_overflow": case([8, 8], [INT64_MAX // 3], 65536),
+
+    # rare (hash-gated): outputs over 1 MiB, and a request too large for any allocator
+    "rare_3MiB_auto_streaming": case([8, 8], [100, 100, 1, 1], 4, flags=BIG, api=API_HUGE, rare=True),
+    "rare_3MiB_fill_auto_streaming": case([1], [1000, 1000], 3, flags=BIG, api=API_HUGE, rare=True),
+    "rare_2MiB_gather_auto_streaming_arena4": case([6, 5], [100, 100, 1], 8, strides=[raw(-80), raw(64)], flags=BIG,
+                                                   api=API_HUGE | API_ARENA, opt=options(threads=3), rare=True),
+    "rare_32MiB_alloc_fresh_then_reused": case([8, 8, 8], [65536, 1, 1, 1], 1, flags=BIG | DST_SLACK, slack=11,
+                                                api=API_HUGE, rare=True),
+    "rare_out_of_memory": case([1], [1 << 61], 1, api=API_HUGE, rare=True),
+    "rare_out_of_memory_ex": case([1, 1], [1 << 40, 1 << 20], 4, opt=options(nontemporal=2), rare=True),
 }
 
 
+def check(build_dir):
+    """Runs the fuzzer over the seeds alone; fails unless every listed executor path is reached."""
+    exe = pathlib.Path(build_dir) / "tests" / "fuzz" / "fuzz_tile"
+    corpus = pathlib.Path(__file__).resolve().parent / "corpus"
+    ok = True
+    for target in ("", "SCALAR"):
+        with tempfile.TemporaryDirectory() as scratch:
+            env = dict(os.environ, TESSERA_FUZZ_PATHS="1", TESSERA_FUZZ_TARGET=target)
+            r = subprocess.run([str(exe), "-runs=0", f"-artifact_prefix={scratch}/", str(corpus)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        log = r.stdout
+        missed = re.search(r"^fuzz_tile: executor paths not reached:(.*)$", log, re.M)
+        features = re.search(r"^fuzz_tile: features reached:(.*)$", log, re.M)
+        name = target or "default"
+        if r.returncode != 0 or missed is None:
+            print(log[-3000:])
+            print(f"{name}: the fuzzer failed (exit {r.returncode})")
+            ok = False
+            continue
+        print(f"{name}: paths not reached by the seeds:{missed.group(1) or ' none'}")
+        print(f"{name}: features:{features.group(1) if features else ' ?'}")
+        ok = ok and not missed.group(1).strip()
+    return ok
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        sys.exit(0 if check(sys.argv[2]) else 1)
     out = pathlib.Path(__file__).resolve().parent / "corpus"
     out.mkdir(exist_ok=True)
     for old in out.iterdir():
