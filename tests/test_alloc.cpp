@@ -41,11 +41,14 @@ struct Input {
   Shape shape, strides;  // strides in bytes
 };
 
+// The copy case tiles bytes; the others 4-byte elements.
+std::size_t itemsize_of(const LargeCase& c) { return c.family == std::string("copy") ? 1 : sizeof(float); }
+
 Input make_input(const LargeCase& c) {
   Input in;
   int64_t n = 1;
   for (int64_t e : c.parent) n *= e;
-  const std::size_t itemsize = c.family == std::string("copy") ? 1 : sizeof(float);
+  const std::size_t itemsize = itemsize_of(c);
   in.data.resize(static_cast<std::size_t>(n * static_cast<int64_t>(itemsize) + 3) / 4);
   auto* bytes = reinterpret_cast<unsigned char*>(in.data.data());
   for (std::size_t i = 0; i < in.data.size() * 4; ++i) bytes[i] = static_cast<unsigned char>(i * 2654435761u >> 13);
@@ -57,8 +60,6 @@ Input make_input(const LargeCase& c) {
   }
   return in;
 }
-
-std::size_t itemsize_of(const LargeCase& c) { return c.family == std::string("copy") ? 1 : sizeof(float); }
 
 bool huge_aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % (std::uintptr_t{2} << 20) == 0; }
 

@@ -218,26 +218,28 @@ bool overlaps(ByteSpan a, const char* b, std::size_t nbytes) {
   return nbytes > 0 && a.lo != a.hi && a.lo < b + nbytes && b < a.hi;
 }
 
-// Runs the plan into dst (nbytes bytes), through a temporary when dst overlaps the source, with
-// the GIL released for large outputs.
-void execute_into(const tessera::Plan& plan, const char* src, ByteSpan src_span, char* dst) {
-  const std::size_t nbytes = plan.nbytes();
+// Calls write(dst) to write nbytes bytes: through a temporary, then copied, when dst overlaps the
+// source's bytes (so the source is read whole before dst is written), with the GIL released for
+// writes of kReleaseGilBytes or more (always for regions: release_gil).
+template <class Write>
+void write_into(ByteSpan src_span, char* dst, std::size_t nbytes, bool release_gil, const Write& write) {
   if (nbytes == 0) return;
-  if (overlaps(src_span, dst, nbytes)) {
-    // out shares memory with A: tile into new memory first, then copy (A is read whole before
-    // out is written).
-    py::gil_scoped_release release;
-    std::unique_ptr<char[]> tmp(new char[nbytes]);
-    plan.execute(src, tmp.get(), nbytes);
-    std::memcpy(dst, tmp.get(), nbytes);
+  const bool overlap = overlaps(src_span, dst, nbytes);
+  std::unique_ptr<py::gil_scoped_release> release;
+  if (release_gil || overlap || nbytes >= kReleaseGilBytes) release = std::make_unique<py::gil_scoped_release>();
+  if (!overlap) {
+    write(dst);
     return;
   }
-  if (nbytes >= kReleaseGilBytes) {
-    py::gil_scoped_release release;
-    plan.execute(src, dst, nbytes);
-  } else {
-    plan.execute(src, dst, nbytes);
-  }
+  std::unique_ptr<char[]> tmp(new char[nbytes]);
+  write(tmp.get());
+  std::memcpy(dst, tmp.get(), nbytes);
+}
+
+// Runs the plan into dst (the plan's nbytes), as write_into.
+void execute_into(const tessera::Plan& plan, const char* src, ByteSpan src_span, char* dst) {
+  write_into(src_span, dst, plan.nbytes(), false,
+             [&](char* to) { plan.execute(src, to, plan.nbytes()); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -522,17 +524,8 @@ class PyPlan {
       result = py::reinterpret_borrow<py::object>(out);
       dst = static_cast<char*>(PyArray_DATA(o));
     }
-    if (nbytes == 0) return result;
-    const ByteSpan span = span_of(src, shape_, strides_of(a), itemsize);
-    if (overlaps(span, dst, nbytes)) {
-      py::gil_scoped_release release;
-      std::unique_ptr<char[]> tmp(new char[nbytes]);
-      plan_.execute_region(src, st, ex, tmp.get(), nbytes);
-      std::memcpy(dst, tmp.get(), nbytes);
-    } else {
-      py::gil_scoped_release release;
-      plan_.execute_region(src, st, ex, dst, nbytes);
-    }
+    write_into(span_of(src, shape_, strides_of(a), itemsize), dst, nbytes, true,
+               [&](char* to) { plan_.execute_region(src, st, ex, to, nbytes); });
     return result;
   }
 
