@@ -2,10 +2,12 @@
 // exception into a tessera_status plus a thread-local message (c_api.hpp). No exception crosses
 // this file. The calls without _ex are the _ex calls with default options.
 #include "c_api.hpp"
-#include "plan.hpp"
 
+#include <cstddef>
 #include <cstring>
+#include <functional>
 #include <new>
+#include <optional>
 
 struct tessera_plan {
   tessera::Plan plan;
@@ -16,23 +18,57 @@ namespace {
 
 thread_local std::string last_error;
 
+// The caller's options: the fields within its sizeof_options, defaults for the rest.
 tessera::Options to_options(const tessera_options* options) {
   tessera::Options o;
   if (options == nullptr) return o;
+  const std::size_t size = options->sizeof_options;
+  const auto has = [size](std::size_t offset, std::size_t bytes) { return size >= offset + bytes; };
+  if (!has(offsetof(tessera_options, max_threads), sizeof(int)) || size > sizeof(tessera_options))
+    throw tessera::InvalidArgument(
+        "tessera: options->sizeof_options = " + std::to_string(size) + " (this tessera's tessera_options has " +
+        std::to_string(sizeof(tessera_options)) + " bytes; initialize options with tessera_options_init)");
   o.max_threads = options->max_threads;
-  o.negative_reps = static_cast<tessera::NegativeReps>(options->negative_reps);
-  o.nontemporal = static_cast<tessera::NonTemporal>(options->nontemporal);
+  if (has(offsetof(tessera_options, negative_reps), sizeof(int)))
+    o.negative_reps = static_cast<tessera::NegativeReps>(options->negative_reps);
+  if (has(offsetof(tessera_options, nontemporal), sizeof(int)))
+    o.nontemporal = static_cast<tessera::NonTemporal>(options->nontemporal);
   return o;  // validated by the planner
+}
+
+std::optional<int> to_axis(int axis) { return axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis); }
+
+// Per-element counts from C: nrepeats values (1: one count for all).
+tessera::Repeats to_repeats(int64_t nrepeats, const int64_t* repeats) {
+  if (nrepeats < 0)
+    throw tessera::InvalidArgument("tessera: nrepeats = " + std::to_string(nrepeats) + " is negative");
+  if (nrepeats > 0 && repeats == nullptr)
+    throw tessera::InvalidArgument("tessera: repeats is NULL but nrepeats = " + std::to_string(nrepeats));
+  return tessera::Repeats(repeats, static_cast<std::size_t>(nrepeats));
+}
+
+// Every argument of a call is converted in argument order into these locals before the call, so
+// the error reported for several bad arguments is the first one's (not the compiler's choice of
+// evaluation order).
+struct Input {
+  tessera::Dims shape, strides;
+  Input(int ndim, const int64_t* shape_, const int64_t* strides_)
+      : shape(tessera::detail::c_dims(ndim, shape_, "shape", "ndim")),
+        strides(strides_ == nullptr ? tessera::Dims() : tessera::detail::c_dims(ndim, strides_, "strides", "ndim")) {}
+};
+
+tessera_status create_plan(tessera_plan** out_plan, const std::function<tessera::Plan()>& make) {
+  return tessera::detail::c_guarded([&] {
+    tessera::Plan plan = make();
+    std::string description = plan.describe();
+    *out_plan = new tessera_plan{std::move(plan), std::move(description)};
+  });
 }
 
 static_assert(static_cast<int>(tessera::NonTemporal::automatic) == TESSERA_NONTEMPORAL_AUTO &&
                   static_cast<int>(tessera::NonTemporal::always) == TESSERA_NONTEMPORAL_ALWAYS &&
                   static_cast<int>(tessera::NonTemporal::never) == TESSERA_NONTEMPORAL_NEVER,
               "tessera_nontemporal mirrors tessera::NonTemporal");
-
-tessera::Dims to_strides(int ndim, const int64_t* strides) {
-  return strides == nullptr ? tessera::Dims() : tessera::detail::c_dims(ndim, strides, "strides", "ndim");
-}
 
 }  // namespace
 
@@ -74,13 +110,6 @@ using tessera::detail::c_write_shape;
 
 extern "C" {
 
-void tessera_options_init(tessera_options* options) {
-  if (options == nullptr) return;
-  options->max_threads = 0;
-  options->negative_reps = TESSERA_NEGATIVE_REPS_ERROR;
-  options->nontemporal = TESSERA_NONTEMPORAL_AUTO;
-}
-
 tessera_status tessera_tile_shape(int ndim, const int64_t* shape, int nreps, const int64_t* reps, int* out_ndim,
                                   int64_t out_shape[TESSERA_MAX_NDIM]) {
   return tessera_tile_shape_ex(ndim, shape, nreps, reps, nullptr, out_ndim, out_shape);
@@ -94,7 +123,8 @@ tessera_status tessera_tile_shape_ex(int ndim, const int64_t* shape, int nreps, 
     const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
     c_require(out_ndim, "out_ndim");
     c_require(out_shape, "out_shape");
-    c_write_shape(tessera::tile_shape(s, r, to_options(options)), out_ndim, out_shape);
+    const tessera::Options o = to_options(options);
+    c_write_shape(tessera::tile_shape(s, r, o), out_ndim, out_shape);
   });
 }
 
@@ -107,8 +137,10 @@ tessera_status tessera_tile_ex(const void* src, int ndim, const int64_t* shape, 
                                size_t itemsize, int nreps, const int64_t* reps, void* dst, size_t dst_bytes,
                                const tessera_options* options) {
   return c_guarded([&] {
-    tessera::tile(src, c_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
-                  c_dims(nreps, reps, "reps", "nreps"), dst, dst_bytes, to_options(options));
+    const Input in(ndim, shape, strides);
+    const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
+    const tessera::Options o = to_options(options);
+    tessera::tile(src, in.shape, in.strides, itemsize, r, dst, dst_bytes, o);
   });
 }
 
@@ -128,8 +160,10 @@ tessera_status tessera_tile_alloc_ex(const void* src, int ndim, const int64_t* s
     c_require(out_bytes, "out_bytes");
     c_require(out_ndim, "out_ndim");
     c_require(out_shape, "out_shape");
-    tessera::Array a = tessera::tile(src, c_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
-                                     c_dims(nreps, reps, "reps", "nreps"), to_options(options));
+    const Input in(ndim, shape, strides);
+    const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
+    const tessera::Options o = to_options(options);
+    tessera::Array a = tessera::tile(src, in.shape, in.strides, itemsize, r, o);
     c_write_shape(a.shape(), out_ndim, out_shape);
     *out_bytes = a.nbytes();
     *out_data = a.nbytes() > 0 ? a.release() : nullptr;
@@ -144,12 +178,131 @@ tessera_status tessera_plan_create(int ndim, const int64_t* shape, const int64_t
 tessera_status tessera_plan_create_ex(int ndim, const int64_t* shape, const int64_t* strides, size_t itemsize,
                                       int nreps, const int64_t* reps, const tessera_options* options,
                                       tessera_plan** out_plan) {
-  return c_guarded([&] {
+  return create_plan(out_plan, [&] {
+    const Input in(ndim, shape, strides);
+    const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
+    const tessera::Options o = to_options(options);
     c_require(out_plan, "out_plan");
-    tessera::Plan plan(c_dims(ndim, shape, "shape", "ndim"), to_strides(ndim, strides), itemsize,
-                       c_dims(nreps, reps, "reps", "nreps"), to_options(options));
-    std::string description = plan.describe();
-    *out_plan = new tessera_plan{std::move(plan), std::move(description)};
+    return tessera::Plan(in.shape, in.strides, itemsize, r, o);
+  });
+}
+
+tessera_status tessera_broadcast_shape(int ndim, const int64_t* shape, int target_ndim, const int64_t* target,
+                                       int* out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]) {
+  return c_guarded([&] {
+    const tessera::Dims s = c_dims(ndim, shape, "shape", "ndim");
+    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
+    c_require(out_ndim, "out_ndim");
+    c_require(out_shape, "out_shape");
+    c_write_shape(tessera::broadcast_shape(s, t), out_ndim, out_shape);
+  });
+}
+
+tessera_status tessera_broadcast_to(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
+                                    size_t itemsize, int target_ndim, const int64_t* target, void* dst,
+                                    size_t dst_bytes) {
+  return tessera_broadcast_to_ex(src, ndim, shape, strides, itemsize, target_ndim, target, dst, dst_bytes, nullptr);
+}
+
+tessera_status tessera_broadcast_to_ex(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
+                                       size_t itemsize, int target_ndim, const int64_t* target, void* dst,
+                                       size_t dst_bytes, const tessera_options* options) {
+  return c_guarded([&] {
+    const Input in(ndim, shape, strides);
+    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
+    const tessera::Options o = to_options(options);
+    tessera::broadcast_to(src, in.shape, in.strides, itemsize, t, dst, dst_bytes, o);
+  });
+}
+
+tessera_status tessera_expand_shape(int ndim, const int64_t* shape, int target_ndim, const int64_t* target,
+                                    int* out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]) {
+  return c_guarded([&] {
+    const tessera::Dims s = c_dims(ndim, shape, "shape", "ndim");
+    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
+    c_require(out_ndim, "out_ndim");
+    c_require(out_shape, "out_shape");
+    c_write_shape(tessera::expand_shape(s, t), out_ndim, out_shape);
+  });
+}
+
+tessera_status tessera_expand(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
+                              size_t itemsize, int target_ndim, const int64_t* target, void* dst, size_t dst_bytes) {
+  return tessera_expand_ex(src, ndim, shape, strides, itemsize, target_ndim, target, dst, dst_bytes, nullptr);
+}
+
+tessera_status tessera_expand_ex(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
+                                 size_t itemsize, int target_ndim, const int64_t* target, void* dst,
+                                 size_t dst_bytes, const tessera_options* options) {
+  return c_guarded([&] {
+    const Input in(ndim, shape, strides);
+    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
+    const tessera::Options o = to_options(options);
+    tessera::expand(src, in.shape, in.strides, itemsize, t, dst, dst_bytes, o);
+  });
+}
+
+tessera_status tessera_repeat_shape(int ndim, const int64_t* shape, int64_t nrepeats, const int64_t* repeats,
+                                    int axis, int* out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]) {
+  return c_guarded([&] {
+    const tessera::Dims s = c_dims(ndim, shape, "shape", "ndim");
+    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    c_require(out_ndim, "out_ndim");
+    c_require(out_shape, "out_shape");
+    c_write_shape(tessera::repeat_shape(s, r, to_axis(axis)), out_ndim, out_shape);
+  });
+}
+
+tessera_status tessera_repeat(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
+                              size_t itemsize, int64_t nrepeats, const int64_t* repeats, int axis, void* dst,
+                              size_t dst_bytes) {
+  return tessera_repeat_ex(src, ndim, shape, strides, itemsize, nrepeats, repeats, axis, dst, dst_bytes, nullptr);
+}
+
+tessera_status tessera_repeat_ex(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
+                                 size_t itemsize, int64_t nrepeats, const int64_t* repeats, int axis, void* dst,
+                                 size_t dst_bytes, const tessera_options* options) {
+  return c_guarded([&] {
+    const Input in(ndim, shape, strides);
+    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    const tessera::Options o = to_options(options);
+    tessera::repeat(src, in.shape, in.strides, itemsize, r, to_axis(axis), dst, dst_bytes, o);
+  });
+}
+
+tessera_status tessera_plan_create_broadcast_to(int ndim, const int64_t* shape, const int64_t* strides,
+                                                size_t itemsize, int target_ndim, const int64_t* target,
+                                                const tessera_options* options, tessera_plan** out_plan) {
+  return create_plan(out_plan, [&] {
+    const Input in(ndim, shape, strides);
+    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
+    const tessera::Options o = to_options(options);
+    c_require(out_plan, "out_plan");
+    return tessera::Plan::broadcast_to(in.shape, in.strides, itemsize, t, o);
+  });
+}
+
+tessera_status tessera_plan_create_expand(int ndim, const int64_t* shape, const int64_t* strides, size_t itemsize,
+                                          int target_ndim, const int64_t* target, const tessera_options* options,
+                                          tessera_plan** out_plan) {
+  return create_plan(out_plan, [&] {
+    const Input in(ndim, shape, strides);
+    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
+    const tessera::Options o = to_options(options);
+    c_require(out_plan, "out_plan");
+    return tessera::Plan::expand(in.shape, in.strides, itemsize, t, o);
+  });
+}
+
+tessera_status tessera_plan_create_repeat(int ndim, const int64_t* shape, const int64_t* strides, size_t itemsize,
+                                          int64_t nrepeats, const int64_t* repeats, int axis,
+                                          const tessera_options* options, tessera_plan** out_plan) {
+  return create_plan(out_plan, [&] {
+    const Input in(ndim, shape, strides);
+    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    const tessera::Options o = to_options(options);
+    c_require(out_plan, "out_plan");
+    return tessera::Plan::repeat(in.shape, in.strides, itemsize, r, to_axis(axis), o);
   });
 }
 

@@ -1,19 +1,23 @@
 // The executor: splits the C-contiguous output into contiguous chunks and runs each through the
-// dispatched kernels (kernels/dispatch.cpp). Large outputs use tbb::parallel_for in the caller's
+// dispatched kernels (kernels/kernels.hpp). Large outputs use tbb::parallel_for in the caller's
 // task arena; small ones, an arena of concurrency 1, or a plan with max_threads 1, run serially on
 // the calling thread with no task overhead. A plan with max_threads N > 1 below the arena's
-// concurrency is split into at most N chunks, so at most N threads take part.
-//
-// Output regions (execute_region): the region is reduced to a few axes (region_of) and written
-// serially by the region kernel (kernels/region.cpp).
+// concurrency is split into at most N chunks, so at most N threads take part. Output regions run
+// serially: the planner reduces them (plan_region), the region kernel writes them.
 //
 // Nothing here allocates memory proportional to the output.
-#include "plan.hpp"
+#include "executor.hpp"
+
+#include "kernels/kernels.hpp"
+#include "planner.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
+
+#include <cstdint>
+#include <string>
 
 namespace tessera::detail {
 namespace {
@@ -23,6 +27,15 @@ constexpr int64_t kParallelMinBytes = 512 * 1024;
 // Smallest chunk handed to a task, and how many chunks per thread (for load balance).
 constexpr int64_t kMinChunkBytes = 128 * 1024;
 constexpr int64_t kChunksPerThread = 4;
+
+// The first element index d in [0, 64) whose byte address dst + d * itemsize is a multiple of 64,
+// or 0 if none is (elements that straddle cache lines wherever they start).
+int64_t first_line_start(const unsigned char* dst, int64_t itemsize) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dst);
+  for (int64_t d = 0; d < 64; ++d)
+    if ((a + static_cast<uintptr_t>(d * itemsize)) % 64 == 0) return d;
+  return 0;
+}
 
 }  // namespace
 
@@ -44,85 +57,88 @@ void execute(const PlanData& plan, const unsigned char* src, unsigned char* dst)
     execute_range(plan, src, dst, 0, total);
     return;
   }
-  // Chunk length in elements: a multiple of 64 elements, so every chunk starts on a multiple of
-  // 64 bytes of the output and two threads never share a cache line. Rounding up keeps the
-  // number of chunks at most `pieces`.
+  // Chunk length in elements: a multiple of 64 elements (64 * itemsize bytes, whole cache lines),
+  // and every boundary at `first` + k * chunk, whose address is a multiple of 64 bytes wherever
+  // the output's alignment allows it: then two threads never write the same cache line. The
+  // first chunk is up to 63 elements longer; rounding up keeps the number of chunks at most
+  // `pieces` + 1.
   const int64_t isz = static_cast<int64_t>(plan.itemsize);
   const int64_t pieces = capped ? threads : int64_t{threads} * kChunksPerThread;
   int64_t chunk_elems = (total + pieces - 1) / pieces;
   if (chunk_elems * isz < kMinChunkBytes) chunk_elems = (kMinChunkBytes + isz - 1) / isz;
   const int64_t chunk = (chunk_elems + 63) / 64 * 64;
-  const int64_t nchunks = (total + chunk - 1) / chunk;
+  const int64_t first = first_line_start(dst, isz);
+  const int64_t nchunks = total <= first + chunk ? 1 : (total - first + chunk - 1) / chunk;
+  const auto boundary = [&](int64_t k) {
+    return k == 0 ? int64_t{0} : k == nchunks ? total : first + k * chunk;
+  };
   // An isolated context: a cancellation of the caller's task group must not leave the output
   // half written behind a successful return (the serial path always completes, too).
   tbb::task_group_context context(tbb::task_group_context::isolated);
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, nchunks, 1),
       [&](const tbb::blocked_range<int64_t>& r) {
-        const int64_t begin = r.begin() * chunk;
-        const int64_t end = r.end() * chunk < total ? r.end() * chunk : total;
-        execute_range(plan, src, dst, begin, end);
+        const int64_t begin = boundary(r.begin()), end = boundary(r.end());
+        execute_range(plan, src, dst + begin * isz, begin, end);
       },
       tbb::simple_partitioner(), context);
 }
 
-namespace {
-
-// The region reduced for the kernel (see Region in plan.hpp). Preconditions: a valid, non-empty
-// region of a non-empty output.
-Region region_of(const PlanData& plan, const Dims& start, const Dims& extent) {
-  Region r;
-  r.itemsize = plan.itemsize;
-  const int n = plan.out_shape.size();
-  const int pad = n - plan.in_shape.size();  // promoted (size-1) input axes come first
-  RegionAxis axes[max_ndim];
-  int na = 0;
-  for (int i = 0; i < n; ++i) {
-    const int64_t period = i < pad ? 1 : plan.in_shape[i - pad];  // > 0: the output is not empty
-    const int64_t stride = period == 1 ? 0 : plan.in_strides[i - pad];
-    const int64_t first = start[i] % period;
-    if (extent[i] == 1) {
-      r.src_offset += first * stride;  // a constant source index on this axis
-    } else {
-      axes[na++] = {period, stride, first, extent[i], 0};
-    }
-  }
-  // Merge from the inside out. An outer axis `o` folds into the inner axis `in` when `in` covers
-  // exactly one whole period starting at 0 and o's source step is one whole period of `in` (or o
-  // has a single source index): then the pair walks source indices o_k * in.period + in_k with
-  // in_k over [0, in.period) — one axis of period o.period * in.period.
-  RegionAxis m[max_ndim];  // innermost first
-  int nm = 0;
-  for (int k = na - 1; k >= 0; --k) {
-    const RegionAxis& o = axes[k];
-    if (nm > 0) {
-      RegionAxis& in = m[nm - 1];
-      int64_t span = 0;
-      if (in.start == 0 && in.extent == in.period &&
-          (o.period == 1 || (!__builtin_mul_overflow(in.stride, in.period, &span) && span == o.stride))) {
-        in.start = o.start * in.period;
-        in.extent *= o.extent;  // bounded by the output's element count
-        in.period *= o.period;  // bounded by the input's element count
-        continue;
-      }
-    }
-    m[nm++] = o;
-  }
-  r.naxes = nm;
-  for (int k = 0; k < nm; ++k) r.axes[k] = m[nm - 1 - k];
-  int64_t step = static_cast<int64_t>(plan.itemsize);
-  for (int k = nm - 1; k >= 0; --k) {
-    r.axes[k].step_bytes = step;
-    step *= r.axes[k].extent;
-  }
-  return r;
+void execute_checked(const PlanData& p, const void* src, void* dst, std::size_t dst_bytes) {
+  if (src == nullptr && p.input_size > 0)
+    throw InvalidArgument("tessera: src is null but the input has " + std::to_string(p.input_size) + " elements");
+  if (dst == nullptr && p.nbytes > 0)
+    throw InvalidArgument("tessera: dst is null but the output has " + std::to_string(p.nbytes) + " bytes");
+  if (dst_bytes < p.nbytes)
+    throw BufferTooSmall("tessera: dst_bytes = " + std::to_string(dst_bytes) + " but the output needs " +
+                         std::to_string(p.nbytes) + " bytes");
+  if (p.out_size == 0) return;
+  execute(p, static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst));
 }
 
-}  // namespace
-
-void execute_region(const PlanData& plan, const unsigned char* src, const Dims& start, const Dims& extent,
-                    unsigned char* dst) {
-  execute_region_kernel(region_of(plan, start, extent), src, dst);
+void execute_region_checked(const PlanData& p, const void* src, const Dims& start, const Dims& extent, void* dst,
+                            std::size_t dst_bytes) {
+  const int n = p.out_shape.size();
+  if (start.size() != n || extent.size() != n)
+    throw InvalidArgument("tessera: region start has " + std::to_string(start.size()) + " values and extent " +
+                          std::to_string(extent.size()) + " but the output has " + std::to_string(n) +
+                          " axes (give one per output axis)");
+  bool whole = true, empty = false;
+  for (int i = 0; i < n; ++i) {
+    const std::string axis = "region axis " + std::to_string(i) + ": ";
+    if (start[i] < 0) throw InvalidArgument("tessera: " + axis + "start " + std::to_string(start[i]) + " is negative");
+    if (extent[i] < 0)
+      throw InvalidArgument("tessera: " + axis + "extent " + std::to_string(extent[i]) + " is negative");
+    if (start[i] > p.out_shape[i] - extent[i])  // no overflow: both sides are in [-INT64_MAX, INT64_MAX]
+      throw InvalidArgument("tessera: " + axis + "start " + std::to_string(start[i]) + " + extent " +
+                            std::to_string(extent[i]) + " exceeds the output's extent " +
+                            std::to_string(p.out_shape[i]));
+    whole = whole && extent[i] == p.out_shape[i];
+    empty = empty || extent[i] == 0;
+  }
+  int64_t count = empty ? 0 : 1;
+  for (int i = 0; i < n && !empty; ++i) count *= extent[i];  // at most the output's count, which fits int64
+  const std::size_t bytes = static_cast<std::size_t>(count) * p.itemsize;  // at most nbytes
+  if (src == nullptr && p.input_size > 0)
+    throw InvalidArgument("tessera: src is null but the input has " + std::to_string(p.input_size) + " elements");
+  if (dst == nullptr && bytes > 0)
+    throw InvalidArgument("tessera: dst is null but the region has " + std::to_string(bytes) + " bytes");
+  if (dst_bytes < bytes)
+    throw BufferTooSmall("tessera: dst_bytes = " + std::to_string(dst_bytes) + " but the region needs " +
+                         std::to_string(bytes) + " bytes");
+  if (count == 0) return;
+  const auto* s = static_cast<const unsigned char*>(src);
+  auto* d = static_cast<unsigned char*>(dst);
+  if (whole) {  // the whole output: the (parallel) executor
+    execute(p, s, d);
+    return;
+  }
+  const Region r = plan_region(p, start, extent);
+  if (r.as_range) {
+    execute_range(p, s, d, r.begin, r.end, /*ordinary_stores=*/true);
+  } else {
+    execute_region_kernel(r, s, d);
+  }
 }
 
 }  // namespace tessera::detail

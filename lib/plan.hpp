@@ -1,14 +1,25 @@
-// The plan: what the planner produces and the executor runs. Internal; no Highway, no TBB here.
+// The plan: what the planner (planner.hpp) produces and the executor (executor.hpp) runs.
+// Internal; no Highway, no TBB here.
 //
-// The output is C-contiguous and is seen as `nrows` rows of `row_elems` elements each. The rows
-// are enumerated by `loops` (outermost first), an odometer whose per-loop source byte stride
-// moves the row's source pointer. Each row is written by one innermost kernel:
+// Every operation of the family (tile, broadcast_to, expand, repeat) is "replicate a strided input
+// into a C-contiguous output", described by a nest: one NestAxis per output axis (a flattening
+// repeat has several for its one output axis), each a source axis with an extent and a byte
+// stride, replicated `reps` times either as a whole (tile: the rep loop outside the axis) or
+// element by element (repeat: the rep loop inside it). At most one axis repeats its elements by
+// per-element counts (a segment axis, whose counts' prefix sums the plan keeps).
 //
-//   copy     the row is one contiguous source run of row_elems elements
-//   pattern  a contiguous source run of run_bytes bytes repeated `count` times (stride-0 loop)
-//   fill     one source element repeated `count` times (element broadcast)
-//   gather   `count` elements read with source byte stride `inner_stride` (non-contiguous input)
-//   none     the output is empty; nothing runs
+// The planner turns the nest into row loops and one row kernel. The output is seen as `nrows`
+// rows of `row_elems` elements; the rows are enumerated by `loops` (outermost first), an odometer
+// whose per-loop source byte stride moves the row's source pointer. Each row is written by the
+// row kernel of the plan's Path:
+//
+//   copy      the row is one contiguous source run of row_elems elements
+//   pattern   a contiguous source run of run_bytes bytes repeated `count` times (tile's rep loop)
+//   fill      one source element repeated `count` times (broadcast of an element)
+//   gather    `count` elements read with source byte stride `inner_stride`
+//   repeat    `count` elements at `inner_stride`, each repeated `reps` times (numpy.repeat)
+//   segments  `count` elements at `inner_stride`, element i repeated counts[i] times
+//   none      the output is empty; nothing runs
 #ifndef TESSERA_LIB_PLAN_HPP
 #define TESSERA_LIB_PLAN_HPP
 
@@ -17,10 +28,117 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tessera::detail {
 
-enum class Kernel : uint8_t { none, copy, pattern, fill, gather };
+/// The operation a plan was made for (describe() and regions need it; the kernels do not).
+enum class Operation : uint8_t { tile, broadcast_to, expand, repeat };
+
+/// The row kernels (see the file comment).
+enum class Kernel : uint8_t { none, copy, pattern, fill, gather, repeat, segments };
+
+/// How a path's rows reach the output: ordinary stores, non-temporal stores of blocks staged in
+/// L1 ("….nt"), or non-temporal stores straight from the source or a register ("….nt.direct").
+enum class Route : uint8_t { plain, staged, direct };
+
+/// Every executor path, decided once by the planner (choose_path); the executor switches on it and
+/// Plan::kernel_path() names it from kPathInfo. ".N" is the element size the kernel is
+/// specialised for ("any": every other size); gathers are rows gathered one by one, or whole rows
+/// through a blocked transpose in L1 (".blocked", streamed out as ".nt").
+enum class Path : uint8_t {
+  none,
+  copy, copy_nt, copy_nt_direct,
+  pattern_shuffle, pattern_shuffle_nt,
+  pattern_short, pattern_short_nt,
+  pattern_long, pattern_long_nt, pattern_long_nt_direct,
+  fill_1, fill_1_nt, fill_1_nt_direct,
+  fill_2, fill_2_nt, fill_2_nt_direct,
+  fill_4, fill_4_nt, fill_4_nt_direct,
+  fill_8, fill_8_nt, fill_8_nt_direct,
+  fill_16, fill_16_nt, fill_16_nt_direct,
+  fill_any, fill_any_nt,
+  gather_1, gather_1_blocked, gather_1_nt,
+  gather_2, gather_2_blocked, gather_2_nt,
+  gather_4, gather_4_blocked, gather_4_nt,
+  gather_8, gather_8_blocked, gather_8_nt,
+  gather_16, gather_16_blocked, gather_16_nt,
+  gather_any, gather_any_blocked, gather_any_nt,
+  repeat_shuffle, repeat_shuffle_nt,
+  repeat_elements, repeat_elements_nt,
+  segments, segments_nt,
+  count_  // the number of paths
+};
+inline constexpr int kPathCount = static_cast<int>(Path::count_);
+
+/// What a path is: its name, row kernel and store route; `blocked` for the blocked gathers.
+struct PathInfo {
+  const char* name;
+  Kernel kernel;
+  Route route;
+  bool blocked;
+};
+inline constexpr PathInfo kPathInfo[kPathCount] = {
+    {"none", Kernel::none, Route::plain, false},
+    {"copy", Kernel::copy, Route::plain, false},
+    {"copy.nt", Kernel::copy, Route::staged, false},
+    {"copy.nt.direct", Kernel::copy, Route::direct, false},
+    {"pattern.shuffle", Kernel::pattern, Route::plain, false},
+    {"pattern.shuffle.nt", Kernel::pattern, Route::staged, false},
+    {"pattern.short", Kernel::pattern, Route::plain, false},
+    {"pattern.short.nt", Kernel::pattern, Route::staged, false},
+    {"pattern.long", Kernel::pattern, Route::plain, false},
+    {"pattern.long.nt", Kernel::pattern, Route::staged, false},
+    {"pattern.long.nt.direct", Kernel::pattern, Route::direct, false},
+    {"fill.1", Kernel::fill, Route::plain, false},
+    {"fill.1.nt", Kernel::fill, Route::staged, false},
+    {"fill.1.nt.direct", Kernel::fill, Route::direct, false},
+    {"fill.2", Kernel::fill, Route::plain, false},
+    {"fill.2.nt", Kernel::fill, Route::staged, false},
+    {"fill.2.nt.direct", Kernel::fill, Route::direct, false},
+    {"fill.4", Kernel::fill, Route::plain, false},
+    {"fill.4.nt", Kernel::fill, Route::staged, false},
+    {"fill.4.nt.direct", Kernel::fill, Route::direct, false},
+    {"fill.8", Kernel::fill, Route::plain, false},
+    {"fill.8.nt", Kernel::fill, Route::staged, false},
+    {"fill.8.nt.direct", Kernel::fill, Route::direct, false},
+    {"fill.16", Kernel::fill, Route::plain, false},
+    {"fill.16.nt", Kernel::fill, Route::staged, false},
+    {"fill.16.nt.direct", Kernel::fill, Route::direct, false},
+    {"fill.any", Kernel::fill, Route::plain, false},
+    {"fill.any.nt", Kernel::fill, Route::staged, false},
+    {"gather.1", Kernel::gather, Route::plain, false},
+    {"gather.1.blocked", Kernel::gather, Route::plain, true},
+    {"gather.1.nt", Kernel::gather, Route::staged, true},
+    {"gather.2", Kernel::gather, Route::plain, false},
+    {"gather.2.blocked", Kernel::gather, Route::plain, true},
+    {"gather.2.nt", Kernel::gather, Route::staged, true},
+    {"gather.4", Kernel::gather, Route::plain, false},
+    {"gather.4.blocked", Kernel::gather, Route::plain, true},
+    {"gather.4.nt", Kernel::gather, Route::staged, true},
+    {"gather.8", Kernel::gather, Route::plain, false},
+    {"gather.8.blocked", Kernel::gather, Route::plain, true},
+    {"gather.8.nt", Kernel::gather, Route::staged, true},
+    {"gather.16", Kernel::gather, Route::plain, false},
+    {"gather.16.blocked", Kernel::gather, Route::plain, true},
+    {"gather.16.nt", Kernel::gather, Route::staged, true},
+    {"gather.any", Kernel::gather, Route::plain, false},
+    {"gather.any.blocked", Kernel::gather, Route::plain, true},
+    {"gather.any.nt", Kernel::gather, Route::staged, true},
+    {"repeat.shuffle", Kernel::repeat, Route::plain, false},
+    {"repeat.shuffle.nt", Kernel::repeat, Route::staged, false},
+    {"repeat.elements", Kernel::repeat, Route::plain, false},
+    {"repeat.elements.nt", Kernel::repeat, Route::staged, false},
+    {"segments", Kernel::segments, Route::plain, false},
+    {"segments.nt", Kernel::segments, Route::staged, false},
+};
+static_assert(kPathInfo[kPathCount - 1].kernel == Kernel::segments, "a PathInfo for every Path");
+
+inline const PathInfo& path_info(Path p) noexcept { return kPathInfo[static_cast<int>(p)]; }
+inline Path path_at(Path first, int offset) noexcept { return static_cast<Path>(static_cast<int>(first) + offset); }
+/// The same kernel and variant with ordinary stores (every path's streamed routes follow its
+/// plain one in Path, in the order staged, direct).
+inline Path without_streaming(Path p) noexcept { return path_at(p, -static_cast<int>(path_info(p).route)); }
 
 /// Name of a kernel as describe() prints it.
 const char* kernel_name(Kernel k) noexcept;
@@ -30,9 +148,15 @@ const char* kernel_name(Kernel k) noexcept;
 /// most kShuffleRunBytes are generated in vector registers by byte shuffles ("pattern.shuffle").
 inline constexpr int64_t kLongRunBytes = 256;
 inline constexpr int64_t kShuffleRunBytes = 16;
-/// The shuffle path's index table costs about a vector store per entry: only outputs of at least
-/// this many bytes take it.
+/// The shuffle paths' index tables cost about a vector store per entry: only outputs of at least
+/// this many bytes take them.
 inline constexpr int64_t kShuffleMinBytes = 4096;
+/// Element repeats of fewer than kRepeatMaxBytes bytes per source element (reps * itemsize) are a
+/// repeat kernel over whole source rows; longer ones are fills, one row per source element.
+/// "repeat.shuffle" takes contiguous sources of 1-, 2-, 4- and 8-byte elements repeated 2 to
+/// kRepeatShuffleMaxReps times.
+inline constexpr int64_t kRepeatMaxBytes = 64;
+inline constexpr int64_t kRepeatShuffleMaxReps = 8;
 
 /// With NonTemporal::automatic, outputs of at least stream_min_bytes() use streaming stores: the
 /// environment variable TESSERA_STREAM_MIN_BYTES (a positive number of bytes) if set, else half
@@ -51,122 +175,114 @@ inline constexpr int64_t kLineBytes = 64;
 
 /// Gathers whose source stride is at least kBlockedGatherStride bytes (magnitude), with elements
 /// of at most kBlockedGatherMaxItem bytes and at least one row loop, copy whole rows in blocks
-/// through a tile in L1 (a blocked transpose; kernels/dispatch.cpp). Only these gathers stream.
+/// through a tile in L1 (a blocked transpose; kernels/gather-inl.h). Only these gathers stream.
 inline constexpr int64_t kBlockedGatherStride = 64;
 inline constexpr int64_t kBlockedGatherMaxItem = 16;
 
-/// Every executor path a plan can take: [kernel variant][ordinary, streamed (staged through L1;
-/// gathers: from their tile), streamed directly (from the source; fills: from a register, where
-/// the output is line-aligned, else staged)] ("kernel.variant[.nt[.direct]]"; null where a
-/// combination cannot occur), plus "none".
-/// See Plan::kernel_path.
-inline constexpr int kPathVariants = 16;
-inline constexpr const char* kKernelPaths[kPathVariants][3] = {
-    {"copy", "copy.nt", "copy.nt.direct"},
-    {"pattern.shuffle", "pattern.shuffle.nt", nullptr},
-    {"pattern.short", "pattern.short.nt", nullptr},
-    {"pattern.long", "pattern.long.nt", "pattern.long.nt.direct"},
-    {"fill.1", "fill.1.nt", "fill.1.nt.direct"},
-    {"fill.2", "fill.2.nt", "fill.2.nt.direct"},
-    {"fill.4", "fill.4.nt", "fill.4.nt.direct"},
-    {"fill.8", "fill.8.nt", "fill.8.nt.direct"},
-    {"fill.16", "fill.16.nt", "fill.16.nt.direct"},
-    {"fill.any", "fill.any.nt", nullptr},
-    {"gather.1", "gather.1.nt", nullptr},
-    {"gather.2", "gather.2.nt", nullptr},
-    {"gather.4", "gather.4.nt", nullptr},
-    {"gather.8", "gather.8.nt", nullptr},
-    {"gather.16", "gather.16.nt", nullptr},
-    {"gather.any", "gather.any.nt", nullptr},
+/// One axis of the nest (see the file comment): the source axis' `extent` (elements) and byte
+/// `stride`, replicated `reps` times — as a whole when !elementwise (tile, broadcast), element by
+/// element when elementwise (repeat). A segment axis (elementwise, reps == kSegmentReps) repeats
+/// element i counts[i] times (PlanData::prefix).
+struct NestAxis {
+  int64_t extent;
+  int64_t stride;
+  int64_t reps;
+  bool elementwise;
 };
-inline constexpr const char* kNonePath = "none";
+inline constexpr int64_t kSegmentReps = -1;
+
+/// One entry of the interleaved loop nest (the planner's steps 3-4): `extent` iterations moving
+/// the source by `stride` bytes; a segment entry is the segment axis (stride per source index).
+struct Entry {
+  int64_t extent;
+  int64_t stride;
+  bool segment;
+};
 
 /// One loop over rows: `extent` iterations, moving the source by `src_stride` bytes and the
-/// destination by `dst_stride` bytes per iteration.
+/// destination by `dst_stride` bytes per iteration. A segment loop (at most one per plan) is the
+/// segment axis: its iteration t reads source index i with prefix[i] <= t < prefix[i + 1].
 struct Loop {
   int64_t extent;
   int64_t src_stride;
   int64_t dst_stride;
+  bool segment;
 };
 
-/// Interleaved (rep, axis) entries: at most two per output axis.
+/// Two loops per nest axis at most.
 inline constexpr int kMaxLoops = 2 * max_ndim;
 
 struct PlanData {
   // What was asked.
+  Operation op = Operation::tile;
   Dims in_shape;
   Dims in_strides;  // bytes, after filling in C-contiguous strides
-  Dims reps;        // as given (not promoted; negative ones 0 under NegativeReps::clamp_to_zero)
+  Dims reps;        // tile: as given (negative ones 0 under NegativeReps::clamp_to_zero); else empty
+  Dims target;      // broadcast_to, expand: the shape asked for; else empty
+  int axis = -1;    // repeat: the normalized axis, or -1 for none (the flattened input)
+  int64_t repeats = 0;                // repeat: the scalar count, or kSegmentReps for per-element counts
   std::size_t itemsize = 0;
   int64_t input_size = 0;  // input elements
   Options options;         // validated; the executor reads max_threads
+  bool fresh_output = false;  // planned for pages the kernel has just zeroed (see choose_path)
+  int in_bytes_overflow_axis = -1;  // init_input: the axis where C-contiguous strides overflow
 
   // The output.
   Dims out_shape;
   int64_t out_size = 0;    // elements
   std::size_t nbytes = 0;  // bytes; fits int64_t
 
-  // The loops and the kernel.
-  Kernel kernel = Kernel::none;
+  // The nest (planner's step 1): one axis per output axis, unless `flattened` (a repeat with no
+  // axis: one output axis for all the input's axes).
+  int nest_size = 0;
+  NestAxis nest[max_ndim];
+  bool flattened = false;
+  std::vector<int64_t> prefix;  // segment axis: extent + 1 prefix sums of the counts (prefix[0] = 0)
+  // The segment axis' source as the segments kernel walks it: one axis, or a flattened input's
+  // axes (outermost first) in C order.
+  int seg_naxes = 0;
+  Entry seg_axes[max_ndim];
+
+  // The simplified nest (step 4), innermost first: what choose_path turns into loops and a path.
+  int nentries = 0;
+  Entry entries[kMaxLoops];
+
+  // The loops and the path.
+  Path path = Path::none;
   int nloops = 0;
   Loop loops[kMaxLoops];  // the first nloops are set
   int64_t nrows = 0;
   int64_t row_elems = 0;     // elements per row
   int64_t run_bytes = 0;     // pattern: bytes of the repeated run
-  int64_t count = 0;         // pattern: runs per row; fill, gather: elements per row
-  int64_t inner_stride = 0;  // gather: source byte stride between elements
-  bool shuffle = false;        // pattern rows generated by byte shuffles ("pattern.shuffle")
-  bool stream = false;         // write with non-temporal stores
-  bool stream_direct = false;  // ... straight from long source pieces, not staged in L1
-  const char* path = kNonePath;  // from kKernelPaths: the kernel, its element-size variant, .nt
+  int64_t count = 0;         // pattern: runs per row; fill: elements per row; gather, repeat, segments: source elements per row
+  int64_t inner_stride = 0;  // gather, repeat, segments: source byte stride between elements
+  int64_t inner_reps = 0;    // repeat: copies of each element
 
+  Kernel kernel() const noexcept { return path_info(path).kernel; }
+  /// Source elements of the segment axis (0 if none).
+  int64_t count_segments() const noexcept { return prefix.empty() ? 0 : static_cast<int64_t>(prefix.size()) - 1; }
+  Route route() const noexcept { return path_info(path).route; }
 };
-
-/// Multi-line description of the plan's loops and kernel (Plan::describe).
-std::string describe(const PlanData& plan);
-
-/// Validates, promotes and simplifies; throws InvalidArgument / Overflow (see tessera.hpp).
-/// An empty `strides` means C-contiguous.
-PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
-                   const Options& options);
-
-/// Output shape only (tile_shape), with the same checks as make_plan except itemsize. `reps`
-/// must already have been through effective_reps.
-Dims checked_output_shape(const Dims& shape, const Dims& reps, int64_t* out_size);
-
-/// Throws InvalidArgument naming the field if an option is out of range.
-void validate_options(const Options& options);
-
-/// The reps a plan uses: `reps` itself, or with negative values replaced by 0 under
-/// NegativeReps::clamp_to_zero (OpenVINO Tile-1).
-Dims effective_reps(const Dims& reps, const Options& options);
-
-/// Plan::execute: checks the pointers and the buffer size (throws InvalidArgument /
-/// BufferTooSmall before writing anything), then runs the plan.
-void execute_checked(const PlanData& plan, const void* src, void* dst, std::size_t dst_bytes);
-
-/// Runs the plan: writes all out_size elements to dst. Preconditions (checked by the API layer):
-/// out_size > 0, src and dst valid.
-void execute(const PlanData& plan, const unsigned char* src, unsigned char* dst);
-
-/// Writes output elements [begin, end) of the plan to dst (dst is the whole output's start).
-/// Serial; dispatched to the best Highway target. Defined in kernels/dispatch.cpp.
-void execute_range(const PlanData& plan, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end);
 
 /// One axis of an output region, as the region kernel walks it: the region covers `extent`
 /// consecutive output indices starting at one whose source index is `start` (in [0, period));
-/// source index k is at byte offset k * stride, and the indices wrap at `period` (the input's
-/// extent on that axis, 1 for a promoted axis). `step_bytes` is the region's byte size of one
-/// step along this axis (the product of the inner axes' extents times the itemsize).
+/// source index k is at byte offset k * stride. Along a whole-axis (tile) axis, reps == 0, the
+/// indices wrap at `period` (the input's extent on that axis, 1 for a promoted axis); along an
+/// elementwise axis each source index holds for `reps` consecutive output indices (the first for
+/// reps - phase of them), or for counts[k] = prefix[k + 1] - prefix[k] (reps == kSegmentReps).
+/// `step_bytes` is the region's byte size of one step along this axis (the product of the inner
+/// axes' extents times the itemsize).
 struct RegionAxis {
   int64_t period;
   int64_t stride;
   int64_t start;
   int64_t extent;
   int64_t step_bytes;
+  int64_t reps = 0;
+  int64_t phase = 0;  // elementwise: output steps already taken by the first source index
 };
 
-/// A non-empty output region reduced for the kernel (executor.cpp, region_of): axes of extent 1
+/// A non-empty output region reduced for the kernel (planner.cpp, plan_region): axes of extent 1
 /// folded into src_offset, and an outer axis merged into the inner one when the inner axis covers
 /// exactly one whole period and the pair is one affine walk of the source. naxes may be 0 (a
 /// single element at src + src_offset).
@@ -175,33 +291,12 @@ struct Region {
   RegionAxis axes[max_ndim];  // outermost first
   std::size_t itemsize = 0;
   int64_t src_offset = 0;  // bytes
+  const int64_t* prefix = nullptr;  // the plan's segment prefix sums, if an axis has reps == kSegmentReps
+  // A flattened plan's region (its output is 1-d) is the output range [begin, end): the executor
+  // runs it as a range of the plan, not through the region kernel.
+  bool as_range = false;
+  int64_t begin = 0, end = 0;
 };
-
-/// Plan::execute_region: checks the region, the pointers and the buffer size (throws
-/// InvalidArgument / BufferTooSmall before writing anything), then runs it.
-void execute_region_checked(const PlanData& plan, const void* src, const Dims& start, const Dims& extent, void* dst,
-                            std::size_t dst_bytes);
-
-/// Writes the region of output elements [start, start + extent) of the plan C-contiguously to dst.
-/// Preconditions (checked by execute_region_checked): a valid, non-empty region; src and dst valid.
-void execute_region(const PlanData& plan, const unsigned char* src, const Dims& start, const Dims& extent,
-                    unsigned char* dst);
-
-/// Writes `region` to dst. Serial; dispatched to the best Highway target. Defined in
-/// kernels/region.cpp.
-void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);
-
-/// Allocates an output of nbytes > 0 (64-byte aligned; from kHugeMinBytes 2 MiB aligned with
-/// transparent huge pages advised: a block free_output kept, or a fresh mapping, which sets
-/// *fresh) that tessera_free releases. Throws std::bad_alloc.
-inline constexpr std::size_t kHugeMinBytes = std::size_t{32} << 20;
-void* allocate_output(std::size_t nbytes, bool* fresh);
-/// Releases an output of allocate_output (tessera_free): a large one may be kept for reuse
-/// (api.cpp: the block cache and its bounds). Any other pointer of malloc's goes to std::free.
-void free_output(void* p) noexcept;
-
-/// Name of the Highway target execute_range dispatches to now.
-const char* dispatch_target_name();
 
 }  // namespace tessera::detail
 

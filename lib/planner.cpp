@@ -1,19 +1,15 @@
-// The planner: (shape, strides, itemsize, reps, options) -> PlanData.
-//
-// 0. Options are validated and kept in the plan; under NegativeReps::clamp_to_zero (OpenVINO
-//    Tile-1) negative reps become 0 before anything else looks at them.
-// 1. Promote: the shorter of shape and reps gets 1s prepended (numpy.tile).
-// 2. Validate with checked arithmetic: no negative extent or rep; every output extent, the
-//    element count and the byte size fit int64_t (and size_t) — before anything is allocated.
-// 3. Simplify. Output axis i is the nest (rep_i, dim_i): the rep loop has source stride 0 and the
-//    dim loop the input's stride, and the whole interleaved list rep_0, dim_0, rep_1, dim_1, ...
-//    walks the output C-contiguously. Entries of extent 1 are dropped, and an outer entry is
-//    merged into the inner one when the pair is one affine loop (outer stride == inner stride *
-//    inner extent) — this folds the reps of size-1 input axes together and joins contiguous axes.
-//    (OpenVINO's CPU plugin simplifies the same interleaved list.)
-// 4. The innermost one or two entries become the row kernel; the rest are the row loops.
-#include "plan.hpp"
+// The planner's steps (planner.hpp). Output axis i of every operation is a nest of two loops:
+// the source axis (extent, byte stride) and its rep loop (reps, source stride 0) — the rep loop
+// outside for tile and broadcast (the whole axis again), inside for repeat (each element again).
+// The interleaved list of all those loops, outermost first, walks the output C-contiguously;
+// simplify drops the loops of extent 1 and merges each affine pair (OpenVINO's CPU plugin
+// simplifies the same interleaved list), and choose_path turns the innermost one or two entries
+// into the row kernel and the rest into row loops.
+#include "planner.hpp"
 
+#include "kernels/kernels.hpp"
+
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -43,11 +39,6 @@ int64_t last_level_cache_bytes() {
   return best;
 }
 
-struct Entry {
-  int64_t extent;
-  int64_t stride;  // source bytes
-};
-
 [[noreturn]] void invalid(const std::string& what) { throw InvalidArgument("tessera: " + what); }
 [[noreturn]] void overflow(const std::string& what) { throw Overflow("tessera: " + what); }
 
@@ -61,15 +52,36 @@ std::string join(const Dims& d) {
   return s + ")";
 }
 
-void check_lengths(const Dims& shape, const Dims& reps) {
-  // Dims already caps its length at max_ndim; repeat the check for lists built elsewhere.
-  if (shape.size() > max_ndim) invalid("ndim " + std::to_string(shape.size()) + " exceeds TESSERA_MAX_NDIM");
-  if (reps.size() > max_ndim) invalid("len(reps) " + std::to_string(reps.size()) + " exceeds TESSERA_MAX_NDIM");
+const char* operation_name(Operation op) {
+  switch (op) {
+    case Operation::tile: return "tile";
+    case Operation::broadcast_to: return "broadcast_to";
+    case Operation::expand: return "expand";
+    case Operation::repeat: return "repeat";
+  }
+  return "?";
+}
+
+// Whether an outer walk of `outer_stride` bytes per step continues an inner one of `inner_extent`
+// steps of `inner_stride` bytes (the pair is then one affine walk). Shared by simplify and
+// plan_region.
+bool affine_pair(int64_t outer_stride, int64_t inner_stride, int64_t inner_extent) {
+  int64_t span = 0;
+  return !__builtin_mul_overflow(inner_stride, inner_extent, &span) && span == outer_stride;
+}
+
+// The element-size variant of the fill and gather paths: 0..4 for 1, 2, 4, 8, 16 bytes, 5 for any.
+int size_variant(int64_t isz) { return isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : isz == 16 ? 4 : 5; }
+
+int64_t checked_product(const Dims& shape, const char* what) {
+  int64_t n = 1;
   for (int i = 0; i < shape.size(); ++i)
-    if (shape[i] < 0) invalid("shape[" + std::to_string(i) + "] = " + std::to_string(shape[i]) + " is negative");
-  for (int i = 0; i < reps.size(); ++i)
-    if (reps[i] < 0)
-      invalid("reps[" + std::to_string(i) + "] = " + std::to_string(reps[i]) + " is negative (numpy.tile needs reps >= 0)");
+    if (shape[i] == 0) return 0;
+  for (int i = 0; i < shape.size(); ++i)
+    if (__builtin_mul_overflow(n, shape[i], &n))
+      overflow(std::string(what) + " overflows int64 at axis " + std::to_string(i) + " (extent " +
+               std::to_string(shape[i]) + ")");
+  return n;
 }
 
 }  // namespace
@@ -95,6 +107,8 @@ const char* kernel_name(Kernel k) noexcept {
     case Kernel::pattern: return "pattern";
     case Kernel::fill: return "fill";
     case Kernel::gather: return "gather";
+    case Kernel::repeat: return "repeat";
+    case Kernel::segments: return "segments";
     case Kernel::none: break;
   }
   return "none";
@@ -112,190 +126,509 @@ void validate_options(const Options& options) {
             " is negative (0 lets the caller's TBB arena decide; N > 0 allows at most N threads)");
 }
 
-Dims effective_reps(const Dims& reps, const Options& options) {
-  if (options.negative_reps != NegativeReps::clamp_to_zero) return reps;
-  int64_t r[max_ndim];
-  for (int i = 0; i < reps.size(); ++i) r[i] = reps[i] < 0 ? 0 : reps[i];
-  return Dims(r, static_cast<std::size_t>(reps.size()));
-}
+// ---- Step 1 ---------------------------------------------------------------------------------
 
-Dims checked_output_shape(const Dims& shape, const Dims& reps, int64_t* out_size) {
-  check_lengths(shape, reps);
-  const int n = shape.size() > reps.size() ? shape.size() : reps.size();
-  const int shape_pad = n - shape.size(), reps_pad = n - reps.size();
-  int64_t out[max_ndim];
-  bool empty = false;
-  for (int i = 0; i < n; ++i) {
-    const int64_t s = i < shape_pad ? 1 : shape[i - shape_pad];
-    const int64_t r = i < reps_pad ? 1 : reps[i - reps_pad];
-    if (__builtin_mul_overflow(s, r, &out[i]))
-      overflow("output extent of axis " + std::to_string(i) + " = " + std::to_string(s) + " * " + std::to_string(r) +
-               " overflows int64");
-    empty = empty || out[i] == 0;
-  }
-  int64_t size = 1;
-  if (empty) {
-    size = 0;
-  } else {
-    for (int i = 0; i < n; ++i)
-      if (__builtin_mul_overflow(size, out[i], &size))
-        overflow("output element count overflows int64 at axis " + std::to_string(i) + " (extent " +
-                 std::to_string(out[i]) + ")");
-  }
-  if (out_size) *out_size = size;
-  return Dims(out, static_cast<std::size_t>(n));
-}
-
-PlanData make_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& given_reps,
-                   const Options& options) {
-  PlanData p;
+void init_input(PlanData& p, const Dims& shape, const Dims& strides, std::size_t itemsize, const Options& options) {
   validate_options(options);
   p.options = options;
-  const Dims reps = effective_reps(given_reps, options);
   if (itemsize == 0) invalid("itemsize = 0; it must be a positive byte count");
   if (itemsize > static_cast<std::size_t>(INT64_MAX)) overflow("itemsize " + std::to_string(itemsize) + " overflows int64");
+  p.itemsize = itemsize;
+  for (int i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0) invalid("shape[" + std::to_string(i) + "] = " + std::to_string(shape[i]) + " is negative");
   if (!strides.empty() && strides.size() != shape.size())
     invalid("strides has " + std::to_string(strides.size()) + " values but shape has " + std::to_string(shape.size()) +
             " (give one byte stride per axis, or none for C-contiguous)");
-  p.out_shape = checked_output_shape(shape, reps, &p.out_size);
-  const int64_t isz = static_cast<int64_t>(itemsize);
-  int64_t bytes = 0;
-  if (__builtin_mul_overflow(p.out_size, isz, &bytes))
-    overflow("output byte size " + std::to_string(p.out_size) + " elements * " + std::to_string(itemsize) +
-             " bytes overflows int64/size_t");
-  p.nbytes = static_cast<std::size_t>(bytes);
-  p.itemsize = itemsize;
-  p.reps = reps;
   p.in_shape = shape;
-
-  // Input element count and, if omitted, C-contiguous strides (only for a non-empty input).
-  int64_t in_size = 1;
-  for (int i = 0; i < shape.size(); ++i) in_size = shape[i] == 0 ? 0 : in_size;
-  if (in_size != 0)
-    for (int i = 0; i < shape.size(); ++i)
-      if (__builtin_mul_overflow(in_size, shape[i], &in_size))
-        overflow("input element count overflows int64 at axis " + std::to_string(i));
-  p.input_size = in_size;
-  if (strides.empty()) {
-    int64_t st[max_ndim];
-    int64_t s = isz;
-    for (int i = shape.size() - 1; i >= 0; --i) {
-      st[i] = in_size == 0 ? 0 : s;
-      if (in_size != 0 && __builtin_mul_overflow(s, shape[i], &s))
-        overflow("input byte size overflows int64 at axis " + std::to_string(i));
-    }
-    p.in_strides = Dims(st, static_cast<std::size_t>(shape.size()));
-  } else {
+  p.input_size = checked_product(shape, "input element count");
+  if (!strides.empty()) {
     p.in_strides = strides;
+    return;
   }
-  if (p.out_size == 0) return p;
+  // (An input whose byte size overflows is reported after the output's sizes: see finish.)
+  int64_t st[max_ndim];
+  int64_t s = static_cast<int64_t>(itemsize);
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    st[i] = p.input_size == 0 ? 0 : s;
+    if (p.input_size != 0 && p.in_bytes_overflow_axis < 0 && __builtin_mul_overflow(s, shape[i], &s))
+      p.in_bytes_overflow_axis = i;
+  }
+  p.in_strides = Dims(st, static_cast<std::size_t>(shape.size()));
+}
 
-  // Interleaved (rep, dim) entries over the promoted axes, outermost first, extent-1 dropped.
-  const int n = p.out_shape.size();
-  const int shape_pad = n - shape.size(), reps_pad = n - reps.size();
-  Entry e[kMaxLoops];
-  int ne = 0;
+// ---- Step 2 ---------------------------------------------------------------------------------
+
+void nest_tile(PlanData& p, const Dims& given_reps) {
+  p.op = Operation::tile;
+  int64_t r[max_ndim];
+  for (int i = 0; i < given_reps.size(); ++i) {
+    r[i] = given_reps[i];
+    if (r[i] < 0 && p.options.negative_reps == NegativeReps::clamp_to_zero) r[i] = 0;
+    if (r[i] < 0)
+      invalid("reps[" + std::to_string(i) + "] = " + std::to_string(r[i]) + " is negative (numpy.tile needs reps >= 0)");
+  }
+  p.reps = Dims(r, static_cast<std::size_t>(given_reps.size()));
+  const Dims& shape = p.in_shape;
+  const int n = std::max(shape.size(), p.reps.size());
+  const int shape_pad = n - shape.size(), reps_pad = n - p.reps.size();
+  int64_t out[max_ndim];
   for (int i = 0; i < n; ++i) {
-    const int64_t r = i < reps_pad ? 1 : reps[i - reps_pad];
     const int64_t s = i < shape_pad ? 1 : shape[i - shape_pad];
     const int64_t st = i < shape_pad ? 0 : p.in_strides[i - shape_pad];
-    if (r != 1) e[ne++] = {r, 0};
-    if (s != 1) e[ne++] = {s, st};
+    const int64_t rep = i < reps_pad ? 1 : p.reps[i - reps_pad];
+    if (__builtin_mul_overflow(s, rep, &out[i]))
+      overflow("output extent of axis " + std::to_string(i) + " = " + std::to_string(s) + " * " + std::to_string(rep) +
+               " overflows int64");
+    p.nest[i] = {s, st, rep, false};
   }
-  // Merge from the inside out: outer (a) folds into inner (b) when a.stride == b.stride * b.extent.
-  Entry m[kMaxLoops];
-  int nm = 0;
-  for (int k = ne - 1; k >= 0; --k) {
-    int64_t span = 0;
-    if (nm > 0 && !__builtin_mul_overflow(m[nm - 1].stride, m[nm - 1].extent, &span) && span == e[k].stride) {
-      m[nm - 1].extent *= e[k].extent;  // cannot overflow: bounded by the output's element count
+  p.nest_size = n;
+  p.out_shape = Dims(out, static_cast<std::size_t>(n));
+}
+
+void nest_broadcast(PlanData& p, const Dims& target, bool bidirectional) {
+  p.op = bidirectional ? Operation::expand : Operation::broadcast_to;
+  p.target = target;
+  const char* op = bidirectional ? "expand" : "broadcast_to";
+  const Dims& shape = p.in_shape;
+  for (int i = 0; i < target.size(); ++i)
+    if (target[i] < 0)
+      invalid(std::string(op) + ": shape[" + std::to_string(i) + "] = " + std::to_string(target[i]) + " is negative");
+  if (!bidirectional && target.size() < shape.size())
+    invalid("broadcast_to: the input has " + std::to_string(shape.size()) + " axes but shape " + join(target) +
+            " has " + std::to_string(target.size()) + " (it needs at least as many)");
+  const int n = std::max(shape.size(), target.size());
+  const int shape_pad = n - shape.size(), target_pad = n - target.size();
+  int64_t out[max_ndim];
+  for (int i = 0; i < n; ++i) {
+    const int64_t a = i < shape_pad ? 1 : shape[i - shape_pad];
+    const int64_t st = i < shape_pad ? 0 : p.in_strides[i - shape_pad];
+    const int64_t t = i < target_pad ? 1 : target[i - target_pad];
+    if (a == t || (bidirectional && t == 1)) {
+      out[i] = a;
+      p.nest[i] = {a, st, 1, false};
+    } else if (a == 1) {
+      out[i] = t;
+      p.nest[i] = {1, 0, t, false};
     } else {
-      m[nm++] = e[k];
+      invalid(std::string(op) + ": input axis " + std::to_string(i - shape_pad) + " has extent " + std::to_string(a) +
+              " but shape[" + std::to_string(i - target_pad) + "] = " + std::to_string(t) + " (output axis " +
+              std::to_string(i) + "; the input's extent must be 1 or equal" + (bidirectional ? ", or shape's 1)" : ")"));
     }
   }
-  // m is innermost first. A single element (0-d input, all extents 1) is a copy of one element.
-  if (nm == 0) m[nm++] = {1, isz};
+  p.nest_size = n;
+  p.out_shape = Dims(out, static_cast<std::size_t>(n));
+}
 
+void nest_repeat(PlanData& p, const int64_t* repeats, int64_t count, bool has_axis, int axis) {
+  p.op = Operation::repeat;
+  const Dims& shape = p.in_shape;
+  const int nd = shape.size();
+  if (has_axis) {
+    if (axis < -nd || axis >= nd)
+      invalid("repeat: axis " + std::to_string(axis) + " is out of range for an input of " + std::to_string(nd) +
+              " axes (it needs " + std::to_string(-nd) + " <= axis < " + std::to_string(nd) + ")");
+    axis = axis < 0 ? axis + nd : axis;
+  }
+  p.axis = has_axis ? axis : -1;
+  const int64_t extent = has_axis ? shape[axis] : p.input_size;
+  if (count < 0) invalid("repeat: the number of counts " + std::to_string(count) + " is negative");
+  if (count > 0 && repeats == nullptr) invalid("repeat: repeats is null but has " + std::to_string(count) + " counts");
+  if (count != 1 && count != extent)
+    invalid("repeat: " + std::to_string(count) + " counts for " + std::to_string(extent) + " elements along " +
+            (has_axis ? "axis " + std::to_string(axis) : std::string("the flattened input")) +
+            " (give one count, or one per element)");
+  const bool clamp = p.options.negative_reps == NegativeReps::clamp_to_zero;
+  const auto at = [&](int64_t i) {
+    const int64_t r = repeats[i];
+    if (r < 0 && !clamp)
+      invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(r) + " is negative (numpy.repeat needs counts >= 0)");
+    return r < 0 ? int64_t{0} : r;
+  };
+  // One count for all (given once, or every count equal): a scalar repeat.
+  bool scalar = count <= 1;
+  int64_t r = count == 0 ? 0 : at(0);
+  if (!scalar) {
+    scalar = true;
+    for (int64_t i = 1; i < count; ++i) scalar = at(i) == r && scalar;  // every count checked
+  }
+  int64_t total = 0;  // output extent along the axis
+  if (scalar) {
+    if (__builtin_mul_overflow(extent, r, &total))
+      overflow("repeat: " + std::to_string(extent) + " elements * " + std::to_string(r) + " repeats overflows int64");
+    p.repeats = r;
+  } else {
+    p.prefix.resize(static_cast<std::size_t>(count) + 1);
+    p.prefix[0] = 0;
+    for (int64_t i = 0; i < count; ++i)
+      if (__builtin_add_overflow(total, at(i), &total))
+        overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
+      else
+        p.prefix[static_cast<std::size_t>(i) + 1] = total;
+    p.repeats = kSegmentReps;
+  }
+  const int64_t reps = scalar ? r : kSegmentReps;
+  if (has_axis) {
+    int64_t out[max_ndim];
+    for (int i = 0; i < nd; ++i) {
+      out[i] = i == axis ? total : shape[i];
+      p.nest[i] = {shape[i], p.in_strides[i], i == axis ? reps : 1, i == axis};
+    }
+    p.nest_size = nd;
+    p.out_shape = Dims(out, static_cast<std::size_t>(nd));
+    if (!scalar) {
+      p.seg_naxes = 1;
+      p.seg_axes[0] = {shape[axis], p.in_strides[axis], false};
+    }
+    return;
+  }
+  p.flattened = true;
+  p.out_shape = Dims({total});
+  if (scalar) {  // the input's axes in C order, the last one's elements repeated (0-d: one element)
+    for (int i = 0; i < nd; ++i) p.nest[i] = {shape[i], p.in_strides[i], i == nd - 1 ? reps : 1, i == nd - 1};
+    if (nd == 0) p.nest[0] = {1, 0, reps, true};
+    p.nest_size = nd == 0 ? 1 : nd;
+    return;
+  }
+  // Per-element counts of the flattened input: one segment axis over the input's axes (merged
+  // where affine, extent-1 axes dropped), which the segments kernel walks in C order.
+  p.nest_size = 1;
+  p.nest[0] = {p.input_size, 0, kSegmentReps, true};
+  int ns = 0;
+  Entry merged[max_ndim];  // innermost first
+  for (int i = nd - 1; i >= 0; --i) {
+    if (shape[i] == 1) continue;
+    if (ns > 0 && affine_pair(p.in_strides[i], merged[ns - 1].stride, merged[ns - 1].extent)) {
+      merged[ns - 1].extent *= shape[i];
+    } else {
+      merged[ns++] = {shape[i], p.in_strides[i], false};
+    }
+  }
+  if (ns == 0) merged[ns++] = {1, 0, false};
+  p.seg_naxes = ns;
+  for (int k = 0; k < ns; ++k) p.seg_axes[k] = merged[ns - 1 - k];
+  p.nest[0].stride = ns == 1 ? p.seg_axes[0].stride : 0;
+}
+
+// ---- Step 3 ---------------------------------------------------------------------------------
+
+void size_output(PlanData& p) {
+  p.out_size = checked_product(p.out_shape, "output element count");
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(p.out_size, static_cast<int64_t>(p.itemsize), &bytes))
+    overflow("output byte size " + std::to_string(p.out_size) + " elements * " + std::to_string(p.itemsize) +
+             " bytes overflows int64/size_t");
+  p.nbytes = static_cast<std::size_t>(bytes);
+}
+
+// ---- Step 4 ---------------------------------------------------------------------------------
+
+void simplify(PlanData& p) {
+  // Interleave, outermost first, dropping entries of extent 1 (never a segment entry: its first
+  // output index may read a source index other than 0).
+  Entry e[kMaxLoops];
+  int ne = 0;
+  const auto add = [&](Entry x) {
+    if (x.extent != 1 || x.segment) e[ne++] = x;
+  };
+  for (int i = 0; i < p.nest_size; ++i) {
+    const NestAxis& a = p.nest[i];
+    if (a.reps == kSegmentReps) {
+      add({p.prefix.back(), a.stride, true});
+    } else if (a.elementwise) {
+      add({a.extent, a.stride, false});
+      add({a.reps, 0, false});
+    } else {
+      add({a.reps, 0, false});
+      add({a.extent, a.stride, false});
+    }
+  }
+  // Merge from the inside out: outer (a) folds into inner (b) when the pair is one affine walk.
+  int nm = 0;
+  for (int k = ne - 1; k >= 0; --k) {
+    Entry& in = p.entries[nm - 1 < 0 ? 0 : nm - 1];
+    if (nm > 0 && !in.segment && !e[k].segment && affine_pair(e[k].stride, in.stride, in.extent)) {
+      in.extent *= e[k].extent;  // cannot overflow: bounded by the output's element count
+    } else {
+      p.entries[nm++] = e[k];
+    }
+  }
+  // A single element (all extents 1) is a copy of one element.
+  if (nm == 0) p.entries[nm++] = {1, static_cast<int64_t>(p.itemsize), false};
+  p.nentries = nm;
+}
+
+// ---- Step 5 ---------------------------------------------------------------------------------
+
+void choose_path(PlanData& p, const KernelCaps& caps) {
+  if (p.out_size == 0) {
+    p.path = Path::none;
+    return;
+  }
+  const Entry* m = p.entries;  // innermost first
+  const int nm = p.nentries;
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  Kernel kernel;
   int used = 1;
-  if (m[0].stride == isz) {
-    if (nm > 1 && m[1].stride == 0) {
-      p.kernel = Kernel::pattern;
+  p.run_bytes = p.count = p.inner_stride = p.inner_reps = 0;
+  if (m[0].segment) {
+    kernel = Kernel::segments;
+    p.row_elems = m[0].extent;
+    p.count = static_cast<int64_t>(p.prefix.size()) - 1;
+    p.inner_stride = m[0].stride;
+  } else if (m[0].stride == isz) {
+    if (nm > 1 && m[1].stride == 0 && !m[1].segment) {
+      kernel = Kernel::pattern;
       p.run_bytes = m[0].extent * isz;
       p.count = m[1].extent;
       p.row_elems = m[0].extent * m[1].extent;
       used = 2;
     } else {
-      p.kernel = Kernel::copy;
+      kernel = Kernel::copy;
       p.row_elems = m[0].extent;
     }
+  } else if (m[0].stride == 0 && nm > 1 && !m[1].segment && m[1].stride != 0 &&
+             m[0].extent * isz < kRepeatMaxBytes) {  // no overflow: at most the output's bytes
+    kernel = Kernel::repeat;  // short element repeats: whole source rows, not one fill per element
+    p.inner_reps = m[0].extent;
+    p.count = m[1].extent;
+    p.inner_stride = m[1].stride;
+    p.row_elems = m[0].extent * m[1].extent;
+    used = 2;
   } else if (m[0].stride == 0) {
-    p.kernel = Kernel::fill;
+    kernel = Kernel::fill;
     p.count = p.row_elems = m[0].extent;
   } else {
-    p.kernel = Kernel::gather;
+    kernel = Kernel::gather;
     p.count = p.row_elems = m[0].extent;
     p.inner_stride = m[0].stride;
   }
-
-  // Streaming stores, and the executor path: the kernel and the variant kernels/dispatch.cpp takes.
-  p.stream = options.nontemporal == NonTemporal::always ||
-             (options.nontemporal == NonTemporal::automatic && static_cast<int64_t>(p.nbytes) >= stream_min_bytes());
-  // Huge elements are not worth staging. Gathers stream only through the blocked path's tile
-  // (see kBlockedGatherStride); rows gathered one by one are bound by their strided reads.
-  const bool blocked_gather = p.kernel == Kernel::gather && nm - used > 0 && isz <= kBlockedGatherMaxItem &&
-                              (p.inner_stride >= kBlockedGatherStride || p.inner_stride <= -kBlockedGatherStride);
-  if (isz > kStageBytes / 4 || (p.kernel == Kernel::gather && !blocked_gather)) p.stream = false;
-  const bool fill_lines = p.kernel == Kernel::fill && (isz == 1 || isz == 2 || isz == 4 || isz == 8 || isz == 16) &&
-                          p.row_elems * isz % kLineBytes == 0;
-  p.stream_direct = p.stream && ((p.kernel == Kernel::copy && p.row_elems * isz >= kDirectStreamBytes) ||
-                                 (p.kernel == Kernel::pattern && p.run_bytes >= kDirectStreamBytes) || fill_lines);
-  // Variant: row of kKernelPaths (its element-size variants are in the order 1, 2, 4, 8, 16, any).
-  const int size_variant = isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : isz == 16 ? 4 : 5;
-  int variant = 0;
-  switch (p.kernel) {
-    case Kernel::copy: variant = 0; break;
-    case Kernel::pattern:
-      p.shuffle = p.run_bytes <= kShuffleRunBytes && static_cast<int64_t>(p.nbytes) >= kShuffleMinBytes;
-      variant = p.run_bytes >= kLongRunBytes ? 3 : p.shuffle ? 1 : 2;
-      break;
-    case Kernel::fill: variant = 4 + size_variant; break;
-    case Kernel::gather: variant = 10 + size_variant; break;
-    case Kernel::none: break;
-  }
-  p.path = kKernelPaths[variant][p.stream ? (p.stream_direct ? 2 : 1) : 0];
 
   // Row loops, outermost first, with C-contiguous destination strides.
   p.nloops = nm - used;
   int64_t dst_stride = p.row_elems * isz;
   p.nrows = 1;
   for (int k = used; k < nm; ++k) {
-    Loop& l = p.loops[nm - 1 - k];
-    l = {m[k].extent, m[k].stride, dst_stride};
+    p.loops[nm - 1 - k] = {m[k].extent, m[k].stride, dst_stride, m[k].segment};
     dst_stride *= m[k].extent;
     p.nrows *= m[k].extent;
   }
 
-  return p;
+  // Streaming stores: asked for, or automatic for large outputs — except into fresh pages (just
+  // zeroed by the kernel, still cached: ordinary stores hit them there) and on targets without
+  // them. Huge elements are not worth staging. Gathers stream only through the blocked path's
+  // tile; rows gathered one by one are bound by their strided reads.
+  const NonTemporal nt = p.options.nontemporal;
+  bool stream = caps.stream_stores &&
+                (nt == NonTemporal::always ||
+                 (nt == NonTemporal::automatic && !p.fresh_output && static_cast<int64_t>(p.nbytes) >= stream_min_bytes()));
+  const int64_t st = p.inner_stride;
+  const bool blocked = kernel == Kernel::gather && p.nloops > 0 && isz <= kBlockedGatherMaxItem &&
+                       (st >= kBlockedGatherStride || st <= -kBlockedGatherStride);
+  if (isz > kStageBytes / 4 || (kernel == Kernel::gather && !blocked)) stream = false;
+  const int nt_route = stream ? 1 : 0;
+  const int sv = size_variant(isz);
+  const int64_t row_bytes = p.row_elems * isz;
+  switch (kernel) {
+    case Kernel::copy:
+      p.path = path_at(Path::copy, stream ? (row_bytes >= kDirectStreamBytes ? 2 : 1) : 0);
+      break;
+    case Kernel::pattern:
+      if (p.run_bytes >= kLongRunBytes) {
+        p.path = path_at(Path::pattern_long, stream ? (p.run_bytes >= kDirectStreamBytes ? 2 : 1) : 0);
+      } else if (caps.vectors && p.run_bytes <= kShuffleRunBytes && static_cast<int64_t>(p.nbytes) >= kShuffleMinBytes) {
+        p.path = path_at(Path::pattern_shuffle, nt_route);
+      } else {
+        p.path = path_at(Path::pattern_short, nt_route);
+      }
+      break;
+    case Kernel::fill: {
+      const int v = sv == 4 && !caps.vectors ? 5 : sv;  // Fill16 needs vectors
+      // Fills of 1-16 byte elements whose rows are whole cache lines stream from a register.
+      const bool lines = v < 5 && row_bytes % kLineBytes == 0;
+      p.path = v == 5 ? path_at(Path::fill_any, nt_route) : path_at(Path::fill_1, 3 * v + (stream ? (lines ? 2 : 1) : 0));
+      break;
+    }
+    case Kernel::gather:
+      p.path = path_at(Path::gather_1, 3 * sv + (stream ? 2 : blocked ? 1 : 0));
+      break;
+    case Kernel::repeat: {
+      const bool shuffle = caps.vectors && st == isz && (isz == 1 || isz == 2 || isz == 4 || isz == 8) &&
+                           p.inner_reps >= 2 && p.inner_reps <= kRepeatShuffleMaxReps;
+      p.path = path_at(shuffle ? Path::repeat_shuffle : Path::repeat_elements, nt_route);
+      break;
+    }
+    case Kernel::segments: p.path = path_at(Path::segments, nt_route); break;
+    case Kernel::none: p.path = Path::none; break;
+  }
 }
 
+// ---- Whole plans --------------------------------------------------------------------------
+
+namespace {
+
+PlanData finish(PlanData&& p) {
+  size_output(p);
+  if (p.in_bytes_overflow_axis >= 0)
+    overflow("input byte size overflows int64 at axis " + std::to_string(p.in_bytes_overflow_axis));
+  if (p.out_size > 0) {
+    simplify(p);
+    choose_path(p, kernel_caps());
+  }
+  return std::move(p);
+}
+
+}  // namespace
+
+PlanData make_tile_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
+                        const Options& options) {
+  PlanData p;
+  init_input(p, shape, strides, itemsize, options);
+  nest_tile(p, reps);
+  return finish(std::move(p));
+}
+
+PlanData make_broadcast_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
+                             bool bidirectional, const Options& options) {
+  PlanData p;
+  init_input(p, shape, strides, itemsize, options);
+  nest_broadcast(p, target, bidirectional);
+  return finish(std::move(p));
+}
+
+PlanData make_repeat_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const int64_t* repeats,
+                          int64_t count, bool has_axis, int axis, const Options& options) {
+  PlanData p;
+  init_input(p, shape, strides, itemsize, options);
+  nest_repeat(p, repeats, count, has_axis, axis);
+  return finish(std::move(p));
+}
+
+void plan_for_fresh_output(PlanData& p) {
+  if (p.options.nontemporal != NonTemporal::automatic || p.out_size == 0) return;
+  p.fresh_output = true;
+  choose_path(p, kernel_caps());
+}
+
+Dims output_shape_only(PlanData&& p) {
+  size_output(p);
+  return p.out_shape;
+}
+
+// ---- Regions ------------------------------------------------------------------------------
+
+Region plan_region(const PlanData& plan, const Dims& start, const Dims& extent) {
+  Region r;
+  r.itemsize = plan.itemsize;
+  r.prefix = plan.prefix.empty() ? nullptr : plan.prefix.data();
+  if (plan.flattened) {  // a 1-d output: the region is a range of it
+    r.as_range = true;
+    r.begin = start[0];
+    r.end = start[0] + extent[0];
+    return r;
+  }
+  RegionAxis axes[max_ndim];
+  int na = 0;
+  for (int i = 0; i < plan.nest_size; ++i) {
+    const NestAxis& a = plan.nest[i];
+    const int64_t period = a.extent;  // > 0: the output is not empty
+    const int64_t stride = period == 1 ? 0 : a.stride;
+    RegionAxis x{period, stride, 0, extent[i], 0, 0, 0};
+    if (!a.elementwise || a.reps == 1) {
+      x.start = start[i] % period;
+    } else if (a.reps == kSegmentReps) {  // the source index whose segment holds start[i]
+      const int64_t* pre = plan.prefix.data();
+      x.start = std::upper_bound(pre, pre + period + 1, start[i]) - pre - 1;
+      x.reps = kSegmentReps;
+      x.phase = start[i] - pre[x.start];
+    } else {
+      x.start = start[i] / a.reps;
+      x.reps = a.reps;
+      x.phase = start[i] % a.reps;
+    }
+    if (extent[i] == 1) {
+      r.src_offset += x.start * stride;  // a constant source index on this axis
+    } else {
+      axes[na++] = x;
+    }
+  }
+  // Merge whole-axis axes from the inside out. An outer axis `o` folds into the inner axis `in`
+  // when `in` covers exactly one whole period starting at 0 and o's source step is one whole period
+  // of `in` (or o has a single source index): then the pair walks source indices
+  // o_k * in.period + in_k with in_k over [0, in.period) — one axis of period o.period * in.period.
+  RegionAxis m[max_ndim];  // innermost first
+  int nm = 0;
+  for (int k = na - 1; k >= 0; --k) {
+    const RegionAxis& o = axes[k];
+    if (nm > 0 && o.reps == 0 && m[nm - 1].reps == 0) {
+      RegionAxis& in = m[nm - 1];
+      if (in.start == 0 && in.extent == in.period && (o.period == 1 || affine_pair(o.stride, in.stride, in.period))) {
+        in.start = o.start * in.period;
+        in.extent *= o.extent;  // bounded by the output's element count
+        in.period *= o.period;  // bounded by the input's element count
+        continue;
+      }
+    }
+    m[nm++] = o;
+  }
+  r.naxes = nm;
+  for (int k = 0; k < nm; ++k) r.axes[k] = m[nm - 1 - k];
+  int64_t step = static_cast<int64_t>(plan.itemsize);
+  for (int k = nm - 1; k >= 0; --k) {
+    r.axes[k].step_bytes = step;
+    step *= r.axes[k].extent;
+  }
+  return r;
+}
+
+// ---- describe -----------------------------------------------------------------------------
+
 std::string describe(const PlanData& p) {
-  if (p.out_size == 0)
-    return "tile plan: empty output " + join(p.out_shape) + "; nothing to write\n  kernel: none\n";
-  const int64_t isz = static_cast<int64_t>(p.itemsize);
   std::ostringstream os;
-  os << "tile plan: input " << join(p.in_shape) << " strides " << join(p.in_strides) << " B, itemsize " << p.itemsize
-     << " B, reps " << join(p.reps) << " -> output " << join(p.out_shape) << ", " << p.nbytes << " B";
+  os << operation_name(p.op) << " plan: input " << join(p.in_shape);
+  if (p.out_size > 0) os << " strides " << join(p.in_strides) << " B";
+  os << ", itemsize " << p.itemsize << " B";
+  switch (p.op) {
+    case Operation::tile: os << ", reps " << join(p.reps); break;
+    case Operation::broadcast_to:
+    case Operation::expand: os << ", shape " << join(p.target); break;
+    case Operation::repeat:
+      if (p.repeats == kSegmentReps) {
+        os << ", " << p.prefix.size() - 1 << " per-element repeats (total " << p.prefix.back() << ")";
+      } else {
+        os << ", repeats " << p.repeats;
+      }
+      os << (p.axis >= 0 ? " along axis " + std::to_string(p.axis) : std::string(" of the flattened input"));
+      break;
+  }
+  os << " -> output " << join(p.out_shape) << ", " << p.nbytes << " B";
+  if (p.out_size == 0) {
+    os << "; nothing to write\n  kernel: none\n";
+    return os.str();
+  }
   if (p.options.max_threads > 0) os << ", at most " << p.options.max_threads << " thread(s)";
+  if (p.fresh_output) os << ", into fresh pages";
   os << "\n";
-  for (int k = 0; k < p.nloops; ++k)
-    os << "  loop " << k << ": " << p.loops[k].extent << " x (src stride " << p.loops[k].src_stride
-       << " B, dst stride " << p.loops[k].dst_stride << " B)\n";
-  os << "  kernel: " << kernel_name(p.kernel) << " [" << p.path << "]";
-  switch (p.kernel) {
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  for (int k = 0; k < p.nloops; ++k) {
+    const Loop& l = p.loops[k];
+    os << "  loop " << k << ": " << l.extent << " x (src stride " << l.src_stride << " B"
+       << (l.segment ? " per source index, segments of the counts" : "") << ", dst stride " << l.dst_stride << " B)\n";
+  }
+  os << "  kernel: " << kernel_name(p.kernel()) << " [" << path_info(p.path).name << "]";
+  switch (p.kernel()) {
     case Kernel::copy: os << " run of " << p.row_elems * isz << " B"; break;
     case Kernel::pattern: os << " run of " << p.run_bytes << " B repeated " << p.count << "x"; break;
     case Kernel::fill: os << " 1 element of " << isz << " B repeated " << p.count << "x"; break;
     case Kernel::gather: os << " " << p.count << " elements at src stride " << p.inner_stride << " B"; break;
+    case Kernel::repeat:
+      os << " " << p.count << " elements at src stride " << p.inner_stride << " B, each repeated " << p.inner_reps << "x";
+      break;
+    case Kernel::segments:
+      os << " " << p.count << " elements";
+      if (p.seg_naxes == 1) os << " at src stride " << p.inner_stride << " B";
+      else os << " over " << p.seg_naxes << " source axes";
+      os << ", element i repeated counts[i] times";
+      break;
     case Kernel::none: break;
   }
   os << " (row " << p.row_elems * isz << " B, " << p.nrows << " rows)\n";

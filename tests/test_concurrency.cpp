@@ -74,7 +74,7 @@ std::vector<Shared> shared_plans() {
   };
   const Spec specs[] = {
       // The transpose of a (29, 37) array with its columns reversed.
-      {"gather: transposed, reversed", {37, 29}, {-8, 37 * 8}, 8, {19, 23}, "gather.8"},
+      {"gather: transposed, reversed", {37, 29}, {-8, 37 * 8}, 8, {19, 23}, "gather.8.blocked"},
       {"shuffled pattern", {3}, {}, 4, {87383}, "pattern.shuffle"},
       {"long pattern, rows", {3, 97}, {}, 4, {1, 901}, "pattern.long"},
       {"fill", {1}, {}, 8, {131077}, "fill.8"},

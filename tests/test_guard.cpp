@@ -253,8 +253,8 @@ const Alias* alias_of(const std::string& target, const std::string& path) {
 }
 
 int exec_path_index(const std::string& path) {
-  for (int i = 0; i < tessera::detail::kExecPathCount; ++i)
-    if (path == tessera::detail::kExecPathNames[i]) return i;
+  for (int i = 0; i < tessera::detail::kPathCount; ++i)
+    if (path == tessera::detail::kPathInfo[i].name) return i;
   return -1;
 }
 #endif
@@ -450,8 +450,8 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
   // executed[target][path]: the counters of this test case's calls only.
   std::map<std::string, std::vector<uint64_t>> executed;
   const auto snapshot = [&](int64_t t) {
-    std::vector<uint64_t> v(td::kExecPathCount);
-    for (int i = 0; i < td::kExecPathCount; ++i) v[static_cast<std::size_t>(i)] = td::executed_path_count(t, i);
+    std::vector<uint64_t> v(td::kPathCount);
+    for (int i = 0; i < td::kPathCount; ++i) v[static_cast<std::size_t>(i)] = td::executed_path_count(t, i);
     return v;
   };
   td::reset_executed_path_counts();
@@ -508,8 +508,8 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     std::vector<uint64_t>& counts = executed[name];
     counts = snapshot(target);
     for (std::size_t i = 0; i < counts.size(); ++i) counts[i] -= before[i];
-    for (int i = 0; i < td::kExecPathCount; ++i) {
-      const std::string path = td::kExecPathNames[i];
+    for (int i = 0; i < td::kPathCount; ++i) {
+      const std::string path = td::kPathInfo[i].name;
       const uint64_t n = counts[static_cast<std::size_t>(i)];
       if (const Alias* a = alias_of(name, path)) {
         CHECK_MESSAGE(n == 0, name << " executed " << path << " " << n << " times; listed as an alias of " << a->runs_as
@@ -536,11 +536,11 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
   os << std::left << std::setw(24) << "executed path";
   for (const auto& t : target_names) os << std::right << std::setw(10) << t;
   os << "\n";
-  for (int i = 0; i < td::kExecPathCount; ++i) {
-    os << std::left << std::setw(24) << td::kExecPathNames[i];
+  for (int i = 0; i < td::kPathCount; ++i) {
+    os << std::left << std::setw(24) << td::kPathInfo[i].name;
     for (const auto& t : target_names) {
       const uint64_t n = executed[t].empty() ? 0 : executed[t][static_cast<std::size_t>(i)];
-      if (alias_of(t, td::kExecPathNames[i]) != nullptr && n == 0) {
+      if (alias_of(t, td::kPathInfo[i].name) != nullptr && n == 0) {
         os << std::right << std::setw(10) << "alias";
       } else {
         os << std::right << std::setw(10) << n;

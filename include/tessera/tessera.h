@@ -5,7 +5,9 @@
  * tessera_status, and tessera_last_error() gives the message of the last failure on the calling
  * thread.
  *
- * Semantics (numpy.tile; also mx.nd.tile, OpenVINO Tile-1, ONNX Tile, torch.tile):
+ * The replication family: tile (below), broadcast_to, expand and repeat (further down).
+ *
+ * Semantics of tile (numpy.tile; also mx.nd.tile, OpenVINO Tile-1, ONNX Tile, torch.tile):
  *   - out_ndim = max(ndim, nreps). The shorter of shape and reps is promoted by PREPENDING 1s:
  *     shape (2,3) with reps (2,2,2) acts as shape (1,2,3); reps (2,2) on a 4-d array acts as
  *     (1,1,2,2).
@@ -92,27 +94,44 @@ typedef enum tessera_nontemporal {
 } tessera_nontemporal;
 
 /**
- * Options of the *_ex calls. Fill the defaults with tessera_options_init, then set the fields to
- * change; a NULL options pointer means the defaults (numpy.tile's behaviour).
+ * Options of the *_ex calls and of the plans. Fill the defaults with tessera_options_init, then set
+ * the fields to change; a NULL options pointer means the defaults (numpy's behaviour).
  *
+ * sizeof_options: sizeof(tessera_options) as the caller was compiled (set by tessera_options_init,
+ *                which is inline in this header, so it is the caller's size): fields may be
+ *                appended in later versions without breaking the ABI — tessera reads the fields
+ *                that lie within sizeof_options and takes the defaults for the rest. 0 (a struct
+ *                not initialized), a size too small for max_threads, or one larger than this
+ *                version's is TESSERA_INVALID_ARGUMENT naming the value (libdeflate's convention).
  * max_threads:   0 (default): the caller's oneTBB task arena decides how many threads write the
  *                output. N > 0: the executor splits the output into at most N chunks, run as tasks
  *                in the caller's arena, so at most N threads (the caller's included) take part;
  *                N = 1 runs serially on the calling thread. Negative: TESSERA_INVALID_ARGUMENT.
  *                (Outputs under 512 KiB always run serially on the calling thread.)
- * negative_reps: a tessera_negative_reps value (default TESSERA_NEGATIVE_REPS_ERROR).
+ * negative_reps: a tessera_negative_reps value (default TESSERA_NEGATIVE_REPS_ERROR); applies to
+ *                tile's reps and repeat's counts.
  * nontemporal:   a tessera_nontemporal value (default TESSERA_NONTEMPORAL_AUTO).
  * The enum fields are ints so that any value a caller stores can be checked: one that is not a
  * value of its enum is TESSERA_INVALID_ARGUMENT, with a message naming the field.
  */
 typedef struct tessera_options {
+  size_t sizeof_options;
   int max_threads;
   int negative_reps; /* tessera_negative_reps */
   int nontemporal;   /* tessera_nontemporal */
 } tessera_options;
 
-/** Sets *options to the defaults: max_threads 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO. NULL is a no-op. */
-TESSERA_API void tessera_options_init(tessera_options *options);
+/**
+ * Sets *options to the defaults: sizeof_options = sizeof(tessera_options) (the caller's), max_threads
+ * 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO. NULL is a no-op.
+ */
+static inline void tessera_options_init(tessera_options *options) {
+  if (options == NULL) return;
+  options->sizeof_options = sizeof(tessera_options);
+  options->max_threads = 0;
+  options->negative_reps = TESSERA_NEGATIVE_REPS_ERROR;
+  options->nontemporal = TESSERA_NONTEMPORAL_AUTO;
+}
 
 /**
  * Output shape of tile(A, reps) (numpy.tile's rule, see above), without touching any data.
@@ -121,7 +140,9 @@ TESSERA_API void tessera_options_init(tessera_options *options);
  * reps:  nreps repetition counts (0 <= nreps <= TESSERA_MAX_NDIM; may be NULL when nreps == 0).
  * On success writes *out_ndim = max(ndim, nreps) and out_shape[0 .. *out_ndim).
  * Returns TESSERA_INVALID_ARGUMENT (negative extent or rep, count out of range, NULL pointer) or
- * TESSERA_OVERFLOW (an extent, the element count or the byte count does not fit int64_t).
+ * TESSERA_OVERFLOW (an extent or the element count does not fit int64_t; the byte count depends on
+ * the itemsize, which this call does not take: tessera_tile and tessera_plan_create check it).
+ * Arguments are checked in order (shape, reps, out_ndim, out_shape): the first bad one is reported.
  */
 TESSERA_API tessera_status tessera_tile_shape(int ndim, const int64_t *shape, int nreps, const int64_t *reps,
                                               int *out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]);
@@ -144,6 +165,7 @@ TESSERA_API tessera_status tessera_tile_shape_ex(int ndim, const int64_t *shape,
  * dst:      dst_bytes writable bytes; may be NULL only if the output is empty.
  * Errors: TESSERA_INVALID_ARGUMENT, TESSERA_OVERFLOW, TESSERA_BUFFER_TOO_SMALL (dst_bytes less than
  * the output's byte size), TESSERA_OUT_OF_MEMORY, TESSERA_INTERNAL. On error dst is untouched.
+ * When several arguments are bad, the first in argument order is reported (options last).
  */
 TESSERA_API tessera_status tessera_tile(const void *src, int ndim, const int64_t *shape, const int64_t *strides,
                                         size_t itemsize, int nreps, const int64_t *reps, void *dst,
@@ -252,6 +274,108 @@ TESSERA_API const char *tessera_plan_describe(const tessera_plan *plan);
 
 /** Releases a plan. NULL is a no-op. */
 TESSERA_API void tessera_plan_destroy(tessera_plan *plan);
+
+/* ---------------------------------------------------------------------------------------------
+ * broadcast_to, expand, repeat: the rest of the replication family, planned and executed as tile
+ * is (the same executor, options, regions and guarantees; the input described as in tessera_tile).
+ * -------------------------------------------------------------------------------------------- */
+
+/** repeat's axis argument for "no axis": repeat the flattened input (C order), a 1-d output. */
+#define TESSERA_AXIS_NONE (-2147483647 - 1)
+
+/**
+ * Output shape of broadcast_to(A, target) — numpy.broadcast_to(A, target).copy(): target itself,
+ * after checking that the input's axes, aligned with target's trailing axes, each have extent 1
+ * or target's. target: target_ndim extents (target_ndim >= ndim). Writes *out_ndim = target_ndim
+ * and out_shape. Errors: TESSERA_INVALID_ARGUMENT (target_ndim < ndim, a negative extent, an axis
+ * that does not broadcast — the message names the axis and both extents; counts out of range;
+ * NULL pointers), TESSERA_OVERFLOW (the element count does not fit int64_t).
+ */
+TESSERA_API tessera_status tessera_broadcast_shape(int ndim, const int64_t *shape, int target_ndim,
+                                                   const int64_t *target, int *out_ndim,
+                                                   int64_t out_shape[TESSERA_MAX_NDIM]);
+
+/**
+ * One-shot broadcast_to: writes numpy.broadcast_to(src, target).copy() C-contiguously into dst.
+ * Arguments as tessera_tile with target in place of reps; errors as tessera_broadcast_shape and
+ * tessera_tile. On error dst is untouched.
+ */
+TESSERA_API tessera_status tessera_broadcast_to(const void *src, int ndim, const int64_t *shape,
+                                                const int64_t *strides, size_t itemsize, int target_ndim,
+                                                const int64_t *target, void *dst, size_t dst_bytes);
+/** tessera_broadcast_to with options (NULL = defaults). */
+TESSERA_API tessera_status tessera_broadcast_to_ex(const void *src, int ndim, const int64_t *shape,
+                                                   const int64_t *strides, size_t itemsize, int target_ndim,
+                                                   const int64_t *target, void *dst, size_t dst_bytes,
+                                                   const tessera_options *options);
+
+/**
+ * Output shape of expand(A, target) — ONNX Expand, OpenVINO Broadcast-3 "bidirectional": the numpy
+ * broadcast of shape and target (the shorter promoted by prepending 1s; on each axis equal
+ * extents, or one of them 1). Errors as tessera_broadcast_shape (any target_ndim is valid).
+ */
+TESSERA_API tessera_status tessera_expand_shape(int ndim, const int64_t *shape, int target_ndim,
+                                                const int64_t *target, int *out_ndim,
+                                                int64_t out_shape[TESSERA_MAX_NDIM]);
+
+/** One-shot expand into dst (as tessera_broadcast_to, with tessera_expand_shape's output). */
+TESSERA_API tessera_status tessera_expand(const void *src, int ndim, const int64_t *shape, const int64_t *strides,
+                                          size_t itemsize, int target_ndim, const int64_t *target, void *dst,
+                                          size_t dst_bytes);
+/** tessera_expand with options (NULL = defaults). */
+TESSERA_API tessera_status tessera_expand_ex(const void *src, int ndim, const int64_t *shape,
+                                             const int64_t *strides, size_t itemsize, int target_ndim,
+                                             const int64_t *target, void *dst, size_t dst_bytes,
+                                             const tessera_options *options);
+
+/**
+ * Output shape of repeat(A, repeats, axis) — numpy.repeat, torch.repeat_interleave: each element
+ * along `axis` written repeats times in a row.
+ *
+ * repeats:  nrepeats counts, in elements: nrepeats == 1 repeats every element repeats[0] times;
+ *           otherwise nrepeats must equal the axis' extent (the flattened input's size with no
+ *           axis) and element i is written repeats[i] times.
+ * axis:     in [-ndim, ndim) (negative counts from the end), or TESSERA_AXIS_NONE: the flattened
+ *           input (C order), a 1-d output.
+ * Writes *out_ndim (ndim, or 1 with no axis) and out_shape: the axis' extent is the sum of the
+ * counts. Errors: TESSERA_INVALID_ARGUMENT (an axis out of range, nrepeats neither 1 nor the
+ * extent, a negative count — each naming the value; NULL pointers), TESSERA_OVERFLOW.
+ */
+TESSERA_API tessera_status tessera_repeat_shape(int ndim, const int64_t *shape, int64_t nrepeats,
+                                                const int64_t *repeats, int axis, int *out_ndim,
+                                                int64_t out_shape[TESSERA_MAX_NDIM]);
+
+/**
+ * One-shot repeat: writes repeat(src, repeats, axis) C-contiguously into dst. The input as in
+ * tessera_tile; repeats and axis as in tessera_repeat_shape. Errors as tessera_repeat_shape and
+ * tessera_tile. On error dst is untouched.
+ */
+TESSERA_API tessera_status tessera_repeat(const void *src, int ndim, const int64_t *shape, const int64_t *strides,
+                                          size_t itemsize, int64_t nrepeats, const int64_t *repeats, int axis,
+                                          void *dst, size_t dst_bytes);
+/** tessera_repeat with options (NULL = defaults; negative_reps applies to the counts). */
+TESSERA_API tessera_status tessera_repeat_ex(const void *src, int ndim, const int64_t *shape,
+                                             const int64_t *strides, size_t itemsize, int64_t nrepeats,
+                                             const int64_t *repeats, int axis, void *dst, size_t dst_bytes,
+                                             const tessera_options *options);
+
+/**
+ * Plans for the family (options may be NULL: the defaults), used like tessera_plan_create's:
+ * tessera_plan_execute, tessera_plan_execute_region, tessera_plan_describe, tessera_plan_destroy.
+ * Errors as the one-shot calls' planning errors, TESSERA_INVALID_ARGUMENT for a NULL out_plan,
+ * TESSERA_OUT_OF_MEMORY. A repeat plan copies the counts (their prefix sums).
+ */
+TESSERA_API tessera_status tessera_plan_create_broadcast_to(int ndim, const int64_t *shape, const int64_t *strides,
+                                                            size_t itemsize, int target_ndim, const int64_t *target,
+                                                            const tessera_options *options,
+                                                            tessera_plan **out_plan);
+TESSERA_API tessera_status tessera_plan_create_expand(int ndim, const int64_t *shape, const int64_t *strides,
+                                                      size_t itemsize, int target_ndim, const int64_t *target,
+                                                      const tessera_options *options, tessera_plan **out_plan);
+TESSERA_API tessera_status tessera_plan_create_repeat(int ndim, const int64_t *shape, const int64_t *strides,
+                                                      size_t itemsize, int64_t nrepeats, const int64_t *repeats,
+                                                      int axis, const tessera_options *options,
+                                                      tessera_plan **out_plan);
 
 /** Message of the last failed call on this thread ("" if none failed yet). Valid until the next call. */
 TESSERA_API const char *tessera_last_error(void);

@@ -1,6 +1,7 @@
-// tessera — C++17 interface. Semantics, units and caller guarantees are those of tessera.h:
-// numpy.tile with prepend-promotion of the shorter of shape and reps; extents, reps and counts in
-// ELEMENTS; strides, itemsize and buffer sizes in BYTES; the output is C-contiguous.
+// tessera — C++17 interface. Semantics, units and caller guarantees are those of tessera.h: the
+// replication family — tile (numpy.tile), broadcast_to (numpy.broadcast_to(...).copy()), expand
+// (ONNX Expand) and repeat (numpy.repeat / torch.repeat_interleave); extents, reps, repeats and
+// counts in ELEMENTS; strides, itemsize and buffer sizes in BYTES; the output is C-contiguous.
 //
 // Every failure throws a tessera::Error subclass whose what() names the bad value:
 //   InvalidArgument  (TESSERA_INVALID_ARGUMENT)  negative rep/extent, itemsize 0, too many axes, null pointer
@@ -21,6 +22,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -218,8 +220,54 @@ struct Options {
 /// of 0. Also throws InvalidArgument for an invalid option value.
 TESSERA_API Dims tile_shape(const Dims& shape, const Dims& reps, const Options& options);
 
+/// Output shape of broadcast_to(A, target) (numpy.broadcast_to): `target` itself, after checking
+/// that the input's axes, aligned with target's trailing axes, each have extent 1 or target's.
+/// Throws InvalidArgument (target has fewer axes than the input, a negative extent, or an axis
+/// that does not broadcast — the message names the axis and both extents) or Overflow (the
+/// element count does not fit int64_t).
+TESSERA_API Dims broadcast_shape(const Dims& shape, const Dims& target);
+
+/// Output shape of expand(A, shape) (ONNX Expand, OpenVINO Broadcast-3 "bidirectional"): the numpy
+/// broadcast of both shapes (the shorter promoted by prepending 1s; on each axis the extents must
+/// be equal or one of them 1). Throws as broadcast_shape.
+TESSERA_API Dims expand_shape(const Dims& shape, const Dims& target);
+
+/// The counts of repeat(): one count for every element (an integer), or one per element along the
+/// repeated axis (a range of int64_t values, which must outlive the call). Counts are in elements.
+class Repeats {
+ public:
+  /// Every element `count` times.
+  Repeats(int64_t count) noexcept : scalar_(count), data_(&scalar_), size_(1) {}  // NOLINT: implicit
+  /// Element i `counts[i]` times (size 1: the same count for all).
+  Repeats(const int64_t* counts, std::size_t size) noexcept : data_(counts), size_(static_cast<int64_t>(size)) {}
+  Repeats(const std::vector<int64_t>& counts) noexcept  // NOLINT: implicit
+      : data_(counts.data()), size_(static_cast<int64_t>(counts.size())) {}
+  Repeats(const Repeats& other) noexcept { *this = other; }
+  Repeats& operator=(const Repeats& other) noexcept {
+    scalar_ = other.scalar_;
+    size_ = other.size_;
+    data_ = other.data_ == &other.scalar_ ? &scalar_ : other.data_;
+    return *this;
+  }
+  const int64_t* data() const noexcept { return data_; }
+  int64_t size() const noexcept { return size_; }
+
+ private:
+  int64_t scalar_ = 0;
+  const int64_t* data_ = nullptr;
+  int64_t size_ = 0;
+};
+
+/// Output shape of repeat(A, repeats, axis) (numpy.repeat): with an axis (negative counts from the
+/// end), shape with that axis' extent replaced by the sum of the counts (extent * count for one
+/// count); without (std::nullopt), the 1-d shape (sum of the counts over the flattened input,
+/// C order). Throws InvalidArgument (an axis out of range, a count list whose length is neither 1
+/// nor the axis' extent, a negative count — naming the value) or Overflow.
+TESSERA_API Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> axis = std::nullopt);
+
 namespace detail {
 struct PlanData;
+struct ArrayAccess;
 }
 
 /// An immutable, reusable plan for tile(A, reps): nested copy loops over the C-contiguous output
@@ -235,7 +283,24 @@ class TESSERA_API Plan {
   /// the implied contiguous input size, overflows).
   Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, const Options& options = {});
 
-  /// Number of output axes: max(shape.size(), reps.size()).
+  /// Plans broadcast_to(A, target) materialised — numpy.broadcast_to(A, target).copy(): an output
+  /// of shape `target`. The input as for the constructor. Throws as broadcast_shape and the
+  /// constructor (itemsize, strides, options). Options.negative_reps does not apply.
+  static Plan broadcast_to(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
+                           const Options& options = {});
+  /// Plans expand(A, target) — ONNX Expand: an output of expand_shape(shape, target). Throws as
+  /// expand_shape and the constructor.
+  static Plan expand(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
+                     const Options& options = {});
+  /// Plans repeat(A, repeats, axis) — numpy.repeat, torch.repeat_interleave: each element along
+  /// `axis` (or of the flattened input, std::nullopt) written repeats times in a row; output shape
+  /// repeat_shape. Per-element counts are copied into the plan (their prefix sums, computed once).
+  /// Under NegativeReps::clamp_to_zero a negative count acts as 0. Throws as repeat_shape and the
+  /// constructor.
+  static Plan repeat(const Dims& shape, const Dims& strides, std::size_t itemsize, const Repeats& repeats,
+                     std::optional<int> axis = std::nullopt, const Options& options = {});
+
+  /// Number of output axes (tile: max(shape.size(), reps.size())).
   int ndim() const noexcept;
   /// Output shape in elements.
   const Dims& shape() const noexcept;
@@ -250,14 +315,19 @@ class TESSERA_API Plan {
   /// The options the plan was made with.
   const Options& options() const noexcept;
 
-  /// Multi-line description of the loops the plan runs: one line per loop (extent, source and
-  /// destination byte strides), then the innermost kernel ("kernel: copy|fill|pattern|gather ...").
+  /// Multi-line description: the operation and its arguments ("tile plan: …", "repeat plan: …"),
+  /// one line per row loop (extent, source and destination byte strides), then the row kernel and
+  /// its path ("kernel: copy|pattern|fill|gather|repeat|segments [path] ...").
   std::string describe() const;
-  /// Name of the innermost kernel: "copy", "fill", "pattern", "gather", or "none" (empty output).
+  /// Name of the row kernel: "copy", "pattern", "fill", "gather", "repeat", "segments", or "none"
+  /// (empty output).
   const char* kernel_name() const noexcept;
-  /// The executor path the rows take: the kernel and its variant, e.g. "fill.4" (4-byte element
-  /// broadcast), "pattern.short" (a run under 256 B replicated from the output), "gather.any";
-  /// with a ".nt" suffix when the plan writes with non-temporal stores (see NonTemporal).
+  /// The executor path the plan runs, decided once by the planner: the kernel and its variant, e.g.
+  /// "fill.4" (4-byte element broadcast), "pattern.short" (a run under 256 B replicated from the
+  /// output), "gather.4.blocked", "repeat.shuffle"; with ".nt" when the plan writes with
+  /// non-temporal stores (see NonTemporal), ".nt.direct" when it streams straight from the source.
+  /// The same on every CPU of a SIMD target (a target without vectors, HWY_SCALAR, gets no vector
+  /// or streaming path).
   const char* kernel_path() const noexcept;
   /// Every path kernel_path() can return, so that tests can show each one is exercised.
   static std::vector<std::string> kernel_paths();
@@ -286,6 +356,7 @@ class TESSERA_API Plan {
   const detail::PlanData& data() const noexcept { return *data_; }
 
  private:
+  explicit Plan(std::shared_ptr<const detail::PlanData> data) noexcept : data_(std::move(data)) {}
   std::shared_ptr<const detail::PlanData> data_;
 };
 
@@ -328,7 +399,7 @@ class TESSERA_API Array {
   struct Free {
     void operator()(void* p) const noexcept { tessera_free(p); }
   };
-  friend TESSERA_API Array tile(const void*, const Dims&, const Dims&, std::size_t, const Dims&, const Options&);
+  friend struct detail::ArrayAccess;
   std::unique_ptr<void, Free> data_;
   Dims shape_;
   std::size_t itemsize_ = 0;
@@ -356,6 +427,28 @@ TESSERA_API Array tile(const void* src, const Dims& shape, const Dims& strides, 
 /// InvalidArgument for an invalid option.
 TESSERA_API Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
                        const Dims& reps, const Options& options);
+
+/// One-shot broadcast_to into the caller's buffer (see Plan::broadcast_to and Plan::execute).
+TESSERA_API void broadcast_to(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                              const Dims& target, void* dst, std::size_t dst_bytes, const Options& options = {});
+/// Allocating broadcast_to: a new Array (allocated as by the allocating tile).
+TESSERA_API Array broadcast_to(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                               const Dims& target, const Options& options = {});
+
+/// One-shot expand into the caller's buffer (see Plan::expand and Plan::execute).
+TESSERA_API void expand(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                        const Dims& target, void* dst, std::size_t dst_bytes, const Options& options = {});
+/// Allocating expand: a new Array (allocated as by the allocating tile).
+TESSERA_API Array expand(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                         const Dims& target, const Options& options = {});
+
+/// One-shot repeat into the caller's buffer (see Plan::repeat and Plan::execute).
+TESSERA_API void repeat(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                        const Repeats& repeats, std::optional<int> axis, void* dst, std::size_t dst_bytes,
+                        const Options& options = {});
+/// Allocating repeat: a new Array (allocated as by the allocating tile).
+TESSERA_API Array repeat(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                         const Repeats& repeats, std::optional<int> axis = std::nullopt, const Options& options = {});
 
 /// Name of the SIMD target the kernels dispatch to now (e.g. "AVX2", "SSE4", "SCALAR").
 TESSERA_API const char* active_target() noexcept;

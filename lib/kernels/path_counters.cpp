@@ -9,10 +9,10 @@
 
 namespace tessera::detail {
 
-std::atomic<uint64_t> g_exec_path_counts[kExecTargetSlots][kExecPathCount];
+std::atomic<uint64_t> g_exec_path_counts[kExecTargetSlots][kPathCount];
 
 uint64_t executed_path_count(int64_t target, int path) noexcept {
-  if (target == 0 || path < 0 || path >= kExecPathCount) return 0;
+  if (target == 0 || path < 0 || path >= kPathCount) return 0;
   return g_exec_path_counts[ExecTargetSlot(target)][path].load(std::memory_order_relaxed);
 }
 

@@ -1,5 +1,5 @@
 // Per-target region kernel: writes one hyper-rectangular region of a plan's output (a Region,
-// reduced by executor.cpp) C-contiguously. Compiled once per Highway target (foreach_target.h);
+// reduced by the planner's plan_region) C-contiguously. Compiled once per Highway target (foreach_target.h);
 // execute_region_kernel() dispatches to the best target this CPU supports. Serial.
 //
 // Along every axis the region's source index runs start, start + 1, ... wrapping at the axis'
@@ -8,6 +8,8 @@
 // period through the rest of its extent from the output already written (FillPattern over the
 // destination), and the innermost axis of a contiguous input row is one FillPattern of the source
 // row starting at the region's phase — the same row kernels as the executor's pattern paths.
+// Along an elementwise (repeat) axis consecutive steps with the same source index are equal: each
+// source index's first step is computed, the others replicate it.
 
 // clang-format off
 #undef HWY_TARGET_INCLUDE
@@ -16,11 +18,12 @@
 #include <hwy/highway.h>
 // clang-format on
 
-#include "plan.hpp"
+#include "kernels/kernels.hpp"
 #include "kernels/row_kernels-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
+namespace {
 
 /// Copies n elements of kSize bytes (kSize == 0: `size` bytes) starting at source index `first`,
 /// wrapping at `period`, with source byte stride `stride`, to contiguous dst.
@@ -72,9 +75,53 @@ HWY_INLINE void RegionRow(const RegionAxis& a, size_t isz, const uint8_t* HWY_RE
   }
 }
 
+void RegionAxisFill(const Region& r, int k, const uint8_t* src, uint8_t* dst);
+
+/// Copies of the element at `elem`: n of them (FillPattern of one element, any size).
+HWY_INLINE void ElementCopies(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n, size_t isz) {
+  switch (isz) {
+    case 1: FillCopies<1>(dst, elem, n, isz); return;
+    case 2: FillCopies<2>(dst, elem, n, isz); return;
+    case 4: FillCopies<4>(dst, elem, n, isz); return;
+    case 8: FillCopies<8>(dst, elem, n, isz); return;
+    case 16: FillCopies<16>(dst, elem, n, isz); return;
+    default: FillCopies<0>(dst, elem, n, isz); return;
+  }
+}
+
+/// An elementwise axis k: runs of equal steps, one per source index (`reps` of them, the first
+/// `reps - phase`; or counts[i] from the prefix sums, the first minus `phase`).
+void RegionRepeatAxis(const Region& r, int k, const uint8_t* src, uint8_t* dst) {
+  const RegionAxis& a = r.axes[k];
+  const bool inner = k == r.naxes - 1;
+  const size_t step = static_cast<size_t>(a.step_bytes);
+  int64_t idx = a.start, j = 0;
+  int64_t run = (a.reps == kSegmentReps ? r.prefix[idx + 1] - r.prefix[idx] : a.reps) - a.phase;
+  for (;;) {
+    const int64_t n = run < a.extent - j ? run : a.extent - j;
+    if (n > 0) {
+      uint8_t* d = dst + j * a.step_bytes;
+      if (inner) {
+        ElementCopies(d, src + idx * a.stride, static_cast<size_t>(n), r.itemsize);
+      } else {
+        RegionAxisFill(r, k + 1, src + idx * a.stride, d);
+        if (n > 1) FillPattern(d + step, static_cast<size_t>(n - 1) * step, d, step, 0);
+      }
+      j += n;
+    }
+    if (j == a.extent) return;
+    ++idx;
+    run = a.reps == kSegmentReps ? r.prefix[idx + 1] - r.prefix[idx] : a.reps;
+  }
+}
+
 /// Axis k of the region and everything inside it; `src` is at source index 0 of axis k.
 void RegionAxisFill(const Region& r, int k, const uint8_t* src, uint8_t* dst) {
   const RegionAxis& a = r.axes[k];
+  if (a.reps != 0) {
+    RegionRepeatAxis(r, k, src, dst);
+    return;
+  }
   if (k == r.naxes - 1) {
     RegionRow(a, r.itemsize, src, dst);
     return;
@@ -90,6 +137,8 @@ void RegionAxisFill(const Region& r, int k, const uint8_t* src, uint8_t* dst) {
     FillPattern(dst + period_bytes, static_cast<size_t>((a.extent - first) * a.step_bytes), dst, period_bytes, 0);
   }
 }
+
+}  // namespace
 
 void ExecuteRegion(const Region& r, const uint8_t* src, uint8_t* dst) {
   src += r.src_offset;

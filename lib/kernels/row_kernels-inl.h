@@ -1,5 +1,6 @@
 // Per-target row kernels: the innermost contiguous work of a plan, written with Highway vectors.
-// Included once per Highway target by kernels/dispatch.cpp (the per-target toggle guard below).
+// Included once per Highway target by kernels/rows.cpp and kernels/region.cpp (the per-target
+// toggle guard below).
 //
 // Every kernel writes exactly the bytes it is asked to, reads only the source bytes the plan
 // addresses, and accepts any alignment of source and destination. Short tails use plain memcpy of
@@ -20,13 +21,13 @@
 #include <hwy/highway.h>
 
 #include "plan.hpp"
-#include "kernels/path_counters.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-/// Copies fewer than one full vector: overlapping pairs of 16/8/4-byte moves, no libc call.
+/// Copies n bytes with overlapping pairs of 16/8/4-byte moves, no libc call: for pieces shorter
+/// than one vector (CopyBytes' tails) or than a short run of at most 64 bytes (FillPattern).
 HWY_INLINE void CopySmall(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
   std::memcpy(dst, src, n);
@@ -232,8 +233,7 @@ HWY_INLINE hn::Vec<D> LoadRunDup128(D d, const uint8_t* HWY_RESTRICT run, size_t
 /// FillPattern for runs of at most 16 bytes, starting at phase 0 and at least one vector long:
 /// the run is broadcast to every 128-bit block and each stored vector is one byte shuffle of it
 /// (TableLookupBytes) — the repeating pattern stays in registers. SCALAR has no byte shuffle: there
-/// it is FillPattern itself (kVectorShuffle false; the path counters count pattern.short).
-constexpr bool kVectorShuffle = HWY_TARGET != HWY_SCALAR;  // the #if below
+/// it is FillPattern itself (the planner gives "pattern.shuffle" only to targets with vectors).
 HWY_INLINE void FillShortPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
                                  size_t run_bytes, const ShortPatternTable& table) {
 #if HWY_TARGET == HWY_SCALAR
@@ -271,8 +271,7 @@ HWY_INLINE void FillShortPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const
 }
 
 /// Writes `n` copies of the 16-byte element at `elem`. On SCALAR: FillPattern with a 16-byte run,
-/// the fill.any kernel (kVectorFill16 false; the path counters count fill.any).
-constexpr bool kVectorFill16 = HWY_TARGET != HWY_SCALAR;  // the #if below
+/// the fill.any kernel (the planner gives "fill.16" only to targets with vectors).
 HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
   FillPattern(dst, n * 16, elem, 16, 0);
@@ -297,9 +296,8 @@ HWY_INLINE size_t HeadBytes(const uint8_t* dst, size_t v) {
   return (v - reinterpret_cast<uintptr_t>(dst) % v) % v;
 }
 
-/// CopyBytes with streaming stores for the aligned body. On SCALAR: CopyBytes (kStreamStores
-/// false: the path counters count a direct stream there as the ordinary path it then is).
-constexpr bool kStreamStores = HWY_TARGET != HWY_SCALAR;  // the #if below, and FillElementStream's
+/// CopyBytes with streaming stores for the aligned body. On SCALAR: CopyBytes (the planner gives
+/// streaming paths only to targets with streaming stores).
 HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
   CopyBytes(dst, src, n);
@@ -327,37 +325,29 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
 #endif
 }
 
-/// FillElement (T = uint8..uint64, or hwy::uint128_t for 16-byte elements) with streaming stores
-/// when `dst` is cache-line aligned and the n elements are whole cache lines; otherwise ordinary
-/// (on SCALAR always). Path counters: once per call (a row), fill.N.nt.direct or what ran instead.
-template <typename T>
+/// Writes `n` copies of the kSize-byte element at `elem` (kSize 1, 2, 4, 8 or 16) with streaming
+/// stores of whole cache lines from a register: the bytes up to the first line boundary and after
+/// the last whole line with ordinary stores (FillPattern at the right phase), so any alignment of
+/// dst works. On SCALAR: ordinary stores.
+template <size_t kSize>
 HWY_INLINE void FillElementStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
+  const size_t nbytes = n * kSize;
 #if HWY_TARGET != HWY_SCALAR
-  const size_t nbytes = n * sizeof(T);
-  if (reinterpret_cast<uintptr_t>(dst) % kLineBytes == 0 && nbytes % kLineBytes == 0) {
+  const size_t head = HeadBytes(dst, kLineBytes);
+  if (nbytes >= head + kLineBytes) {
     const hn::CappedTag<uint8_t, kLineBytes> d;  // at most one line: divides every line
     const size_t N = hn::Lanes(d);
-    hn::Vec<decltype(d)> v;
-    if constexpr (sizeof(T) == 16) {
-      v = hn::LoadDup128(d, elem);
-    } else {
-      const hn::Repartition<T, decltype(d)> dt;
-      T value;
-      std::memcpy(&value, elem, sizeof(T));
-      v = hn::BitCast(d, hn::Set(dt, value));
-    }
-    for (size_t i = 0; i < nbytes; i += N) hn::Stream(v, d, dst + i);
-    TESSERA_COUNT_PATH(ExecFillPath(sizeof(T), kRouteDirect));
+    HWY_ALIGN uint8_t line[kLineBytes];  // the bytes of a line that starts `head` bytes in
+    FillPattern(line, kLineBytes, elem, kSize, head % kSize);
+    const auto v = hn::Load(d, line);
+    FillPattern(dst, head, elem, kSize, 0);
+    const size_t body = (nbytes - head) / kLineBytes * kLineBytes;
+    for (size_t i = head; i < head + body; i += N) hn::Stream(v, d, dst + i);
+    FillPattern(dst + head + body, nbytes - head - body, elem, kSize, (head + body) % kSize);
     return;
   }
 #endif
-  if constexpr (sizeof(T) == 16) {
-    Fill16(dst, elem, n);
-    TESSERA_COUNT_PATH(kVectorFill16 ? ExecFillPath(16, kRoutePlain) : kExecFillAny + kRoutePlain);
-  } else {
-    FillElement<T>(dst, elem, n);
-    TESSERA_COUNT_PATH(ExecFillPath(sizeof(T), kRoutePlain));
-  }
+  FillPattern(dst, nbytes, elem, kSize, 0);
 }
 
 /// FillPattern for long runs (at least one vector), each run a streamed copy from the source run.
@@ -367,6 +357,159 @@ HWY_INLINE void FillPatternStream(uint8_t* HWY_RESTRICT dst, size_t nbytes, cons
   CopyStream(dst, run + phase, done);
   for (; done + run_bytes <= nbytes; done += run_bytes) CopyStream(dst + done, run, run_bytes);
   CopyStream(dst + done, run, nbytes - done);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element repeats (numpy.repeat): each source element written `reps` times in a row.
+
+/// Writes `n` copies of the kSize-byte element at `elem` (kSize 0: `size` bytes): short counts
+/// element by element from a register, long ones with the fill kernels.
+template <size_t kSize>
+HWY_INLINE void FillCopies(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n, size_t size) {
+  const size_t sz = kSize != 0 ? kSize : size;
+  if (n * sz >= 64) {
+    if constexpr (kSize == 1 || kSize == 2 || kSize == 4 || kSize == 8) {
+      FillElement<hwy::UnsignedFromSize<kSize>>(dst, elem, n);
+    } else if constexpr (kSize == 16) {
+      Fill16(dst, elem, n);
+    } else {
+      FillPattern(dst, n * sz, elem, sz, 0);
+    }
+    return;
+  }
+  if constexpr (kSize == 1 || kSize == 2 || kSize == 4 || kSize == 8) {
+    hwy::UnsignedFromSize<kSize> v;
+    std::memcpy(&v, elem, kSize);
+    for (size_t k = 0; k < n; ++k) std::memcpy(dst + k * kSize, &v, kSize);
+  } else {
+    for (size_t k = 0; k < n; ++k) std::memcpy(dst + k * sz, elem, sz);
+  }
+}
+
+/// A repeat row (Kernel::repeat): source element j (at byte offset j * stride) written `reps`
+/// times, j = 0, 1, ...; writes the row's output elements [off, off + n) to dst.
+template <size_t kSize>
+HWY_INLINE void RepeatRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, int64_t stride, size_t reps,
+                          size_t off, size_t n, size_t size) {
+  const size_t sz = kSize != 0 ? kSize : size;
+  int64_t j = static_cast<int64_t>(off / reps);
+  const size_t phase = off % reps;
+  if (phase != 0) {
+    const size_t c = reps - phase < n ? reps - phase : n;
+    FillCopies<kSize>(dst, src + j * stride, c, sz);
+    dst += c * sz;
+    n -= c;
+    ++j;
+  }
+  for (; n >= reps; n -= reps, ++j, dst += reps * sz) FillCopies<kSize>(dst, src + j * stride, reps, sz);
+  if (n != 0) FillCopies<kSize>(dst, src + j * stride, n, sz);
+}
+
+/// Byte-index tables of RepeatShuffleRow: output vector q (16 bytes) of a 16-byte source block
+/// whose `itemsize`-byte elements are each repeated `reps` times is the block shuffled by idx[q].
+struct RepeatShuffleTable {
+  HWY_ALIGN uint8_t idx[kRepeatShuffleMaxReps][16];
+  RepeatShuffleTable(size_t itemsize, size_t reps) {
+    for (size_t q = 0; q < reps; ++q)
+      for (size_t b = 0; b < 16; ++b) {
+        const size_t at = q * 16 + b;  // output byte
+        idx[q][b] = static_cast<uint8_t>(at / itemsize / reps * itemsize + at % itemsize);
+      }
+  }
+};
+
+/// RepeatRow of a contiguous source of kSize-byte elements (1, 2, 4, 8) repeated 2..8 times:
+/// every 16-byte source block becomes `reps` 16-byte stores, each one byte shuffle of the block.
+/// SCALAR: RepeatRow (the planner gives "repeat.shuffle" only to targets with vectors).
+template <size_t kSize>
+HWY_INLINE void RepeatShuffleRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t reps,
+                                 size_t off, size_t n, const RepeatShuffleTable& table) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)table;
+  RepeatRow<kSize>(dst, src, kSize, reps, off, n, kSize);
+#else
+  size_t j = off / reps;  // source element
+  const size_t phase = off % reps;
+  if (phase != 0) {
+    const size_t c = reps - phase < n ? reps - phase : n;
+    FillCopies<kSize>(dst, src + j * kSize, c, kSize);
+    dst += c * kSize;
+    n -= c;
+    ++j;
+  }
+  const hn::FixedTag<uint8_t, 16> d;
+  constexpr size_t E = 16 / kSize;  // source elements per block
+  const size_t block_out = 16 * reps;
+  for (; n >= E * reps; n -= E * reps, j += E, dst += block_out) {
+    const auto v = hn::LoadU(d, src + j * kSize);
+    for (size_t q = 0; q < reps; ++q) hn::StoreU(hn::TableLookupBytes(v, hn::Load(d, table.idx[q])), d, dst + 16 * q);
+  }
+  RepeatRow<kSize>(dst, src + j * kSize, kSize, reps, 0, n, kSize);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Segments (numpy.repeat with one count per element): source element i written counts[i] =
+// prefix[i + 1] - prefix[i] times.
+
+/// The byte offset of source index i of the segment axis, which is one source axis or a
+/// flattened input's axes (PlanData::seg_axes, outermost first, in C order); moved on one index
+/// at a time without division.
+struct SegmentCursor {
+  int n;
+  const Entry* axes;
+  int64_t idx[max_ndim];
+  int64_t off = 0;
+
+  HWY_INLINE SegmentCursor(const PlanData& p, int64_t i) : n(p.seg_naxes), axes(p.seg_axes) {
+    for (int k = n - 1; k >= 0; --k) {
+      idx[k] = i % axes[k].extent;
+      i /= axes[k].extent;
+      off += idx[k] * axes[k].stride;
+    }
+  }
+  HWY_INLINE void Next() {
+    for (int k = n - 1; k >= 0; --k) {
+      off += axes[k].stride;
+      if (++idx[k] < axes[k].extent) return;
+      off -= axes[k].stride * axes[k].extent;
+      idx[k] = 0;
+    }
+  }
+};
+
+/// The source index whose segment holds output index t: prefix[i] <= t < prefix[i + 1].
+HWY_INLINE int64_t SegmentOf(const int64_t* prefix, int64_t count, int64_t t) {
+  int64_t lo = 0, hi = count;  // prefix[lo] <= t < prefix[hi]
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (prefix[mid] <= t) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+/// A segments row: writes its output elements [off, off + n) to dst; `src` is the row's source
+/// (index 0 of the segment axis).
+template <size_t kSize>
+HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, const PlanData& p,
+                            size_t off, size_t n) {
+  const size_t sz = kSize != 0 ? kSize : p.itemsize;
+  const int64_t* prefix = p.prefix.data();
+  int64_t i = SegmentOf(prefix, p.count_segments(), static_cast<int64_t>(off));
+  SegmentCursor at(p, i);
+  int64_t pos = static_cast<int64_t>(off);
+  const int64_t end = pos + static_cast<int64_t>(n);
+  for (;;) {
+    const int64_t stop = prefix[i + 1] < end ? prefix[i + 1] : end;
+    if (stop > pos) {
+      FillCopies<kSize>(dst, src + at.off, static_cast<size_t>(stop - pos), sz);
+      dst += static_cast<size_t>(stop - pos) * sz;
+      pos = stop;
+    }
+    if (pos == end) return;
+    ++i;
+    at.Next();
+  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -1,0 +1,208 @@
+// Per-target gathers: rows whose elements are not contiguous in the source, one by one or whole
+// rows through a blocked transpose in L1. Included once per Highway target by kernels/rows.cpp
+// (the per-target toggle guard below).
+
+#if defined(TESSERA_LIB_KERNELS_GATHER_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TESSERA_LIB_KERNELS_GATHER_INL_H_
+#undef TESSERA_LIB_KERNELS_GATHER_INL_H_
+#else
+#define TESSERA_LIB_KERNELS_GATHER_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <hwy/highway.h>
+
+#include "plan.hpp"
+#include "kernels/row_kernels-inl.h"
+#include "kernels/walk-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::detail::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+/// Copies one element of kSize bytes (kSize == 0: `size` bytes, any size).
+template <size_t kSize>
+struct GatherElem {
+  static constexpr size_t kFixed = kSize;
+  size_t size = kSize;
+  HWY_INLINE void operator()(uint8_t* d, const uint8_t* s) const {
+    if constexpr (kSize != 0) {
+      std::memcpy(d, s, kSize);
+    } else {
+      std::memcpy(d, s, size);
+    }
+  }
+};
+
+/// Rows of a blocked gather tile: row u's columns [c0, c0 + nc) go to tile + u * pitch bytes.
+/// Where four (4-byte elements) or two (8-byte) consecutive distinct rows are consecutive source
+/// elements (`packed[u / L]`: a transposed view), a block of L rows x L columns is loaded as L
+/// vectors down the columns and transposed in registers; everything else is copied element by
+/// element, column by column (each source line read is used up by the rows sharing it).
+template <class Elem>
+HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64_t D, int64_t c0, int64_t nc,
+                           int64_t st, int64_t isz, int64_t pitch, int64_t ahead, Elem elem,
+                           uint8_t* HWY_RESTRICT tile) {
+  (void)packed;
+  (void)ahead;  // unused where no vector transpose applies
+  int64_t c = 0;
+#if HWY_TARGET != HWY_SCALAR
+  constexpr size_t kSize = Elem::kFixed;
+  if constexpr (kSize == 4 || kSize == 8) {
+    constexpr int64_t L = 16 / kSize;
+    using T = hwy::UnsignedFromSize<kSize>;
+    const hn::FixedTag<T, L> d;
+    const hn::FixedTag<uint64_t, 2> d64;
+    const hn::FixedTag<uint8_t, 16> d8;
+    for (; c + L <= nc; c += L) {
+      const int64_t off = (c0 + c) * st;
+      if (ahead != 0) {  // the same columns of the next block: one line per 64 bytes of rows
+        for (int64_t j = 0; j < L; ++j)
+          for (int64_t u = 0; u < D; u += 64 / kSize) __builtin_prefetch(uniq[u] + off + ahead + j * st, 0, 2);
+      }
+      for (int64_t u = 0; u < D; u += L) {
+        uint8_t* t = tile + u * pitch + c * isz;
+        if (u + L <= D && packed[u / L]) {
+          const uint8_t* s = uniq[u] + off;
+          if constexpr (kSize == 4) {
+            const auto a = hn::BitCast(d, hn::LoadU(d8, s));  // bytes: s need not be T-aligned
+            const auto b = hn::BitCast(d, hn::LoadU(d8, s + st));
+            const auto e = hn::BitCast(d, hn::LoadU(d8, s + 2 * st));
+            const auto f = hn::BitCast(d, hn::LoadU(d8, s + 3 * st));
+            const auto ab_lo = hn::BitCast(d64, hn::InterleaveLower(d, a, b));  // a0 b0 a1 b1
+            const auto ef_lo = hn::BitCast(d64, hn::InterleaveLower(d, e, f));
+            const auto ab_hi = hn::BitCast(d64, hn::InterleaveUpper(d, a, b));  // a2 b2 a3 b3
+            const auto ef_hi = hn::BitCast(d64, hn::InterleaveUpper(d, e, f));
+            hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, ab_lo, ef_lo)), d, reinterpret_cast<T*>(t));
+            hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, ab_lo, ef_lo)), d, reinterpret_cast<T*>(t + pitch));
+            hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, ab_hi, ef_hi)), d, reinterpret_cast<T*>(t + 2 * pitch));
+            hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, ab_hi, ef_hi)), d, reinterpret_cast<T*>(t + 3 * pitch));
+          } else {
+            const auto a = hn::BitCast(d, hn::LoadU(d8, s));
+            const auto b = hn::BitCast(d, hn::LoadU(d8, s + st));
+            hn::StoreU(hn::InterleaveLower(d, a, b), d, reinterpret_cast<T*>(t));
+            hn::StoreU(hn::InterleaveUpper(d, a, b), d, reinterpret_cast<T*>(t + pitch));
+          }
+        } else {
+          const int64_t stop = u + L < D ? u + L : D;
+          for (int64_t j = 0; j < L; ++j)
+            for (int64_t v = u; v < stop; ++v) elem(tile + v * pitch + (c + j) * isz, uniq[v] + off + j * st);
+        }
+      }
+    }
+  }
+#endif
+  for (; c < nc; ++c) {
+    const int64_t off = (c0 + c) * st;
+    for (int64_t u = 0; u < D; ++u) elem(tile + u * pitch + c * isz, uniq[u] + off);
+  }
+}
+
+/// Gather rows: element j of a row is at src_row + j * inner_stride. With `blocked` (the planner's
+/// choice: a source stride of a cache line or more, a row loop, elements of at most 16 bytes —
+/// a transposed view, say), whole rows are copied in groups, column block by column block,
+/// through a tile in L1 (a blocked transpose): the source lines read for one row serve its
+/// neighbours, and every destination row gets a contiguous piece. Rows of a group with the same
+/// source row (replicas, from a zero-stride loop) are gathered once and written to each replica.
+/// With `stream` the tile's rows go out with non-temporal stores. Otherwise, and for the partial
+/// rows at the range's ends (or a range of fewer than two whole rows), rows are gathered one by
+/// one with ordinary stores.
+template <class Elem>
+void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, Elem elem,
+                   bool blocked, bool stream) {
+  const int64_t st = p.inner_stride;
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  const auto row_fn = [st, isz, elem](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+    s += static_cast<int64_t>(off) * st;
+    for (size_t j = 0; j < n; ++j) elem(d + static_cast<int64_t>(j) * isz, s + static_cast<int64_t>(j) * st);
+  };
+  const int64_t row_elems = p.row_elems;
+  // Whole rows [r0, r1) get the blocked copy; the partial rows at the range's ends go row by row.
+  const int64_t r0 = (begin + row_elems - 1) / row_elems;
+  int64_t r1 = end / row_elems;
+  if (!blocked || r1 - r0 < 2) {
+    WalkRows(p, src, out, begin, end, row_fn);
+    return;
+  }
+  // An outermost loop that only repeats (source stride 0) makes whole replicas of the output:
+  // when the range is `copies` of them, the first is gathered and each of its tile rows is
+  // written to every copy, so the source is read once.
+  int64_t copies = 1, copy_bytes = 0;
+  if (p.nloops >= 2 && p.loops[0].src_stride == 0 && !p.loops[0].segment) {
+    const int64_t span = p.nrows / p.loops[0].extent * row_elems;  // elements per replica
+    if (begin % span == 0 && end % span == 0 && end - begin >= 2 * span) {
+      copies = (end - begin) / span;
+      copy_bytes = span * isz;
+      r1 = r0 + span / row_elems;
+    }
+  }
+  WalkRows(p, src, out, begin, r0 * row_elems, row_fn);
+  uint8_t* o = out + (r0 * row_elems - begin) * isz;
+
+  // A tile holds kMaxDistinct rows of kTileRowBytes: columns per block C.
+  constexpr int64_t kTileRowBytes = 256, kMaxDistinct = 128, kMaxGroup = 1024, kHash = 2048;
+  const int64_t C = kTileRowBytes / isz;
+  HWY_ALIGN uint8_t tile[kMaxDistinct * kTileRowBytes];
+  const uint8_t* uniq[kMaxDistinct];   // distinct source rows of the group
+  bool packed[kMaxDistinct];           // see GatherTile
+  uint16_t which[kMaxGroup];           // group row -> its distinct row
+  uint16_t slot[kHash];                // open addressing: distinct row + 1, 0 = empty
+
+  RowOdometer at(p, r0);
+  for (int64_t r = r0; r < r1;) {
+    // The group: consecutive rows while their distinct source rows fit the tile.
+    std::memset(slot, 0, sizeof(slot));
+    int64_t g = 0, D = 0;
+    while (r + g < r1 && g < kMaxGroup) {
+      const uint8_t* row = src + at.src_off;
+      uint64_t h = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(row)) * 0x9E3779B97F4A7C15ull) >> 53;
+      while (slot[h] != 0 && uniq[slot[h] - 1] != row) h = (h + 1) % kHash;
+      if (slot[h] == 0) {
+        if (D == kMaxDistinct) break;
+        uniq[D] = row;
+        slot[h] = static_cast<uint16_t>(++D);
+      }
+      which[g++] = static_cast<uint16_t>(slot[h] - 1);
+      at.Advance(p, 1);
+    }
+    if (isz == 4 || isz == 8) {  // the register transposes' blocks of L = 16 / isz rows
+      const int64_t L = 16 / isz;
+      for (int64_t u = 0; u + L <= D; u += L) {
+        bool ok = true;
+        for (int64_t v = 1; ok && v < L; ++v)  // addresses compared as integers: no pointer past the source
+          ok = reinterpret_cast<uintptr_t>(uniq[u + v]) - reinterpret_cast<uintptr_t>(uniq[u]) ==
+               static_cast<uintptr_t>(v * isz);
+        packed[u / L] = ok;
+      }
+    }
+    for (int64_t c0 = 0; c0 < row_elems; c0 += C) {
+      const int64_t nc = c0 + C < row_elems ? C : row_elems - c0;
+      // Prefetch the next block's source lines while this one is copied (if it is whole).
+      const int64_t ahead = c0 + 2 * C <= row_elems ? C * st : 0;
+      GatherTile(uniq, packed, D, c0, nc, st, isz, kTileRowBytes, ahead, elem, tile);
+      // Write the tile's rows out contiguously: the destination rows may be a power of two apart,
+      // and element-wise stores down a column would fight over the same cache sets.
+      uint8_t* d = o + c0 * isz;
+      const size_t bytes = static_cast<size_t>(nc * isz);
+      for (int64_t e = 0; e < copies; ++e, d += copy_bytes) {
+        if (stream) {
+          for (int64_t k = 0; k < g; ++k) CopyStream(d + k * row_elems * isz, tile + which[k] * kTileRowBytes, bytes);
+        } else {
+          for (int64_t k = 0; k < g; ++k) CopyBytes(d + k * row_elems * isz, tile + which[k] * kTileRowBytes, bytes);
+        }
+      }
+    }
+    o += g * row_elems * isz;
+    r += g;
+  }
+  if (copies == 1) WalkRows(p, src, o, r1 * row_elems, end, row_fn);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace tessera::detail::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard

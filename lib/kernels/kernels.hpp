@@ -1,0 +1,32 @@
+// The kernels' interface: what the executor and the planner call. Each entry point is compiled
+// once per Highway target (foreach_target.h) and dispatched to the best target this CPU supports
+// (HWY_DYNAMIC_DISPATCH). Serial: TBB stays in the executor, which calls execute_range from each
+// task. No Highway or TBB types here.
+#ifndef TESSERA_LIB_KERNELS_KERNELS_HPP
+#define TESSERA_LIB_KERNELS_KERNELS_HPP
+
+#include "plan.hpp"
+#include "planner.hpp"
+
+namespace tessera::detail {
+
+/// Writes output elements [begin, end) of the plan to `out` (where element `begin` goes), by the
+/// plan's Path — or by its plain route if `ordinary_stores`. Preconditions: 0 <= begin < end <=
+/// plan.out_size; src and out valid. A path chosen under another target runs correctly on any
+/// (a target without vectors or streaming stores runs such paths with its scalar code).
+/// Defined in kernels/rows.cpp.
+void execute_range(const PlanData& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
+                   bool ordinary_stores = false);
+
+/// Writes `region` (plan_region) C-contiguously to dst. Defined in kernels/region.cpp.
+void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);
+
+/// What the target the kernels dispatch to now can do (choose_path's input).
+KernelCaps kernel_caps();
+
+/// Name of the Highway target the kernels dispatch to now.
+const char* dispatch_target_name();
+
+}  // namespace tessera::detail
+
+#endif  // TESSERA_LIB_KERNELS_KERNELS_HPP

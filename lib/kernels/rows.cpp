@@ -1,0 +1,247 @@
+// Per-target execution of a range of output elements by the plan's Path: the row walk
+// (kernels/walk-inl.h) calls the path's row function (kernels/row_kernels-inl.h, gathers in
+// kernels/gather-inl.h) with ordinary stores, or streams the rows out (staged in L1, or directly).
+// Compiled once per Highway target (foreach_target.h); execute_range() dispatches to the best
+// target this CPU supports. TBB stays outside: the executor calls execute_range() from each task.
+//
+// Every decision was made by the planner (the Path); the only choices left here are per piece of
+// a row (a row's first partial run or element, a range of fewer than two whole rows for the
+// blocked gather). TESSERA_COUNT_PATH (kernels/path_counters.hpp) counts each range's path per
+// target in test builds.
+
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/rows.cpp"  // this file, relative to lib/
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+// clang-format on
+
+#include "kernels/kernels.hpp"
+#include "kernels/path_counters.hpp"
+#include "kernels/row_kernels-inl.h"
+#include "kernels/walk-inl.h"
+#include "kernels/gather-inl.h"
+
+#include <hwy/cache_control.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::detail::HWY_NAMESPACE {
+namespace {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Row functions are called once per row: inlined into the row walk even where they are large.
+#define TESSERA_INLINE_LAMBDA __attribute__((always_inline))
+
+/// Calls body(row) with the ordinary-store row function of the plan's (non-gather) path:
+/// row(src_row, first_elem, n_elems, out) writes elements [first_elem, first_elem + n_elems) of the
+/// row whose source is src_row to out.
+template <class Body>
+HWY_INLINE void WithRowFn(const PlanData& p, Path path, const Body& body) {
+  const size_t isz = p.itemsize;
+  switch (p.kernel()) {
+    case Kernel::copy:
+      body([isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyBytes(d, s + off * isz, n * isz); });
+      return;
+    case Kernel::pattern: {
+      const size_t run = static_cast<size_t>(p.run_bytes);
+      if (path == Path::pattern_shuffle || path == Path::pattern_shuffle_nt) {
+        const ShortPatternTable table(run);
+        const size_t N = hn::Lanes(hn::ScalableTag<uint8_t>());
+        body([isz, run, N, &table](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          const size_t phase = off == 0 ? 0 : off * isz % run;
+          if (phase == 0 && n * isz >= N) {
+            FillShortPattern(d, n * isz, s, run, table);
+          } else {  // a row piece that starts mid-run or is shorter than a vector
+            FillPattern(d, n * isz, s, run, phase);
+          }
+        });
+        return;
+      }
+      // FillPattern's own branch: long runs are copied again from the source, short ones replicated.
+      body([isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) TESSERA_INLINE_LAMBDA {
+        FillPattern(d, n * isz, s, run, off == 0 ? 0 : off * isz % run);
+      });
+      return;
+    }
+    case Kernel::fill:
+      if (path == Path::fill_any || path == Path::fill_any_nt) {
+        body([isz](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillPattern(d, n * isz, s, isz, 0); });
+        return;
+      }
+      switch (isz) {
+        case 1: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint8_t>(d, s, n); }); return;
+        case 2: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint16_t>(d, s, n); }); return;
+        case 4: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint32_t>(d, s, n); }); return;
+        case 8: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElement<uint64_t>(d, s, n); }); return;
+        default: body([](const uint8_t* s, size_t, size_t n, uint8_t* d) { Fill16(d, s, n); }); return;
+      }
+    case Kernel::repeat: {
+      const size_t reps = static_cast<size_t>(p.inner_reps);
+      const int64_t st = p.inner_stride;
+      if (path == Path::repeat_shuffle || path == Path::repeat_shuffle_nt) {
+        const RepeatShuffleTable table(isz, reps);
+        const auto with = [&](auto size) {
+          constexpr size_t kSize = decltype(size)::value;
+          body([reps, &table](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+            RepeatShuffleRow<kSize>(d, s, reps, off, n, table);
+          });
+        };
+        switch (isz) {
+          case 1: with(std::integral_constant<size_t, 1>()); return;
+          case 2: with(std::integral_constant<size_t, 2>()); return;
+          case 4: with(std::integral_constant<size_t, 4>()); return;
+          default: with(std::integral_constant<size_t, 8>()); return;
+        }
+      }
+      const auto with = [&](auto size) {
+        constexpr size_t kSize = decltype(size)::value;
+        body([reps, st, isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          RepeatRow<kSize>(d, s, st, reps, off, n, isz);
+        });
+      };
+      switch (isz) {
+        case 1: with(std::integral_constant<size_t, 1>()); return;
+        case 2: with(std::integral_constant<size_t, 2>()); return;
+        case 4: with(std::integral_constant<size_t, 4>()); return;
+        case 8: with(std::integral_constant<size_t, 8>()); return;
+        case 16: with(std::integral_constant<size_t, 16>()); return;
+        default: with(std::integral_constant<size_t, 0>()); return;
+      }
+    }
+    case Kernel::segments: {
+      const auto with = [&](auto size) {
+        constexpr size_t kSize = decltype(size)::value;
+        body([&p](const uint8_t* s, size_t off, size_t n, uint8_t* d) { SegmentsRow<kSize>(d, s, p, off, n); });
+      };
+      switch (isz) {
+        case 1: with(std::integral_constant<size_t, 1>()); return;
+        case 2: with(std::integral_constant<size_t, 2>()); return;
+        case 4: with(std::integral_constant<size_t, 4>()); return;
+        case 8: with(std::integral_constant<size_t, 8>()); return;
+        case 16: with(std::integral_constant<size_t, 16>()); return;
+        default: with(std::integral_constant<size_t, 0>()); return;
+      }
+    }
+    case Kernel::gather:  // see ExecuteGathers
+    case Kernel::none:
+      return;
+  }
+}
+
+/// The gather paths: rows one by one, or blocked (streamed out if `stream`).
+void ExecuteGathers(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, bool blocked,
+                    bool stream) {
+  switch (p.itemsize) {
+    case 1: ExecuteGather(p, src, out, begin, end, GatherElem<1>(), blocked, stream); return;
+    case 2: ExecuteGather(p, src, out, begin, end, GatherElem<2>(), blocked, stream); return;
+    case 4: ExecuteGather(p, src, out, begin, end, GatherElem<4>(), blocked, stream); return;
+    case 8: ExecuteGather(p, src, out, begin, end, GatherElem<8>(), blocked, stream); return;
+    case 16: ExecuteGather(p, src, out, begin, end, GatherElem<16>(), blocked, stream); return;
+    default: ExecuteGather(p, src, out, begin, end, GatherElem<0>{p.itemsize}, blocked, stream); return;
+  }
+}
+
+/// Streaming straight to the output (the ".nt.direct" paths): copy rows or pattern runs of at
+/// least kDirectStreamBytes from the source, fills of whole cache lines from a register.
+void ExecuteDirectStream(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
+  const size_t isz = p.itemsize;
+  switch (p.kernel()) {
+    case Kernel::copy:
+      WalkRows(p, src, out, begin, end,
+               [isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyStream(d, s + off * isz, n * isz); });
+      return;
+    case Kernel::fill:
+      switch (isz) {
+        case 1: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<1>(d, s, n); }); return;
+        case 2: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<2>(d, s, n); }); return;
+        case 4: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<4>(d, s, n); }); return;
+        case 8: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<8>(d, s, n); }); return;
+        default: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<16>(d, s, n); }); return;
+      }
+    default: {  // pattern.long.nt.direct
+      const size_t run = static_cast<size_t>(p.run_bytes);
+      WalkRows(p, src, out, begin, end, [isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+        FillPatternStream(d, n * isz, s, run, off * isz % run);
+      });
+      return;
+    }
+  }
+}
+
+/// Streaming through L1 (the ".nt" paths but the gathers'): one walk over the rows writes them
+/// with the ordinary row functions into a stack buffer of kStageBytes (splitting rows at its end),
+/// which is streamed to the output each time it fills. Small blocks keep the memory busy while
+/// the next block is generated.
+void ExecuteStagedStream(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
+  HWY_ALIGN uint8_t stage[kStageBytes];
+  const size_t isz = p.itemsize;
+  const size_t cap = kStageBytes / isz;  // elements per block
+  size_t fill = 0;                        // elements staged
+  WithRowFn(p, p.path, [&](const auto& row) {
+    WalkRows(p, src, out, begin, end, [&](const uint8_t* s, size_t off, size_t n, uint8_t*) {
+      while (n > 0) {
+        const size_t take = n < cap - fill ? n : cap - fill;
+        row(s, off, take, stage + fill * isz);
+        fill += take;
+        off += take;
+        n -= take;
+        if (fill == cap) {
+          CopyStream(out, stage, cap * isz);
+          out += cap * isz;
+          fill = 0;
+        }
+      }
+    });
+  });
+  CopyStream(out, stage, fill * isz);
+}
+
+}  // namespace
+
+/// Writes output elements [begin, end) of the plan to `out` (execute_range).
+void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
+                  bool ordinary_stores) {
+  const Path path = ordinary_stores ? without_streaming(p.path) : p.path;
+  TESSERA_COUNT_PATH(path);
+  const PathInfo& info = path_info(path);
+  if (info.kernel == Kernel::gather) {
+    ExecuteGathers(p, src, out, begin, end, info.blocked, info.route != Route::plain);
+  } else if (info.route == Route::plain) {
+    WithRowFn(p, path, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });
+    return;
+  } else if (info.route == Route::direct) {
+    ExecuteDirectStream(p, src, out, begin, end);
+  } else {
+    ExecuteStagedStream(p, src, out, begin, end);
+  }
+  if (info.route != Route::plain) hwy::FlushStream();  // order the streaming stores before the range is reported done
+}
+
+KernelCaps Caps() {
+  return {HWY_TARGET != HWY_SCALAR, HWY_TARGET != HWY_SCALAR};
+}
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace tessera::detail::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessera::detail {
+
+HWY_EXPORT(ExecuteRange);
+HWY_EXPORT(Caps);
+HWY_EXPORT(TargetName);
+
+void execute_range(const PlanData& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
+                   bool ordinary_stores) {
+  HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, src, out, begin, end, ordinary_stores);
+}
+
+KernelCaps kernel_caps() { return HWY_DYNAMIC_DISPATCH(Caps)(); }
+
+const char* dispatch_target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+}  // namespace tessera::detail
+#endif  // HWY_ONCE
