@@ -151,10 +151,10 @@ inline constexpr int64_t kShuffleRunBytes = 16;
 /// The shuffle paths' index tables cost about a vector store per entry: only outputs of at least
 /// this many bytes take them.
 inline constexpr int64_t kShuffleMinBytes = 4096;
-/// Element repeats of fewer than kRepeatMaxBytes bytes per source element (reps * itemsize) are a
-/// repeat kernel over whole source rows; longer ones are fills, one row per source element.
-/// "repeat.shuffle" takes contiguous sources of 1-, 2-, 4- and 8-byte elements repeated 2 to
-/// kRepeatShuffleMaxReps times.
+/// Element repeats of fewer than kRepeatMaxBytes bytes per source element (reps * itemsize), and
+/// every repeat "repeat.shuffle" takes (contiguous sources of 1-, 2-, 4- and 8-byte elements
+/// repeated 2 to kRepeatShuffleMaxReps times), are a repeat kernel over whole source rows; longer
+/// ones are fills, one row per source element.
 inline constexpr int64_t kRepeatMaxBytes = 64;
 inline constexpr int64_t kRepeatShuffleMaxReps = 8;
 

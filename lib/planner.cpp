@@ -73,6 +73,12 @@ bool affine_pair(int64_t outer_stride, int64_t inner_stride, int64_t inner_exten
 // The element-size variant of the fill and gather paths: 0..4 for 1, 2, 4, 8, 16 bytes, 5 for any.
 int size_variant(int64_t isz) { return isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : isz == 16 ? 4 : 5; }
 
+// Whether "repeat.shuffle" takes element repeats of `reps` copies of `isz`-byte elements at source
+// stride `stride` (a contiguous source of 1-, 2-, 4-, 8-byte elements, 2..8 copies).
+bool repeat_shuffles(int64_t isz, int64_t reps, int64_t stride) {
+  return stride == isz && (isz == 1 || isz == 2 || isz == 4 || isz == 8) && reps >= 2 && reps <= kRepeatShuffleMaxReps;
+}
+
 int64_t checked_product(const Dims& shape, const char* what) {
   int64_t n = 1;
   for (int i = 0; i < shape.size(); ++i)
@@ -387,7 +393,8 @@ void choose_path(PlanData& p, const KernelCaps& caps) {
       p.row_elems = m[0].extent;
     }
   } else if (m[0].stride == 0 && nm > 1 && !m[1].segment && m[1].stride != 0 &&
-             m[0].extent * isz < kRepeatMaxBytes) {  // no overflow: at most the output's bytes
+             (m[0].extent * isz < kRepeatMaxBytes ||  // no overflow: at most the output's bytes
+              repeat_shuffles(isz, m[0].extent, m[1].stride))) {
     kernel = Kernel::repeat;  // short element repeats: whole source rows, not one fill per element
     p.inner_reps = m[0].extent;
     p.count = m[1].extent;
@@ -451,12 +458,11 @@ void choose_path(PlanData& p, const KernelCaps& caps) {
     case Kernel::gather:
       p.path = path_at(Path::gather_1, 3 * sv + (stream ? 2 : blocked ? 1 : 0));
       break;
-    case Kernel::repeat: {
-      const bool shuffle = caps.vectors && st == isz && (isz == 1 || isz == 2 || isz == 4 || isz == 8) &&
-                           p.inner_reps >= 2 && p.inner_reps <= kRepeatShuffleMaxReps;
-      p.path = path_at(shuffle ? Path::repeat_shuffle : Path::repeat_elements, nt_route);
+    case Kernel::repeat:
+      p.path = path_at(caps.vectors && repeat_shuffles(isz, p.inner_reps, st) ? Path::repeat_shuffle
+                                                                             : Path::repeat_elements,
+                       nt_route);
       break;
-    }
     case Kernel::segments: p.path = path_at(Path::segments, nt_route); break;
     case Kernel::none: p.path = Path::none; break;
   }

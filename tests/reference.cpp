@@ -70,4 +70,106 @@ std::vector<unsigned char> tile(const void* src, const Shape& shape, const Shape
   return out;
 }
 
+namespace {
+
+// The byte offset of element `index` of an array with byte `strides`.
+int64_t offset_of(const Shape& index, const Shape& strides) {
+  int64_t off = 0;
+  for (std::size_t k = 0; k < index.size(); ++k) off += index[k] * strides[k];
+  return off;
+}
+
+// Calls f(index) for every index of `shape` in C order.
+template <class F>
+void for_each_index(const Shape& shape, F f) {
+  if (count(shape) == 0) return;
+  Shape index(shape.size(), 0);
+  for (;;) {
+    f(index);
+    std::size_t k = shape.size();
+    while (k > 0 && ++index[k - 1] == shape[k - 1]) index[--k] = 0;
+    if (k == 0) return;
+  }
+}
+
+}  // namespace
+
+std::vector<unsigned char> broadcast_to(const void* src, const Shape& shape, const Shape& strides_in,
+                                        std::size_t itemsize, const Shape& target) {
+  const Shape strides = strides_in.empty() ? contiguous_strides(shape, itemsize) : strides_in;
+  const std::size_t pad = target.size() - shape.size();
+  std::vector<unsigned char> out;
+  out.reserve(static_cast<std::size_t>(count(target)) * itemsize);
+  const auto* s = static_cast<const unsigned char*>(src);
+  for_each_index(target, [&](const Shape& j) {
+    int64_t off = 0;
+    for (std::size_t k = 0; k < shape.size(); ++k) off += (shape[k] == 1 ? 0 : j[pad + k]) * strides[k];
+    out.insert(out.end(), s + off, s + off + static_cast<int64_t>(itemsize));
+  });
+  return out;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, bool* ok) {
+  const std::size_t n = a.size() > b.size() ? a.size() : b.size();
+  Shape out(n);
+  *ok = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (x != y && x != 1 && y != 1) {
+      *ok = false;
+      return {};
+    }
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+std::vector<unsigned char> repeat(const void* src, const Shape& shape, const Shape& strides_in, std::size_t itemsize,
+                                  const Shape& counts, int axis, Shape* out_shape) {
+  const Shape strides = strides_in.empty() ? contiguous_strides(shape, itemsize) : strides_in;
+  const auto* s = static_cast<const unsigned char*>(src);
+  // The input's elements along the repeated axis, each as a list of byte offsets: the flattened
+  // input is one axis of all elements.
+  std::vector<unsigned char> out;
+  const auto count_of = [&](int64_t i) { return counts.size() == 1 ? counts[0] : counts[static_cast<std::size_t>(i)]; };
+  if (axis < 0) {
+    std::vector<int64_t> offsets;
+    for_each_index(shape, [&](const Shape& j) { offsets.push_back(offset_of(j, strides)); });
+    int64_t total = 0;
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      for (int64_t c = 0; c < count_of(static_cast<int64_t>(i)); ++c, ++total)
+        out.insert(out.end(), s + offsets[i], s + offsets[i] + static_cast<int64_t>(itemsize));
+    *out_shape = {total};
+    return out;
+  }
+  const std::size_t a = static_cast<std::size_t>(axis);
+  // out index -> source index along the axis.
+  std::vector<int64_t> source;
+  for (int64_t i = 0; i < shape[a]; ++i)
+    for (int64_t c = 0; c < count_of(i); ++c) source.push_back(i);
+  *out_shape = shape;
+  (*out_shape)[a] = static_cast<int64_t>(source.size());
+  for_each_index(*out_shape, [&](const Shape& j) {
+    Shape index = j;
+    index[a] = source[static_cast<std::size_t>(j[a])];
+    const int64_t off = offset_of(index, strides);
+    out.insert(out.end(), s + off, s + off + static_cast<int64_t>(itemsize));
+  });
+  return out;
+}
+
+std::vector<unsigned char> box(const std::vector<unsigned char>& whole, const Shape& shape, std::size_t itemsize,
+                               const Shape& start, const Shape& extent) {
+  const Shape strides = contiguous_strides(shape, itemsize);
+  std::vector<unsigned char> out;
+  for_each_index(extent, [&](const Shape& j) {
+    Shape index = j;
+    for (std::size_t k = 0; k < j.size(); ++k) index[k] += start[k];
+    const int64_t off = offset_of(index, strides);
+    out.insert(out.end(), whole.begin() + off, whole.begin() + off + static_cast<int64_t>(itemsize));
+  });
+  return out;
+}
+
 }  // namespace ref

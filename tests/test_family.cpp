@@ -1,0 +1,383 @@
+// The rest of the replication family — broadcast_to (numpy.broadcast_to(...).copy()), expand (ONNX
+// Expand) and repeat (numpy.repeat) — against the scalar reference (reference.cpp), through the
+// C++ plan, one-shot and allocating calls and the C one-shot and plan calls, into guarded buffers
+// at random misalignments: random shapes, layouts, itemsizes and options; regions of every plan;
+// large outputs of every repeat path (threaded, streamed or not); errors, with the output untouched.
+#include <doctest/doctest.h>
+
+#include <tessera/tessera.h>
+#include <tessera/tessera.hpp>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reference.hpp"
+#include "util.hpp"
+
+namespace {
+
+using test::Shape;
+
+enum class Op { broadcast_to, expand, repeat };
+const char* op_name(Op op) { return op == Op::broadcast_to ? "broadcast_to" : op == Op::expand ? "expand" : "repeat"; }
+
+// One call of the family: the operation and its arguments.
+struct Call {
+  Op op = Op::broadcast_to;
+  Shape target;             // broadcast_to, expand
+  Shape counts;             // repeat: 1 value or one per element
+  std::optional<int> axis;  // repeat
+  tessera::Options options;
+
+  std::string describe() const {
+    std::string s = op_name(op);
+    if (op == Op::repeat) {
+      s += " counts " + test::to_string(counts) + " axis " + (axis ? std::to_string(*axis) : std::string("None"));
+    } else {
+      s += " to " + test::to_string(target);
+    }
+    return s + " nontemporal " + std::to_string(static_cast<int>(options.nontemporal)) + " max_threads " +
+           std::to_string(options.max_threads);
+  }
+};
+
+tessera::Plan plan_of(const test::View& v, const Call& c) {
+  switch (c.op) {
+    case Op::broadcast_to: return tessera::Plan::broadcast_to(v.shape, v.strides, v.itemsize, c.target, c.options);
+    case Op::expand: return tessera::Plan::expand(v.shape, v.strides, v.itemsize, c.target, c.options);
+    case Op::repeat: break;
+  }
+  return tessera::Plan::repeat(v.shape, v.strides, v.itemsize, c.counts, c.axis, c.options);
+}
+
+// The reference output and its shape.
+std::vector<unsigned char> expected_of(const test::View& v, const Call& c, Shape* shape) {
+  switch (c.op) {
+    case Op::broadcast_to:
+      *shape = c.target;
+      return ref::broadcast_to(v.data(), v.shape, v.strides, v.itemsize, c.target);
+    case Op::expand: {
+      bool ok = false;
+      *shape = ref::broadcast_shapes(v.shape, c.target, &ok);
+      REQUIRE(ok);
+      return ref::broadcast_to(v.data(), v.shape, v.strides, v.itemsize, *shape);
+    }
+    case Op::repeat: break;
+  }
+  return ref::repeat(v.data(), v.shape, v.strides, v.itemsize, c.counts, c.axis ? (*c.axis < 0 ? *c.axis + static_cast<int>(v.shape.size()) : *c.axis) : -1, shape);
+}
+
+tessera_options c_options(const tessera::Options& o) {
+  tessera_options co;
+  tessera_options_init(&co);
+  co.max_threads = o.max_threads;
+  co.nontemporal = static_cast<int>(o.nontemporal);
+  co.negative_reps = static_cast<int>(o.negative_reps);
+  return co;
+}
+
+// Runs `c` on `v` through every entry point; "" or the first failure.
+std::string run_all(const test::View& v, const Call& c, test::Rng& rng) {
+  Shape shape;
+  const std::vector<unsigned char> expected = expected_of(v, c, &shape);
+  const std::string what = v.describe() + ", " + c.describe() + ": ";
+  const std::size_t misalign = static_cast<std::size_t>(rng.uniform(0, 63));
+  const int nd = static_cast<int>(v.shape.size());
+  const tessera_options co = c_options(c.options);
+  const int axis = c.axis ? *c.axis : TESSERA_AXIS_NONE;
+  for (int api = 0; api < 5; ++api) {
+    test::GuardedBuffer out(expected.size(), misalign);
+    out.prefill_complement(expected);
+    std::string err;
+    Shape got_shape;
+    if (api == 0) {  // C++ plan
+      const tessera::Plan plan = plan_of(v, c);
+      got_shape = plan.shape().to_vector();
+      plan.execute(v.data(), out.data(), out.size());
+    } else if (api == 1) {  // C++ one-shot
+      switch (c.op) {
+        case Op::broadcast_to:
+          tessera::broadcast_to(v.data(), v.shape, v.strides, v.itemsize, c.target, out.data(), out.size(), c.options);
+          break;
+        case Op::expand:
+          tessera::expand(v.data(), v.shape, v.strides, v.itemsize, c.target, out.data(), out.size(), c.options);
+          break;
+        case Op::repeat:
+          tessera::repeat(v.data(), v.shape, v.strides, v.itemsize, c.counts, c.axis, out.data(), out.size(),
+                          c.options);
+          break;
+      }
+      got_shape = shape;
+    } else if (api == 2) {  // C++ allocating
+      tessera::Array a = c.op == Op::broadcast_to ? tessera::broadcast_to(v.data(), v.shape, v.strides, v.itemsize, c.target, c.options)
+                         : c.op == Op::expand     ? tessera::expand(v.data(), v.shape, v.strides, v.itemsize, c.target, c.options)
+                                                  : tessera::repeat(v.data(), v.shape, v.strides, v.itemsize, c.counts, c.axis, c.options);
+      got_shape = a.shape().to_vector();
+      if (a.nbytes() != expected.size()) return what + "allocating call: " + std::to_string(a.nbytes()) + " bytes";
+      if (a.nbytes() > 0) std::memcpy(out.data(), a.data(), a.nbytes());
+    } else if (api == 3) {  // C one-shot
+      tessera_status st = TESSERA_OK;
+      switch (c.op) {
+        case Op::broadcast_to:
+          st = tessera_broadcast_to_ex(v.data(), nd, v.shape.data(), v.strides.data(), v.itemsize,
+                                       static_cast<int>(c.target.size()), c.target.data(), out.data(), out.size(), &co);
+          break;
+        case Op::expand:
+          st = tessera_expand_ex(v.data(), nd, v.shape.data(), v.strides.data(), v.itemsize,
+                                 static_cast<int>(c.target.size()), c.target.data(), out.data(), out.size(), &co);
+          break;
+        case Op::repeat:
+          st = tessera_repeat_ex(v.data(), nd, v.shape.data(), v.strides.data(), v.itemsize,
+                                 static_cast<int64_t>(c.counts.size()), c.counts.data(), axis, out.data(), out.size(), &co);
+          break;
+      }
+      if (st != TESSERA_OK) return what + "C one-shot: status " + std::to_string(st) + ": " + tessera_last_error();
+      int ond = 0;
+      int64_t os[TESSERA_MAX_NDIM];
+      st = c.op == Op::broadcast_to ? tessera_broadcast_shape(nd, v.shape.data(), static_cast<int>(c.target.size()), c.target.data(), &ond, os)
+           : c.op == Op::expand     ? tessera_expand_shape(nd, v.shape.data(), static_cast<int>(c.target.size()), c.target.data(), &ond, os)
+                                    : tessera_repeat_shape(nd, v.shape.data(), static_cast<int64_t>(c.counts.size()), c.counts.data(), axis, &ond, os);
+      if (st != TESSERA_OK) return what + "C shape: status " + std::to_string(st) + ": " + tessera_last_error();
+      got_shape.assign(os, os + ond);
+    } else {  // C plan
+      tessera_plan* plan = nullptr;
+      const tessera_status st =
+          c.op == Op::broadcast_to ? tessera_plan_create_broadcast_to(nd, v.shape.data(), v.strides.data(), v.itemsize, static_cast<int>(c.target.size()), c.target.data(), &co, &plan)
+          : c.op == Op::expand     ? tessera_plan_create_expand(nd, v.shape.data(), v.strides.data(), v.itemsize, static_cast<int>(c.target.size()), c.target.data(), &co, &plan)
+                                   : tessera_plan_create_repeat(nd, v.shape.data(), v.strides.data(), v.itemsize, static_cast<int64_t>(c.counts.size()), c.counts.data(), axis, &co, &plan);
+      if (st != TESSERA_OK) return what + "C plan: status " + std::to_string(st) + ": " + tessera_last_error();
+      int ond = 0;
+      int64_t os[TESSERA_MAX_NDIM];
+      tessera_plan_output_shape(plan, &ond, os);
+      got_shape.assign(os, os + ond);
+      const tessera_status ex = tessera_plan_execute(plan, v.data(), out.data(), out.size());
+      tessera_plan_destroy(plan);
+      if (ex != TESSERA_OK) return what + "C plan execute: " + tessera_last_error();
+    }
+    if (got_shape != shape)
+      return what + "api " + std::to_string(api) + ": shape " + test::to_string(got_shape) + ", expected " +
+             test::to_string(shape);
+    err = out.check(expected, v.itemsize);
+    if (!err.empty()) return what + "api " + std::to_string(api) + ": " + err;
+  }
+  // A random region of the plan.
+  if (!expected.empty()) {
+    const tessera::Plan plan = plan_of(v, c);
+    Shape start(shape.size()), extent(shape.size());
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+      start[k] = rng.uniform(0, shape[k] - 1);
+      extent[k] = rng.uniform(1, shape[k] - start[k]);
+    }
+    const std::vector<unsigned char> want = ref::box(expected, shape, v.itemsize, start, extent);
+    test::GuardedBuffer out(want.size(), misalign);
+    out.prefill_complement(want);
+    plan.execute_region(v.data(), start, extent, out.data(), out.size());
+    const std::string err = out.check(want, v.itemsize);
+    if (!err.empty())
+      return what + "region start " + test::to_string(start) + " extent " + test::to_string(extent) + ": " + err +
+             "\n" + plan.describe();
+  }
+  return "";
+}
+
+tessera::Options random_options(test::Rng& rng) {
+  tessera::Options o;
+  o.nontemporal = static_cast<tessera::NonTemporal>(rng.uniform(0, 2));
+  o.max_threads = static_cast<int>(rng.uniform(0, 3));
+  return o;
+}
+
+// A random call for the view: targets that broadcast, counts that are valid.
+Call random_call(test::Rng& rng, const test::View& v) {
+  Call c;
+  c.op = static_cast<Op>(rng.uniform(0, 2));
+  c.options = random_options(rng);
+  const int nd = static_cast<int>(v.shape.size());
+  if (c.op == Op::broadcast_to) {
+    const int lead = static_cast<int>(rng.uniform(0, 2));
+    for (int i = 0; i < lead; ++i) c.target.push_back(rng.uniform(0, 3));
+    for (int64_t e : v.shape) c.target.push_back(e == 1 ? rng.uniform(0, 5) : e);
+  } else if (c.op == Op::expand) {
+    const int lead = static_cast<int>(rng.uniform(0, 2)), drop = static_cast<int>(rng.uniform(0, nd));
+    for (int i = 0; i < lead; ++i) c.target.push_back(rng.uniform(1, 3));
+    for (int i = lead > 0 ? 0 : drop; i < nd; ++i) {
+      const int64_t e = v.shape[static_cast<std::size_t>(i)];
+      c.target.push_back(e == 1 ? rng.uniform(0, 5) : rng.coin(30) ? 1 : e);
+    }
+  } else {
+    const bool has_axis = nd > 0 && rng.coin(70);
+    if (has_axis) c.axis = static_cast<int>(rng.uniform(-nd, nd - 1));
+    const int a = has_axis ? (*c.axis < 0 ? *c.axis + nd : *c.axis) : -1;
+    const int64_t extent = a >= 0 ? v.shape[static_cast<std::size_t>(a)] : ref::count(v.shape);
+    const int kind = static_cast<int>(rng.uniform(0, 2));  // scalar, a list of one, one per element
+    if (kind < 2 || extent > 64) {
+      c.counts = {rng.uniform(0, rng.coin(20) ? 12 : 4)};
+    } else {
+      for (int64_t i = 0; i < extent; ++i) c.counts.push_back(rng.uniform(0, 4));
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("broadcast_to, expand, repeat: random shapes, layouts and options against the reference, every API") {
+  test::Rng rng(20261123);
+  const std::size_t itemsizes[] = {1, 2, 3, 4, 8, 12, 16};
+  int ran = 0;
+  for (int i = 0; i < test::scaled(1500); ++i) {
+    const int nd = static_cast<int>(rng.uniform(0, 4));
+    Shape shape;
+    for (int k = 0; k < nd; ++k) shape.push_back(rng.coin(35) ? 1 : rng.uniform(0, 5));
+    const std::size_t isz = itemsizes[rng.uniform(0, 6)];
+    const unsigned layout = static_cast<unsigned>(rng.uniform(0, test::kAllLayouts));
+    const test::View v = test::make_view(rng, shape, isz, layout, static_cast<uint64_t>(i) + 1);
+    const Call c = random_call(rng, v);
+    const std::string err = run_all(v, c, rng);
+    CHECK_MESSAGE(err.empty(), "case " << i << ": " << err);
+    if (!err.empty()) break;
+    ++ran;
+  }
+  CHECK(ran == test::scaled(1500));
+}
+
+TEST_CASE("repeat and broadcast: outputs of MiBs through every repeat path, threaded, streamed or not") {
+  struct Large {
+    const char* name;
+    Shape shape;
+    std::size_t itemsize;
+    unsigned layout;
+    Call call;
+    const char* path;  // expected kernel_path() under NonTemporal::never (on a target with vectors)
+  };
+  const auto repeat = [](Shape counts, std::optional<int> axis) {
+    Call c;
+    c.op = Op::repeat;
+    c.counts = std::move(counts);
+    c.axis = axis;
+    return c;
+  };
+  const auto bcast = [](Op op, Shape target) {
+    Call c;
+    c.op = op;
+    c.target = std::move(target);
+    return c;
+  };
+  test::Rng rng(77);
+  Shape counts04;  // per-element counts 0..4 for 300007 elements
+  for (int i = 0; i < 300007; ++i) counts04.push_back(rng.uniform(0, 4));
+  Shape row_counts;  // per-row counts for 999 rows
+  for (int i = 0; i < 999; ++i) row_counts.push_back(rng.uniform(0, 3));
+  std::vector<Large> cases = {
+      {"repeat 1-byte by 2", {500009}, 1, test::kContiguous, repeat({2}, -1), "repeat.shuffle"},
+      {"repeat 2-byte by 3", {300007}, 2, test::kContiguous, repeat({3}, 0), "repeat.shuffle"},
+      {"repeat 4-byte by 4, rows", {301, 997}, 4, test::kContiguous, repeat({4}, 1), "repeat.shuffle"},
+      {"repeat 8-byte by 8, flattened", {97, 1031}, 8, test::kContiguous, repeat({8}, std::nullopt), "repeat.shuffle"},
+      {"repeat 4-byte by 2, reversed", {300007}, 4, test::kReversed, repeat({2}, 0), "repeat.elements"},
+      {"repeat 3-byte by 5", {200003}, 3, test::kContiguous, repeat({5}, -1), "repeat.elements"},
+      {"repeat 4-byte by 9 (shuffle takes 2..8)", {100003}, 4, test::kContiguous, repeat({9}, -1), "repeat.elements"},
+      {"repeat rows by 3 (axis 0: a pattern)", {401, 1031}, 4, test::kContiguous, repeat({3}, 0), "pattern.long"},
+      {"repeat by 40 (fills)", {20011}, 4, test::kContiguous, repeat({40}, 0), "fill.4"},
+      {"per-element counts 0..4", {300007}, 4, test::kContiguous, repeat(counts04, -1), "segments"},
+      {"per-element counts, transposed input flattened", {547, 549}, 4, test::kPermuted, repeat(counts04, std::nullopt), "segments"},
+      {"per-row counts (a segment loop)", {999, 517}, 4, test::kContiguous, repeat(row_counts, 0), "copy"},
+      {"broadcast rows", {1, 2053}, 4, test::kContiguous, bcast(Op::broadcast_to, {1031, 2053}), "pattern.long"},
+      {"broadcast columns", {2053, 1}, 4, test::kContiguous, bcast(Op::broadcast_to, {2053, 1031}), "fill.4"},
+      {"broadcast NCHW bias", {1, 64, 1, 1}, 4, test::kContiguous, bcast(Op::broadcast_to, {16, 64, 33, 37}), "fill.4"},
+      {"broadcast a scalar", {}, 8, test::kContiguous, bcast(Op::broadcast_to, {600011}), "fill.8"},
+      {"expand a transposed input", {1031, 1}, 4, test::kPermuted, bcast(Op::expand, {3, 1, 1031}), "fill.4"},
+  };
+  // The flattened transposed case has 547 * 549 = 300303 elements: counts for each.
+  for (Large& c : cases)
+    if (std::string(c.name).find("flattened") != std::string::npos && c.call.counts.size() > 1)
+      c.call.counts.resize(static_cast<std::size_t>(ref::count(c.shape)), 1);
+  const bool vectors = std::string(tessera::active_target()) != "SCALAR";
+  for (const Large& c : cases) {
+    CAPTURE(c.name);
+    const test::View v = test::make_view(rng, c.shape, c.itemsize, c.layout, 5);
+    for (const tessera::NonTemporal nt : {tessera::NonTemporal::never, tessera::NonTemporal::always}) {
+      Call call = c.call;
+      call.options.nontemporal = nt;
+      const tessera::Plan plan = plan_of(v, call);
+      const std::string path = plan.kernel_path();
+      if (nt == tessera::NonTemporal::never && (vectors || std::string(c.path).find("shuffle") == std::string::npos))
+        CHECK_MESSAGE(path == c.path, plan.describe());
+      if (nt == tessera::NonTemporal::always && vectors) CHECK_MESSAGE(path.find(".nt") != std::string::npos, plan.describe());
+      for (int threads : {0, 1}) {
+        call.options.max_threads = threads;
+        const std::string err = run_all(v, call, rng);
+        CHECK_MESSAGE(err.empty(), err);
+      }
+    }
+  }
+}
+
+TEST_CASE("broadcast_to, expand, repeat: bad arguments name the bad value, and nothing is written") {
+  const int32_t src[6] = {1, 2, 3, 4, 5, 6};
+  std::vector<unsigned char> dst(1024, 0xAB);
+  const auto untouched = [&] {
+    for (unsigned char b : dst)
+      if (b != 0xAB) return false;
+    return true;
+  };
+  const auto throws = [&](auto&& f, const std::string& needle) {
+    try {
+      f();
+    } catch (const tessera::InvalidArgument& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(needle) != std::string::npos, e.what() << " should contain " << needle);
+      CHECK(untouched());
+      return;
+    }
+    FAIL("no InvalidArgument; expected one containing " << needle);
+  };
+  const Shape s23 = {2, 3};
+  throws([&] { tessera::broadcast_to(src, s23, {}, 4, {2, 4}, dst.data(), dst.size()); }, "input axis 1 has extent 3 but shape[1] = 4");
+  throws([&] { tessera::broadcast_to(src, s23, {}, 4, {3}, dst.data(), dst.size()); }, "the input has 2 axes but shape (3,) has 1");
+  throws([&] { tessera::broadcast_to(src, s23, {}, 4, {-1, 2, 3}, dst.data(), dst.size()); }, "shape[0] = -1 is negative");
+  throws([&] { tessera::expand(src, s23, {}, 4, {4, 1}, dst.data(), dst.size()); }, "input axis 0 has extent 2 but shape[0] = 4");
+  throws([&] { tessera::repeat(src, s23, {}, 4, 2, 2, dst.data(), dst.size()); }, "axis 2 is out of range for an input of 2 axes");
+  throws([&] { tessera::repeat(src, s23, {}, 4, 2, -3, dst.data(), dst.size()); }, "axis -3 is out of range");
+  throws([&] { tessera::repeat(src, s23, {}, 4, -1, std::nullopt, dst.data(), dst.size()); }, "repeats[0] = -1 is negative");
+  const std::vector<int64_t> two = {1, 2}, bad = {1, -2, 0};
+  throws([&] { tessera::repeat(src, s23, {}, 4, two, 1, dst.data(), dst.size()); }, "2 counts for 3 elements along axis 1");
+  throws([&] { tessera::repeat(src, s23, {}, 4, bad, 1, dst.data(), dst.size()); }, "repeats[1] = -2 is negative");
+  throws([&] { tessera::repeat(src, s23, {}, 4, two, std::nullopt, dst.data(), dst.size()); }, "2 counts for 6 elements along the flattened input");
+  // Too small a buffer: BufferTooSmall, nothing written.
+  CHECK_THROWS_AS(tessera::repeat(src, s23, {}, 4, 2, 0, dst.data(), 47), tessera::BufferTooSmall);
+  CHECK(untouched());
+  // Negative counts act as 0 under clamp_to_zero.
+  tessera::Options clamp;
+  clamp.negative_reps = tessera::NegativeReps::clamp_to_zero;
+  CHECK(tessera::Plan::repeat(s23, {}, 4, bad, 1, clamp).shape() == tessera::Dims({2, 1}));
+  // Overflow: the sum of the counts, and an output too big.
+  const std::vector<int64_t> huge = {INT64_MAX, 1, 0};
+  CHECK_THROWS_AS(tessera::repeat_shape(s23, huge, 1), tessera::Overflow);
+  CHECK_THROWS_AS(tessera::broadcast_shape({1}, {INT64_MAX, 2}), tessera::Overflow);
+  // Through C: the status, the message, and the first bad argument reported.
+  CHECK(tessera_repeat(src, 2, s23.data(), nullptr, 4, 1, nullptr, 0, dst.data(), dst.size()) == TESSERA_INVALID_ARGUMENT);
+  CHECK(std::string(tessera_last_error()).find("repeats is NULL but nrepeats = 1") != std::string::npos);
+  const int64_t r2 = 2;
+  CHECK(tessera_repeat(src, -1, nullptr, nullptr, 4, -5, &r2, 7, dst.data(), dst.size()) == TESSERA_INVALID_ARGUMENT);
+  CHECK(std::string(tessera_last_error()).find("ndim = -1") != std::string::npos);
+  tessera_options zeroed{};
+  CHECK(tessera_repeat_ex(src, 2, s23.data(), nullptr, 4, 1, &r2, 0, dst.data(), dst.size(), &zeroed) == TESSERA_INVALID_ARGUMENT);
+  CHECK(std::string(tessera_last_error()).find("sizeof_options = 0") != std::string::npos);
+  CHECK(untouched());
+}
+
+TEST_CASE("describe() names the operation, its arguments and the path") {
+  const tessera::Plan b = tessera::Plan::broadcast_to({1, 4096}, {}, 4, {4096, 4096});
+  CHECK(b.describe().rfind("broadcast_to plan: input (1, 4096)", 0) == 0);
+  CHECK(b.describe().find("shape (4096, 4096)") != std::string::npos);
+  const std::vector<int64_t> counts = {0, 1, 2, 3};
+  const tessera::Plan r = tessera::Plan::repeat({4, 5}, {}, 4, counts, 0);
+  CHECK(r.describe().find("4 per-element repeats (total 6) along axis 0") != std::string::npos);
+  CHECK(r.describe().find("segments of the counts") != std::string::npos);
+  const tessera::Plan r2 = tessera::Plan::repeat({1000}, {}, 4, 2, std::nullopt);
+  CHECK(r2.describe().find("repeats 2 of the flattened input") != std::string::npos);
+  CHECK(r2.describe().find(std::string("[") + r2.kernel_path() + "]") != std::string::npos);
+  MESSAGE(b.describe() << r.describe() << r2.describe()
+                       << tessera::Plan::repeat({4096, 4096}, {}, 4, 2, -1).describe());
+}
