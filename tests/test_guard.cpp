@@ -5,14 +5,14 @@
 // path (Plan::kernel_path), on every Highway target this machine runs; plus outputs large enough
 // for the parallel (TBB) path, whose chunks split rows. The bytes are compared with the reference,
 // bytes next to the buffers (between them and the guard, and before them) must keep their canary.
-// Every case's plan must take the path the case predicts (the planner's label, Plan::kernel_path(),
-// the same on every target), and the cases together cover every label. What the kernels then
-// EXECUTED can differ per target and per buffer (a direct fill stages where the destination is not
-// line-aligned, a `.nt` gather walks rows, the shuffle falls back to FillPattern, SCALAR aliases
-// several kernels): in a build with -Dpath_counters=true (tests/run's build/tests) the suite asserts
-// on the counters the kernels keep where each path is chosen (lib/kernels/path_counters.hpp) —
-// every executed path a target implements ran on it, the aliases below never did — and prints the
-// executed paths per target.
+// The cases are tile's, broadcast_to's and repeat's (scalar and per-element counts). Every case's
+// plan must take the path the case predicts (Plan::kernel_path(), decided once by the planner: on a
+// target without vectors, HWY_SCALAR, the vector and streaming paths become their plain scalar
+// ones — on_target below), and on every target the cases together reach every path it plans. In
+// a build with -Dpath_counters=true (tests/run's build/tests) the suite also asserts on what the
+// kernels EXECUTED (lib/kernels/path_counters.hpp counts the path of each range per target): each
+// case's calls ran exactly its planned path, nothing else, on the forced target only; and it prints
+// the executed paths per target.
 #include <doctest/doctest.h>
 
 #include <hwy/targets.h>
@@ -24,6 +24,7 @@
 #include <cstring>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -52,16 +53,61 @@ struct TargetGuard {
   ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
 };
 
-// One input layout with its reps, and the executor path its plan must take.
+enum class Op { tile, broadcast_to, repeat };
+
+// One input layout with its operation (tile by reps, broadcast_to a target, repeat by counts along
+// an axis), and the executor path its plan must take on a target with vectors.
 struct Case {
   std::string family;
   Shape shape;
   Shape strides;  // bytes; empty = C-contiguous
   std::size_t itemsize;
-  Shape reps;
+  Shape reps;        // tile: reps; broadcast_to: the target shape; repeat: the counts
   std::string path;  // expected Plan::kernel_path()
   tessera::NonTemporal nontemporal = tessera::NonTemporal::automatic;
+  Op op = Op::tile;
+  std::optional<int> axis = std::nullopt;  // repeat
 };
+
+Case repeat_case(std::string family, Shape shape, Shape strides, std::size_t itemsize, Shape counts,
+                 std::optional<int> axis, std::string path) {
+  Case c{std::move(family), std::move(shape), std::move(strides), itemsize, std::move(counts), std::move(path)};
+  c.op = Op::repeat;
+  c.axis = axis;
+  return c;
+}
+
+Case broadcast_case(std::string family, Shape shape, std::size_t itemsize, Shape target, std::string path) {
+  Case c{std::move(family), std::move(shape), {}, itemsize, std::move(target), std::move(path)};
+  c.op = Op::broadcast_to;
+  return c;
+}
+
+tessera::Plan plan_of(const Case& c, const tessera::Options& options) {
+  switch (c.op) {
+    case Op::tile: return tessera::Plan(c.shape, c.strides, c.itemsize, c.reps, options);
+    case Op::broadcast_to: return tessera::Plan::broadcast_to(c.shape, c.strides, c.itemsize, c.reps, options);
+    case Op::repeat: break;
+  }
+  return tessera::Plan::repeat(c.shape, c.strides, c.itemsize, c.reps, c.axis, options);
+}
+
+// The path a case's plan takes on `target`: the planner gives HWY_SCALAR (no vectors, no streaming
+// stores) the plain scalar path in place of each vector or streaming one.
+std::string on_target(std::string path, const std::string& target) {
+  if (target != "SCALAR") return path;
+  const auto strip = [&](const std::string& suffix) {
+    if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
+      path.resize(path.size() - suffix.size());
+  };
+  if (path.rfind("gather.", 0) == 0 && path.find(".nt") != std::string::npos) return path.substr(0, path.size() - 3) + ".blocked";
+  strip(".nt.direct");
+  strip(".nt");
+  if (path == "pattern.shuffle") return "pattern.short";
+  if (path == "fill.16") return "fill.any";
+  if (path == "repeat.shuffle") return "repeat.elements";
+  return path;
+}
 
 // The same case written with streaming stores (staged through L1 unless `direct`): path "….nt".
 // The path is predicted from the case's last input axis, which is the plan's innermost entry for
@@ -69,22 +115,36 @@ struct Case {
 Case streamed(Case c, bool direct = false) {
   c.family += direct ? " [streamed directly]" : " [streamed]";
   c.nontemporal = tessera::NonTemporal::always;
-  // Only blocked gathers stream (a source stride of a cache line or more, elements of at most 16
-  // bytes, a row loop); other gather rows are bound by their strided reads and keep their path.
+  // Only blocked gathers stream ("gather.N.blocked" -> "gather.N.nt"); other gather rows are bound
+  // by their strided reads and keep their path.
   const bool gather = c.path.rfind("gather", 0) == 0;
-  const bool blocked = gather && c.shape.size() >= 2 && c.itemsize <= 16 && !c.strides.empty() &&
-                       std::abs(c.strides.back()) >= 64;
-  // Fills of 1-16 byte elements whose rows are whole cache lines stream directly from a register.
+  const std::string blocked = ".blocked";
+  const bool is_blocked = gather && c.path.size() > blocked.size() &&
+                          c.path.compare(c.path.size() - blocked.size(), blocked.size(), blocked) == 0;
+  // Fills of 1-16 byte elements whose rows are whole cache lines stream directly from a register
+  // (tile cases: the row is the output's last axis).
+  // (tile and broadcast_to: the output's last axis; a repeat's fill rows: one element's copies).
+  const int64_t row = c.op == Op::tile           ? ref::tile_shape(c.shape, c.reps).back()
+                      : c.op == Op::broadcast_to ? c.reps.back()
+                                                 : c.reps[0];
   const bool fill_lines = c.path.rfind("fill.", 0) == 0 && c.path != "fill.any" &&
-                          ref::tile_shape(c.shape, c.reps).back() * static_cast<int64_t>(c.itemsize) % 64 == 0;
-  if (c.path != "none" && (!gather || blocked)) c.path += direct || fill_lines ? ".nt.direct" : ".nt";
+                          row * static_cast<int64_t>(c.itemsize) % 64 == 0;
+  if (is_blocked) {
+    c.path = c.path.substr(0, c.path.size() - blocked.size()) + ".nt";
+  } else if (c.path != "none" && !gather) {
+    c.path += direct || fill_lines ? ".nt.direct" : ".nt";
+  }
   return c;
 }
 
 std::string describe(const Case& c) {
+  const std::string args = c.op == Op::tile           ? " reps " + test::to_string(c.reps)
+                           : c.op == Op::broadcast_to ? " broadcast_to " + test::to_string(c.reps)
+                                                      : " repeat " + test::to_string(c.reps) + " axis " +
+                                                            (c.axis ? std::to_string(*c.axis) : std::string("None"));
   return c.family + ": input " + test::to_string(c.shape) + " strides " +
          (c.strides.empty() ? std::string("C-contiguous") : test::to_string(c.strides)) + " itemsize " +
-         std::to_string(c.itemsize) + " reps " + test::to_string(c.reps);
+         std::to_string(c.itemsize) + args;
 }
 
 // The element-size variant of the fill and gather paths.
@@ -104,6 +164,24 @@ std::pair<int64_t, int64_t> input_span(const Case& c) {
     (reach < 0 ? low : high) += reach;
   }
   return {low, high};
+}
+
+// The path of `reps` copies of each `itemsize`-byte element in a row (numpy.repeat's kernel, or a
+// tile of an (n, 1) array along its last axis): byte shuffles for a contiguous source of 1-8 byte
+// elements and 2-8 copies, else element by element under 64 bytes per element, else fills.
+std::string repeat_path(std::size_t itemsize, int64_t reps, bool contiguous) {
+  const int64_t is = static_cast<int64_t>(itemsize);
+  const bool shuffle = contiguous && (is == 1 || is == 2 || is == 4 || is == 8) && reps >= 2 && reps <= 8;
+  if (shuffle) return "repeat.shuffle";
+  if (reps * is < 64) return "repeat.elements";
+  return "fill." + variant(itemsize);
+}
+
+// The gather path of rows whose elements are `stride` bytes apart, with a row loop or not:
+// whole rows through the blocked transpose for strides of a cache line or more.
+std::string gather_path(std::size_t itemsize, int64_t stride, bool row_loop) {
+  const bool blocked = row_loop && itemsize <= 16 && (stride >= 64 || stride <= -64);
+  return "gather." + variant(itemsize) + (blocked ? ".blocked" : "");
 }
 
 // The pattern path of a run of `run_bytes` under 256 bytes in an output of `out_bytes`.
@@ -138,10 +216,35 @@ void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
     // A run of a elements repeated b times (pattern), short by construction (n * s <= 192).
     out.push_back({"pattern: run repeated", {a}, {}, s, {b}, pattern_path(a * is, n * is)});
     // The transpose of a C-contiguous (b, a) array: a gather with a row loop.
-    out.push_back({"gather: transposed", {a, b}, {is, a * is}, s, {1, 1}, "gather." + v});
-    // a rows of one element each, every row's element repeated b times: a fill with a row loop.
-    out.push_back({"fill: rows of one element", {a, 1}, {}, s, {1, b}, "fill." + v});
+    out.push_back({"gather: transposed", {a, b}, {is, a * is}, s, {1, 1}, gather_path(s, a * is, true)});
+    // a rows of one element each, every row's element repeated b times: the repeat kernel (or
+    // fills, one row per element, when the copies are long).
+    out.push_back({"repeat: a column tiled", {a, 1}, {}, s, {1, b}, repeat_path(s, b, true)});
+    // numpy.repeat of a elements by b, from a contiguous and from a reversed source.
+    out.push_back(repeat_case("repeat: elements", {a}, {}, s, {b}, 0, repeat_path(s, b, true)));
+    out.push_back(repeat_case("repeat: reversed elements", {a}, {-is}, s, {b}, -1, repeat_path(s, b, false)));
+    // Rows repeated by b (axis 0): a pattern of one row.
+    out.push_back(repeat_case("repeat: rows", {1, a}, {}, s, {b}, 0, pattern_path(a * is, n * is)));
   }
+  // Per-element counts (segments): 0, 2, 2, ..., 2 (and a 1 if n is odd) sum to n, contiguous and
+  // reversed; with two columns, a segment loop over rows of 2 elements (a copy of each row).
+  {
+    Shape counts = {0};
+    for (int64_t k = 0; k < n / 2; ++k) counts.push_back(2);
+    if (n % 2) counts.push_back(1);
+    const int64_t k = static_cast<int64_t>(counts.size());
+    out.push_back(repeat_case("segments: counts 0, 2, 2, ...", {k}, {}, s, counts, 0, "segments"));
+    out.push_back(repeat_case("segments: reversed, flattened", {k}, {-is}, s, counts, std::nullopt, "segments"));
+    if (n % 2 == 0) {
+      Shape half = {0};
+      for (int64_t r = 0; r < n / 4; ++r) half.push_back(2);
+      if ((n / 2) % 2) half.push_back(1);
+      out.push_back(repeat_case("segments: rows of two", {static_cast<int64_t>(half.size()), 2}, {}, s, half, 0, "copy"));
+    }
+  }
+  // broadcast_to: a row to n / 2 rows (a pattern of one row) and an element to n (a fill).
+  if (n % 2 == 0) out.push_back(broadcast_case("broadcast_to: rows", {1, 2}, s, {n / 2, 2}, pattern_path(2 * is, n * is)));
+  out.push_back(broadcast_case("broadcast_to: an element", {}, s, {n}, "fill." + v));
   if (n % 4 == 0 && n / 4 >= 2) {
     // (2, k) x (2, r) with k * r = n / 4, k >= 2: a repeated run inside row loops (with r == 1 the
     // two input axes merge into one run of 2k elements, still repeated twice).
@@ -169,6 +272,13 @@ void add_shuffle_cases(std::vector<Case>& out, std::size_t s) {
   }
 }
 
+// Counts 0, 1, 2, 3, 0, 1, ... for n elements.
+Shape counts_0123(int64_t n) {
+  Shape counts(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) counts[static_cast<std::size_t>(i)] = i % 4;
+  return counts;
+}
+
 // Outputs over 512 KiB: the executor splits them into chunks that run in parallel, with chunk
 // boundaries inside rows (so the pattern kernels start mid-run).
 std::vector<Case> large_cases() {
@@ -180,21 +290,30 @@ std::vector<Case> large_cases() {
       {"large fill", {1}, {}, 8, {80003}, "fill.8"},
       {"large fill, rows", {7, 1}, {}, 12, {1, 7507}, "fill.any"},
       {"large gather, reversed", {320003}, {-2}, 2, {1}, "gather.2"},
-      {"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any"},
+      {"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any.blocked"},
       // Blocked gathers: source stride of a cache line or more, whole rows in groups.
-      {"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4"},
-      {"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16"},
-      {"large blocked gather, reversed columns", {300, 437}, {2, -600}, 2, {1, 1}, "gather.2"},
-      {"blocked gather, transposed 1-byte", {301, 397}, {1, 301}, 1, {2, 1}, "gather.1"},
+      {"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4.blocked"},
+      {"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16.blocked"},
+      {"large blocked gather, reversed columns", {300, 437}, {2, -600}, 2, {1, 1}, "gather.2.blocked"},
+      {"blocked gather, transposed 1-byte", {301, 397}, {1, 301}, 1, {2, 1}, "gather.1.blocked"},
+      {"blocked gather, transposed 8-byte", {97, 211}, {8, 97 * 8}, 8, {3, 1}, "gather.8.blocked"},
       // Serial (under 512 KiB): the outer replicas are written from one gathered tile.
-      {"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}, "gather.4"},
-      {"blocked gather, 8-byte, reversed, outer replicas", {33, 29}, {-8, 33 * 8}, 8, {2, 1, 3}, "gather.8"},
-      streamed({"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}, "gather.4"}),
+      {"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}, "gather.4.blocked"},
+      {"blocked gather, 8-byte, reversed, outer replicas", {33, 29}, {-8, 33 * 8}, 8, {2, 1, 3}, "gather.8.blocked"},
+      streamed({"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}, "gather.4.blocked"}),
+      // Repeats: threaded chunks start inside elements' runs and inside segments.
+      repeat_case("large repeat by 3", {50003}, {}, 4, {3}, 0, "repeat.shuffle"),
+      repeat_case("large repeat of 3-byte elements by 2", {100003}, {}, 3, {2}, 0, "repeat.elements"),
+      repeat_case("large segments", {60001}, {}, 8, counts_0123(60001), std::nullopt, "segments"),
+      streamed(repeat_case("large repeat by 8", {40001}, {}, 2, {8}, 0, "repeat.shuffle")),
+      streamed(repeat_case("large repeat of 3-byte elements by 2", {100003}, {}, 3, {2}, 0, "repeat.elements")),
+      streamed(repeat_case("large segments", {60001}, {}, 8, counts_0123(60001), std::nullopt, "segments")),
+      broadcast_case("large broadcast of a column", {2053, 1}, 4, {2053, 65}, "fill.4"),
       // Streamed straight from source pieces of at least 4 KiB (copy rows, pattern runs).
       streamed({"large copy, rows of 4 KiB + 3", {150, 4099}, {}, 1, {1, 1}, "copy"}, true),
       streamed({"large long pattern, 4 KiB + 5 run", {4101}, {}, 1, {2, 70}, "pattern.long"}, true),
       streamed({"large shuffled pattern, rows of a 12-byte run x 40", {1700, 3}, {}, 4, {1, 40}, "pattern.shuffle"}),
-      streamed({"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any"}),
+      streamed({"large gather, transposed", {331, 401}, {5, 331 * 5}, 5, {1, 1}, "gather.any.blocked"}),
       streamed({"large gather, reversed", {320003}, {-2}, 2, {1}, "gather.2"}),
       // Staged streaming splits rows at the end of each stage block.
       streamed({"large copy, rows of 3 KiB + 1 with gaps", {200, 3 * 1024 + 1}, {4000, 1}, 1, {1, 1}, "copy"}),
@@ -203,61 +322,14 @@ std::vector<Case> large_cases() {
       streamed({"large fill, rows", {7, 1}, {}, 12, {1, 7507}, "fill.any"}),
       streamed({"large fill, rows of 100 bytes", {3001, 1}, {}, 4, {1, 25}, "fill.4"}),
       // Streamed blocked gathers, every element-size variant, with replicated rows.
-      streamed({"large blocked gather, transposed 1-byte", {301, 397}, {1, 301}, 1, {2, 1}, "gather.1"}),
-      streamed({"large blocked gather, reversed columns", {300, 437}, {2, -600}, 2, {1, 1}, "gather.2"}),
-      streamed({"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4"}),
-      streamed({"large blocked gather, transposed 8-byte", {97, 211}, {8, 97 * 8}, 8, {3, 1}, "gather.8"}),
-      streamed({"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16"}),
+      streamed({"large blocked gather, transposed 1-byte", {301, 397}, {1, 301}, 1, {2, 1}, "gather.1.blocked"}),
+      streamed({"large blocked gather, reversed columns", {300, 437}, {2, -600}, 2, {1, 1}, "gather.2.blocked"}),
+      streamed({"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4.blocked"}),
+      streamed({"large blocked gather, transposed 8-byte", {97, 211}, {8, 97 * 8}, 8, {3, 1}, "gather.8.blocked"}),
+      streamed({"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16.blocked"}),
   };
 }
 
-#if TESSERA_PATH_COUNTERS
-// Executed paths (kExecPathNames) a Highway target does not implement, and the path that runs in
-// their place there, by the kernels' compile-time branches (#if HWY_TARGET == HWY_SCALAR in
-// lib/kernels/row_kernels-inl.h and dispatch.cpp). On that target the path's counter must stay 0
-// and the substitute's must not. Every other executed path must have run on every target.
-// (SCALAR's staged `.nt` paths are not aliases: the L1 stage and its row splitting run as on
-// every target, only its copy-out, CopyStream, uses ordinary stores.)
-struct Alias {
-  const char* target;
-  const char* path;
-  const char* runs_as;
-  const char* why;
-};
-const Alias kAliases[] = {
-    {"SCALAR", "pattern.shuffle", "pattern.short", "no byte shuffle: FillShortPattern is FillPattern"},
-    {"SCALAR", "pattern.shuffle.nt", "pattern.short.nt", "no byte shuffle: FillShortPattern is FillPattern"},
-    {"SCALAR", "fill.16", "fill.any", "Fill16 is FillPattern with a 16-byte run"},
-    {"SCALAR", "fill.16.nt", "fill.any.nt", "Fill16 is FillPattern with a 16-byte run"},
-    {"SCALAR", "fill.16.nt.direct", "fill.any", "no streaming stores: FillElementStream is Fill16, i.e. FillPattern"},
-    {"SCALAR", "fill.1.nt.direct", "fill.1", "no streaming stores: FillElementStream is FillElement"},
-    {"SCALAR", "fill.2.nt.direct", "fill.2", "no streaming stores: FillElementStream is FillElement"},
-    {"SCALAR", "fill.4.nt.direct", "fill.4", "no streaming stores: FillElementStream is FillElement"},
-    {"SCALAR", "fill.8.nt.direct", "fill.8", "no streaming stores: FillElementStream is FillElement"},
-    {"SCALAR", "copy.nt.direct", "copy", "no streaming stores: CopyStream is CopyBytes"},
-    {"SCALAR", "pattern.long.nt.direct", "pattern.long", "no streaming stores: FillPatternStream copies run by run"},
-    {"SCALAR", "gather.1.nt", "gather.1.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
-    {"SCALAR", "gather.2.nt", "gather.2.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
-    {"SCALAR", "gather.4.nt", "gather.4.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
-    {"SCALAR", "gather.8.nt", "gather.8.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
-    {"SCALAR", "gather.16.nt", "gather.16.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
-    {"SCALAR", "gather.any.nt", "gather.any.blocked", "no streaming stores: the tile's rows go out with CopyBytes"},
-    {"SCALAR", "gather.4.transposed", "gather.4.blocked", "no vectors: GatherTile copies element by element"},
-    {"SCALAR", "gather.8.transposed", "gather.8.blocked", "no vectors: GatherTile copies element by element"},
-};
-
-const Alias* alias_of(const std::string& target, const std::string& path) {
-  for (const Alias& a : kAliases)
-    if (target == a.target && path == a.path) return &a;
-  return nullptr;
-}
-
-int exec_path_index(const std::string& path) {
-  for (int i = 0; i < tessera::detail::kPathCount; ++i)
-    if (path == tessera::detail::kPathInfo[i].name) return i;
-  return -1;
-}
-#endif
 
 // Every misalignment 0..63 for the fixed-size itemsizes and short outputs; a spread of 16 for the
 // rest (still every residue class mod 4, and 0, 1, 31, 32, 33, 63).
@@ -293,19 +365,26 @@ class Runner {
 
   int executions = 0;
 
-  std::string run(const Case& c, const std::vector<std::size_t>& gaps, uint64_t seed) {
+  std::string run(const Case& c, const std::vector<std::size_t>& gaps, uint64_t seed, const std::string& target) {
     tessera::Options options;
     options.nontemporal = c.nontemporal;
-    const tessera::Plan plan(c.shape, c.strides, c.itemsize, c.reps, options);
-    if (plan.kernel_path() != c.path)
-      return describe(c) + ": plan took path " + plan.kernel_path() + ", expected " + c.path + "\n" + plan.describe();
+    const tessera::Plan plan = plan_of(c, options);
+    const std::string path = on_target(c.path, target);
+    if (plan.kernel_path() != path)
+      return describe(c) + ": plan took path " + plan.kernel_path() + ", expected " + path + "\n" + plan.describe();
 
     const auto [low, high] = input_span(c);
     const std::size_t span = static_cast<std::size_t>(high - low);
     std::vector<unsigned char> image(span);
     test::fill_pattern(image.data(), image.size(), seed);
+    Shape repeat_shape;
     const std::vector<unsigned char> expected =
-        ref::tile(image.data() - low, c.shape, c.strides, c.itemsize, c.reps);
+        c.op == Op::tile ? ref::tile(image.data() - low, c.shape, c.strides, c.itemsize, c.reps)
+        : c.op == Op::broadcast_to
+            ? ref::broadcast_to(image.data() - low, c.shape, c.strides, c.itemsize, c.reps)
+            : ref::repeat(image.data() - low, c.shape, c.strides, c.itemsize, c.reps,
+                          c.axis ? (*c.axis < 0 ? *c.axis + static_cast<int>(c.shape.size()) : *c.axis) : -1,
+                          &repeat_shape);
     if (plan.nbytes() != expected.size()) return describe(c) + ": nbytes " + std::to_string(plan.nbytes());
     const std::size_t nbytes = expected.size();
     std::vector<unsigned char> complement(nbytes);
@@ -338,10 +417,18 @@ class Runner {
           tessera_options copt;
           tessera_options_init(&copt);
           copt.nontemporal = static_cast<int>(c.nontemporal);
-          const tessera_status s = tessera_tile_ex(
-              origin, static_cast<int>(c.shape.size()), c.shape.data(), c.strides.empty() ? nullptr : c.strides.data(),
-              c.itemsize, static_cast<int>(c.reps.size()), c.reps.data(), dst, nbytes, &copt);
-          if (s != TESSERA_OK) return where(c, side, src_gap, dst_gap) + "tessera_tile_ex failed: " + tessera_last_error();
+          const int nd = static_cast<int>(c.shape.size());
+          const int64_t* strides = c.strides.empty() ? nullptr : c.strides.data();
+          const tessera_status s =
+              c.op == Op::tile ? tessera_tile_ex(origin, nd, c.shape.data(), strides, c.itemsize,
+                                                 static_cast<int>(c.reps.size()), c.reps.data(), dst, nbytes, &copt)
+              : c.op == Op::broadcast_to
+                  ? tessera_broadcast_to_ex(origin, nd, c.shape.data(), strides, c.itemsize,
+                                            static_cast<int>(c.reps.size()), c.reps.data(), dst, nbytes, &copt)
+                  : tessera_repeat_ex(origin, nd, c.shape.data(), strides, c.itemsize,
+                                      static_cast<int64_t>(c.reps.size()), c.reps.data(),
+                                      c.axis ? *c.axis : TESSERA_AXIS_NONE, dst, nbytes, &copt);
+          if (s != TESSERA_OK) return where(c, side, src_gap, dst_gap) + "one-shot C call failed: " + tessera_last_error();
         } else {
           plan.execute(origin, dst, nbytes);
         }
@@ -420,7 +507,7 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     std::vector<Case> cases;
     for (int64_t n = 0; n * static_cast<int64_t>(s) <= 3 * 64; ++n) add_small_cases(cases, s, n);
     for (const Case& c : cases) {
-      const bool short_output = ref::count(ref::tile_shape(c.shape, c.reps)) * static_cast<int64_t>(s) <= 64;
+      const bool short_output = plan_of(c, tessera::Options()).nbytes() <= 64;
       small.push_back({c, fixed || short_output ? &all_gaps() : &sampled_gaps()});
       if (c.path != "none") small.push_back({streamed(c), &sampled_gaps()});
     }
@@ -443,10 +530,11 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
   std::vector<std::string> target_names;
 #if TESSERA_PATH_COUNTERS
   namespace td = tessera::detail;
-  for (const Alias& a : kAliases) {  // the list names real paths
-    REQUIRE_MESSAGE(exec_path_index(a.path) >= 0, a.path);
-    REQUIRE_MESSAGE(exec_path_index(a.runs_as) >= 0, a.runs_as);
-  }
+  const auto path_index = [&](const std::string& path) {
+    for (int i = 0; i < td::kPathCount; ++i)
+      if (path == td::kPathInfo[i].name) return i;
+    return -1;
+  };
   // executed[target][path]: the counters of this test case's calls only.
   std::map<std::string, std::vector<uint64_t>> executed;
   const auto snapshot = [&](int64_t t) {
@@ -468,7 +556,7 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     std::map<int64_t, std::vector<uint64_t>> others;  // the other targets' counters: must not move
     for (int64_t t : targets)
       if (t != target) others[t] = snapshot(t);
-    const std::vector<uint64_t> before = snapshot(target);
+    const std::vector<uint64_t> start = snapshot(target);
 #endif
     std::set<std::string> seen;
     int failures = 0;
@@ -477,50 +565,51 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
       Runner runner(group == &small ? small_src : large_src, group == &small ? small_dst : large_dst);
       for (const Planned& p : *group) {
         const int before = runner.executions;
+        const std::string path = on_target(p.c.path, name);
+#if TESSERA_PATH_COUNTERS
+        const std::vector<uint64_t> counts_before = snapshot(target);
+#endif
         std::string err;
         try {
-          err = runner.run(p.c, *p.gaps, seed++);
+          err = runner.run(p.c, *p.gaps, seed++, name);
         } catch (const std::exception& e) {
           err = describe(p.c) + ": threw " + e.what();
         }
+#if TESSERA_PATH_COUNTERS
+        // What the kernels executed for this case's calls: its planned path and nothing else.
+        if (err.empty()) {
+          const std::vector<uint64_t> counts_after = snapshot(target);
+          const int want = path == "none" ? -1 : path_index(path);  // an empty output runs nothing
+          for (int i = 0; i < td::kPathCount; ++i) {
+            const uint64_t n = counts_after[static_cast<std::size_t>(i)] - counts_before[static_cast<std::size_t>(i)];
+            if ((i == want) != (n > 0)) {
+              err = describe(p.c) + ": planned " + path + " but the kernels ran " + td::kPathInfo[i].name + " " +
+                    std::to_string(n) + " times";
+              break;
+            }
+          }
+        }
+#endif
         CHECK_MESSAGE(err.empty(), name << ": " << err);
         if (!err.empty()) {
           if (++failures >= 5) break;  // enough to diagnose; keep the log short
           continue;
         }
-        seen.insert(p.c.path);  // run() checked that the plan took exactly this path
-        table[p.c.path][name] += runner.executions - before;
+        seen.insert(path);  // run() checked that the plan took exactly this path
+        table[path][name] += runner.executions - before;
       }
     }
-    // The suite reached every executor path on this target.
-    CHECK(std::vector<std::string>(seen.begin(), seen.end()) ==
-          [&] {
-            std::vector<std::string> sorted = all_paths;
-            std::sort(sorted.begin(), sorted.end());
-            return sorted;
-          }());
-    for (const std::string& path : all_paths)
+    // The suite reached every path the planner gives this target.
+    std::set<std::string> plannable;
+    for (const std::string& path : all_paths) plannable.insert(on_target(path, name));
+    CHECK(seen == plannable);
+    for (const std::string& path : plannable)
       CHECK_MESSAGE(seen.count(path) == 1, "path " << path << " was not reached on " << name);
 
 #if TESSERA_PATH_COUNTERS
-    // What the kernels executed while this target was forced: every path it implements ran, the
-    // paths it aliases never did (their substitutes did), and no other target's code ran.
     std::vector<uint64_t>& counts = executed[name];
     counts = snapshot(target);
-    for (std::size_t i = 0; i < counts.size(); ++i) counts[i] -= before[i];
-    for (int i = 0; i < td::kPathCount; ++i) {
-      const std::string path = td::kPathInfo[i].name;
-      const uint64_t n = counts[static_cast<std::size_t>(i)];
-      if (const Alias* a = alias_of(name, path)) {
-        CHECK_MESSAGE(n == 0, name << " executed " << path << " " << n << " times; listed as an alias of " << a->runs_as
-                                   << " there (" << a->why << ")");
-        CHECK_MESSAGE(counts[static_cast<std::size_t>(exec_path_index(a->runs_as))] > 0,
-                      name << ": " << a->runs_as << ", which runs in place of " << path << ", never executed");
-      } else {
-        CHECK_MESSAGE(n > 0, "executed path " << path << " never ran on " << name
-                                                  << " (the planner's labels were all reached: a kernel took another branch)");
-      }
-    }
+    for (std::size_t i = 0; i < counts.size(); ++i) counts[i] -= start[i];
     for (const auto& other : others)  // (no structured binding: clang's C++17 cannot capture one)
       CHECK_MESSAGE(snapshot(other.first) == other.second,
                     "code of target " << hwy::TargetName(other.first) << " ran while " << name << " was forced");
@@ -529,10 +618,9 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
 
   std::ostringstream os;
 #if TESSERA_PATH_COUNTERS
-  // The closing note's table: how often each executed path was chosen (per range, or per row
-  // where the kernels choose per row), counted by the kernels themselves, per Highway target.
-  os << "executed paths (rows; lib/kernels/path_counters.hpp) per Highway target (columns), counted where the "
-        "kernels take each branch; \"alias\": not implemented on that target (0 runs), listed below:\n";
+  // The closing note's table: ranges each path ran, counted by the kernels, per Highway target;
+  // "-": a path the planner does not give that target.
+  os << "executed paths (ranges run; lib/kernels/path_counters.hpp) per Highway target (columns):\n";
   os << std::left << std::setw(24) << "executed path";
   for (const auto& t : target_names) os << std::right << std::setw(10) << t;
   os << "\n";
@@ -540,22 +628,18 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     os << std::left << std::setw(24) << td::kPathInfo[i].name;
     for (const auto& t : target_names) {
       const uint64_t n = executed[t].empty() ? 0 : executed[t][static_cast<std::size_t>(i)];
-      if (alias_of(t, td::kPathInfo[i].name) != nullptr && n == 0) {
-        os << std::right << std::setw(10) << "alias";
+      if (on_target(td::kPathInfo[i].name, t) != td::kPathInfo[i].name && n == 0) {
+        os << std::right << std::setw(10) << "-";
       } else {
         os << std::right << std::setw(10) << n;
       }
     }
     os << "\n";
   }
-  os << "aliases:\n";
-  for (const Alias& a : kAliases)
-    os << "  " << a.target << ": " << std::left << std::setw(22) << a.path << " runs as " << std::setw(18) << a.runs_as
-       << " (" << a.why << ")\n";
   os << "\n";
 #else
   MESSAGE("executed-path counters are off in this build (configure with -Dpath_counters=true, as tests/run's "
-          "build/tests does): only the planner's labels were checked, not what the kernels executed");
+          "build/tests does): only the planned paths were checked, not what the kernels executed");
 #endif
   // Executions (case x side x misalignment) per planned path and target.
   os << "guard-page executions per planned path (Plan::kernel_path) and Highway target (columns):\n";
