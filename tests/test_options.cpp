@@ -9,6 +9,7 @@
 #include <tessera/tessera.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -321,5 +322,38 @@ TEST_CASE("options: invalid values are rejected naming the field, nothing writte
     CHECK(data == &out);
     CHECK(tessera_tile_shape_ex(1, shape, 1, reps, &co, &out_ndim, out_shape) == TESSERA_INVALID_ARGUMENT);
     CHECK(contains(tessera_last_error(), b.message));
+  }
+}
+
+TEST_CASE("options: sizeof_options lets the struct grow without breaking the ABI") {
+  const int32_t a[2] = {1, 2};
+  int32_t out[8];
+  const int64_t shape[1] = {2}, reps[2] = {2, -3};
+  tessera_options o;
+  tessera_options_init(&o);
+  CHECK(o.sizeof_options == sizeof(tessera_options));  // the caller's own size, written by the inline init
+  // A caller built against an older, shorter struct (only max_threads): the later fields take
+  // their defaults, whatever bytes follow in memory.
+  o.negative_reps = TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO;
+  o.nontemporal = 77;
+  o.sizeof_options = offsetof(tessera_options, max_threads) + sizeof(int);
+  CHECK(tessera_tile_ex(a, 1, shape, nullptr, 4, 2, reps, out, sizeof out, &o) == TESSERA_INVALID_ARGUMENT);
+  CHECK(contains(tessera_last_error(), "reps[1] = -3 is negative"));  // negative_reps: the default (error)
+  // Up to negative_reps: clamp applies, nontemporal (77, out of range) is not read.
+  o.sizeof_options = offsetof(tessera_options, negative_reps) + sizeof(int);
+  CHECK(tessera_tile_ex(a, 1, shape, nullptr, 4, 2, reps, out, sizeof out, &o) == TESSERA_OK);
+  // The whole struct: nontemporal 77 is read and rejected, naming the field.
+  o.sizeof_options = sizeof(tessera_options);
+  CHECK(tessera_tile_ex(a, 1, shape, nullptr, 4, 2, reps, out, sizeof out, &o) == TESSERA_INVALID_ARGUMENT);
+  CHECK(contains(tessera_last_error(), "options.nontemporal = 77"));
+  // Not initialized (0), too small for max_threads, or larger than this version's struct: an error
+  // naming the value, nothing written.
+  for (const std::size_t bad : {std::size_t{0}, offsetof(tessera_options, max_threads), sizeof(tessera_options) + 8}) {
+    CAPTURE(bad);
+    o.sizeof_options = bad;
+    std::memset(out, 0x11, sizeof out);
+    CHECK(tessera_tile_ex(a, 1, shape, nullptr, 4, 2, reps, out, sizeof out, &o) == TESSERA_INVALID_ARGUMENT);
+    CHECK(contains(tessera_last_error(), "options->sizeof_options = " + std::to_string(bad)));
+    CHECK(out[0] == 0x11111111);
   }
 }

@@ -25,36 +25,35 @@ import sys
 # builds recompile as little as possible (planner/executor are seconds, region.cpp tens of seconds,
 # dispatch.cpp and row_kernels-inl.h -- compiled for every Highway target -- the most).
 MUTANTS = [
-    # --- (5) the region merge and other region_of slips (lib/executor.cpp, seconds to rebuild)
-    ('region-merge-off-by-one', 'lib/executor.cpp', 'region_of',
+    # --- (5) region planning slips (lib/planner.cpp, seconds to rebuild)
+    ('region-merge-off-by-one', 'lib/planner.cpp', 'plan_region',
      'an inner axis covering one element less than its period is merged as if it covered the whole period',
      'if (in.start == 0 && in.extent == in.period &&',
      'if (in.start == 0 && in.extent >= in.period - 1 &&'),
-    ('region-unwrapped-index', 'lib/executor.cpp', 'region_of',
+    ('region-unwrapped-index', 'lib/planner.cpp', 'plan_region',
      'an axis of extent 1 takes its source index unwrapped (start, not start % period)',
-     'r.src_offset += first * stride;  // a constant source index on this axis',
+     'r.src_offset += x.start * stride;  // a constant source index on this axis',
      'r.src_offset += start[i] * stride;  // a constant source index on this axis'),
     # --- (3) a stride's sign lost
-    ('region-stride-abs', 'lib/executor.cpp', 'region_of',
+    ('region-stride-abs', 'lib/planner.cpp', 'plan_region',
      'a negative input stride is walked as positive by the region kernel',
-     'const int64_t stride = period == 1 ? 0 : plan.in_strides[i - pad];',
-     'const int64_t stride = period == 1 ? 0 : (plan.in_strides[i - pad] < 0 ? -plan.in_strides[i - pad] : plan.in_strides[i - pad]);'),
-    # --- (1) a tail not written: the executor's last partial chunk
+     'const int64_t stride = period == 1 ? 0 : a.stride;',
+     'const int64_t stride = period == 1 ? 0 : (a.stride < 0 ? -a.stride : a.stride);'),
+    ('planner-merge-stride-abs', 'lib/planner.cpp', 'affine_pair',
+     'walks merge when |outer stride| == |inner stride * extent|: a reversed axis merges with a forward one',
+     'return !__builtin_mul_overflow(inner_stride, inner_extent, &span) && span == outer_stride;',
+     'return !__builtin_mul_overflow(inner_stride, inner_extent, &span) && (span < 0 ? -span : span) == (outer_stride < 0 ? -outer_stride : outer_stride);'),
+    # --- (1) a tail not written: the executor's last chunk
     ('chunk-tail-dropped', 'lib/executor.cpp', 'execute',
-     'the threaded executor rounds the chunk count down: the last partial chunk is not written',
-     'const int64_t nchunks = (total + chunk - 1) / chunk;',
-     'const int64_t nchunks = total / chunk;'),
-    # --- (3) a stride's sign lost in the planner
-    ('planner-merge-stride-abs', 'lib/planner.cpp', 'make_plan',
-     'axes merge when |outer stride| == |inner stride * extent|: a reversed axis merges with a forward one',
-     '&span) && span == e[k].stride) {',
-     '&span) && (span < 0 ? -span : span) == (e[k].stride < 0 ? -e[k].stride : e[k].stride)) {'),
+     "the threaded executor's last chunk ends one element short of the output",
+     'return k == 0 ? int64_t{0} : k == nchunks ? total : first + k * chunk;',
+     'return k == 0 ? int64_t{0} : k == nchunks ? total - 1 : first + k * chunk;'),
     # --- (5) off by one in the region kernel's period (lib/kernels/region.cpp)
     ('region-period-off-by-one', 'lib/kernels/region.cpp', 'RegionAxisFill',
      'an outer region axis longer than its period replicates period + 1 steps instead of period',
      'const int64_t first = a.extent < a.period ? a.extent : a.period;\n  int64_t idx = a.start;',
      'const int64_t first = a.extent <= a.period ? a.extent : a.period + 1;\n  int64_t idx = a.start;'),
-    # --- (1) tail vectors skipped (lib/kernels/row_kernels-inl.h: rebuilds dispatch.cpp and region.cpp)
+    # --- (1) tail vectors skipped (lib/kernels/row_kernels-inl.h: rebuilds rows.cpp and region.cpp)
     ('copy-tail-vector', 'lib/kernels/row_kernels-inl.h', 'CopyBytes',
      'the last, partial vector of a contiguous copy is not stored',
      'if (i < n) hn::StoreU(hn::LoadU(d, src + n - N), d, dst + n - N);',
@@ -72,23 +71,36 @@ MUTANTS = [
      'a long-run pattern row leaves one replica of its run unwritten (when two or more follow the first)',
      'size_t done = first;',
      'size_t done = first + (nbytes - first >= 2 * run_bytes ? run_bytes : 0);'),
-    # --- lib/kernels/dispatch.cpp
-    ('walk-last-outer-replica', 'lib/kernels/dispatch.cpp', 'WalkRows',
+    # --- the repeat kernels
+    ('repeat-shuffle-bytes', 'lib/kernels/row_kernels-inl.h', 'RepeatShuffleTable',
+     'the shuffle tables of repeat.shuffle rotate the bytes within each element (elements of 2 or more bytes)',
+     'idx[q][b] = static_cast<uint8_t>(at / itemsize / reps * itemsize + at % itemsize);',
+     'idx[q][b] = static_cast<uint8_t>(at / itemsize / reps * itemsize + (at + 1) % itemsize);'),
+    ('segment-boundary', 'lib/kernels/row_kernels-inl.h', 'SegmentOf',
+     'an output index on a segment boundary is given the previous source index',
+     'if (prefix[mid] <= t) lo = mid; else hi = mid;',
+     'if (prefix[mid] < t) lo = mid; else hi = mid;'),
+    # --- lib/kernels/walk-inl.h, gather-inl.h, rows.cpp
+    ('walk-last-outer-replica', 'lib/kernels/walk-inl.h', 'WalkRows',
      'the whole-output loop of a shallow plan (small outputs) skips its last outer iteration',
      'for (int64_t i = 0; i < e0; ++i) {  // offsets, not pointers',
      'for (int64_t i = 0; i < e0 - (e0 > 1); ++i) {  // offsets, not pointers'),
-    ('gather-last-replica', 'lib/kernels/dispatch.cpp', 'ExecuteGather',
+    ('segment-loop-early', 'lib/kernels/walk-inl.h', 'RowOdometer::Advance',
+     'a segment row loop moves on to the next source index one output row early',
+     'while (prefix[seg + 1] <= idx[l]) {  // the next non-empty segment',
+     'while (prefix[seg + 1] <= idx[l] + 1) {  // the next non-empty segment'),
+    ('gather-last-replica', 'lib/kernels/gather-inl.h', 'ExecuteGather',
      'the blocked gather writes its gathered tile to every replica but the last',
      'for (int64_t e = 0; e < copies; ++e, d += copy_bytes) {',
      'for (int64_t e = 0; e < (copies > 1 ? copies - 1 : 1); ++e, d += copy_bytes) {'),
-    ('staged-stream-last-block', 'lib/kernels/dispatch.cpp', 'ExecuteStagedStream',
+    ('staged-stream-last-block', 'lib/kernels/rows.cpp', 'ExecuteStagedStream',
      'the last, partly filled staging block of a streamed range is not written out',
      '  CopyStream(out, stage, fill * isz);\n}',
      '  (void)0;  // MUTANT: CopyStream(out, stage, fill * isz) dropped\n}'),
     # --- (4) the streaming fence
-    ('stream-no-fence', 'lib/kernels/dispatch.cpp', 'ExecuteStreamOrRows',
+    ('stream-no-fence', 'lib/kernels/rows.cpp', 'ExecuteRange',
      'no hwy::FlushStream() (sfence) after a range written with non-temporal stores',
-     '  hwy::FlushStream();  // order the streaming stores before the range is reported done',
+     '  if (info.route != Route::plain) hwy::FlushStream();  // order the streaming stores before the range is reported done',
      '  // MUTANT: hwy::FlushStream() dropped'),
 ]
 
