@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""A second oracle: tessera's C API (through ctypes) against numpy.tile itself.
+"""A second oracle: tessera's C API (through ctypes) against numpy itself — numpy.tile, and the rest of
+the family: numpy.broadcast_to(...).copy(), the numpy broadcast of two shapes (ONNX Expand) and
+numpy.repeat, with output regions of plans compared with numpy's slices.
 
 On a seeded sweep of shapes (ranks 0-4, extents 0-5), reps (lengths 0-5, values 0-3), layouts
 (contiguous, transposed, reversed [::-1], stepped [::2] / [1::3] / [::-2], np.broadcast_to with
@@ -55,6 +57,16 @@ class Tessera:
         lib.tessera_plan_output_bytes.restype = ctypes.c_size_t
         lib.tessera_plan_destroy.argtypes = [ctypes.c_void_p]
         lib.tessera_plan_destroy.restype = None
+        vp, sz, i64, ci = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64, ctypes.c_int
+        for name, args in (('tessera_broadcast_to', [vp, ci, I64P, I64P, sz, ci, I64P, vp, sz]),
+                           ('tessera_expand', [vp, ci, I64P, I64P, sz, ci, I64P, vp, sz]),
+                           ('tessera_repeat', [vp, ci, I64P, I64P, sz, i64, I64P, ci, vp, sz]),
+                           ('tessera_plan_create_broadcast_to', [ci, I64P, I64P, sz, ci, I64P, vp, ctypes.POINTER(vp)]),
+                           ('tessera_plan_create_expand', [ci, I64P, I64P, sz, ci, I64P, vp, ctypes.POINTER(vp)]),
+                           ('tessera_plan_create_repeat', [ci, I64P, I64P, sz, i64, I64P, ci, vp, ctypes.POINTER(vp)]),
+                           ('tessera_plan_execute_region', [vp, vp, I64P, I64P, vp, sz])):
+            getattr(lib, name).argtypes = args
+            getattr(lib, name).restype = ctypes.c_int
         for name in ('tessera_last_error', 'tessera_version', 'tessera_active_target'):
             getattr(lib, name).argtypes = []
             getattr(lib, name).restype = ctypes.c_char_p
@@ -87,6 +99,57 @@ class Tessera:
             return status
         try:
             return self.lib.tessera_plan_execute(plan, src, dst, dst_bytes)
+        finally:
+            self.lib.tessera_plan_destroy(plan)
+
+    AXIS_NONE = -2**31
+
+    def family(self, op, a, arg, axis, dst, dst_bytes, api):
+        """broadcast_to / expand (arg: the target shape) or repeat (arg: the counts, axis or None)
+        of the numpy view `a` into `dst`, through 'oneshot' or 'plan'; returns the status."""
+        src = a.__array_interface__['data'][0]
+        shape, strides, arg_list = self._list(a.shape), self._list(a.strides), self._list(arg)
+        ax = self.AXIS_NONE if axis is None else axis
+        if api == 'oneshot':
+            if op == 'repeat':
+                return self.lib.tessera_repeat(src, a.ndim, shape, strides, a.itemsize, len(arg), arg_list, ax, dst,
+                                               dst_bytes)
+            return getattr(self.lib, 'tessera_' + op)(src, a.ndim, shape, strides, a.itemsize, len(arg), arg_list,
+                                                      dst, dst_bytes)
+        plan = ctypes.c_void_p()
+        if op == 'repeat':
+            status = self.lib.tessera_plan_create_repeat(a.ndim, shape, strides, a.itemsize, len(arg), arg_list, ax,
+                                                         None, ctypes.byref(plan))
+        else:
+            status = getattr(self.lib, 'tessera_plan_create_' + op)(a.ndim, shape, strides, a.itemsize, len(arg),
+                                                                    arg_list, None, ctypes.byref(plan))
+        if status != 0:
+            return status
+        try:
+            return self.lib.tessera_plan_execute(plan, src, dst, dst_bytes)
+        finally:
+            self.lib.tessera_plan_destroy(plan)
+
+    def region(self, op, a, arg, axis, start, extent, dst, dst_bytes):
+        """One region of a plan of tile (arg: reps) or of the family, written to dst."""
+        src = a.__array_interface__['data'][0]
+        shape, strides, arg_list = self._list(a.shape), self._list(a.strides), self._list(arg)
+        plan = ctypes.c_void_p()
+        if op == 'tile':
+            status = self.lib.tessera_plan_create(a.ndim, shape, strides, a.itemsize, len(arg), arg_list,
+                                                  ctypes.byref(plan))
+        elif op == 'repeat':
+            status = self.lib.tessera_plan_create_repeat(a.ndim, shape, strides, a.itemsize, len(arg), arg_list,
+                                                         self.AXIS_NONE if axis is None else axis, None,
+                                                         ctypes.byref(plan))
+        else:
+            status = getattr(self.lib, 'tessera_plan_create_' + op)(a.ndim, shape, strides, a.itemsize, len(arg),
+                                                                    arg_list, None, ctypes.byref(plan))
+        if status != 0:
+            return status
+        try:
+            return self.lib.tessera_plan_execute_region(plan, src, self._list(start), self._list(extent), dst,
+                                                        dst_bytes)
         finally:
             self.lib.tessera_plan_destroy(plan)
 
@@ -144,6 +207,7 @@ class Oracle:
         self.verbose_limit = verbose_limit
         self.negative_rep_divergences = 0
         self.large = 0
+        self.family = 0
 
     def record(self, ok, what):
         if ok:
@@ -204,6 +268,112 @@ class Oracle:
         self.record(ok, f"{what}: status {status} (tile_shape {got_shape_status}), expected {expected_status} "
                         f"({shape_status}), "
                         f"dst untouched {bool((buf == FILL).all())}, message '{message}'")
+
+
+def numpy_family(op, a, arg, axis):
+    """numpy's result of the family call, or the exception numpy raises."""
+    if op == 'broadcast_to':
+        return np.broadcast_to(a, arg).copy()
+    if op == 'expand':
+        return np.broadcast_to(a, np.broadcast_shapes(a.shape, tuple(arg))).copy()
+    return np.repeat(a, arg[0] if len(arg) == 1 else arg, axis=axis)
+
+
+def check_output(oracle, what, status, buf, misalign, want):
+    nbytes = want.size
+    got = buf[misalign:misalign + nbytes]
+    if status != 0:
+        oracle.record(False, f"{what}: status {status} ({oracle.t.last_error()})")
+    elif not np.array_equal(got, want):
+        diff = int(np.flatnonzero(got != want)[0])
+        oracle.record(False, f"{what}: byte {diff} is {got[diff]}, numpy {want[diff]}")
+    elif (buf[:misalign] != FILL).any() or (buf[misalign + nbytes:] != FILL).any():
+        oracle.record(False, f"{what}: wrote outside the output's {nbytes} bytes")
+    else:
+        oracle.record(True, what)
+
+
+def random_family_call(rng, a):
+    """A random valid call of the family on `a`: (op, arg, axis)."""
+    op = ['broadcast_to', 'expand', 'repeat'][int(rng.integers(0, 3))]
+    if op == 'broadcast_to':
+        lead = [int(rng.integers(0, 4)) for _ in range(int(rng.integers(0, 3)))]
+        return op, tuple(lead + [int(rng.integers(0, 5)) if s == 1 else s for s in a.shape]), None
+    if op == 'expand':
+        lead = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 3)))]
+        keep = a.shape[int(rng.integers(0, a.ndim + 1)):] if not lead else a.shape
+        tail = [int(rng.integers(0, 5)) if s == 1 else (1 if rng.random() < 0.3 else s) for s in keep]
+        return op, tuple(lead + tail), None
+    axis = int(rng.integers(-a.ndim, a.ndim)) if a.ndim and rng.random() < 0.7 else None
+    n = a.size if axis is None else a.shape[axis]
+    if rng.random() < 0.5 or n > 200:
+        return op, (int(rng.integers(0, 5)),), axis
+    return op, tuple(int(x) for x in rng.integers(0, 5, size=n)), axis
+
+
+def family(oracle, rng, per_combo):
+    """broadcast_to, expand and repeat against numpy, every dtype and layout, both APIs, with a
+    random region of each plan; then calls numpy rejects, which tessera must reject untouched."""
+    n = 0
+    for dtype, layout, rank in itertools.product(DTYPES, LAYOUTS, range(5)):
+        for _ in range(per_combo):
+            a = make_view(rng, random_shape(rng, rank), dtype, layout)
+            op, arg, axis = random_family_call(rng, a)
+            expected = numpy_family(op, a, arg, axis)
+            if expected.nbytes > MAX_OUTPUT_BYTES:
+                continue
+            want = as_bytes(expected)
+            misalign = int(rng.integers(0, 16))
+            buf = np.full(misalign + want.size + GUARD, FILL, dtype=np.uint8)
+            api = 'oneshot' if n % 2 == 0 else 'plan'
+            status = oracle.t.family(op, a, arg, axis, buf.ctypes.data + misalign, want.size, api)
+            what = f"{op} {arg} axis {axis}: {oracle.describe(a, (), layout, api)}"
+            check_output(oracle, what, status, buf, misalign, want)
+            if expected.size:
+                start = [int(rng.integers(0, e)) for e in expected.shape]
+                extent = [int(rng.integers(1, e - s + 1)) for e, s in zip(expected.shape, start)]
+                box = as_bytes(expected[tuple(slice(s, s + e) for s, e in zip(start, extent))])
+                buf = np.full(misalign + box.size + GUARD, FILL, dtype=np.uint8)
+                status = oracle.t.region(op, a, arg, axis, start, extent, buf.ctypes.data + misalign, box.size)
+                check_output(oracle, f"{what}, region {start} + {extent}", status, buf, misalign, box)
+            n += 1
+    # Calls numpy rejects: a shape that does not broadcast, an axis out of range, a wrong number
+    # of counts, a negative count. tessera: TESSERA_INVALID_ARGUMENT, nothing written.
+    for dtype in DTYPES[:4]:
+        a = make_view(rng, (2, 3), dtype, 'mixed')
+        for op, arg, axis in (('broadcast_to', (2, 4), None), ('broadcast_to', (3,), None), ('expand', (4, 1), None),
+                              ('repeat', (2,), 2), ('repeat', (2,), -3), ('repeat', (1, 2), 1), ('repeat', (1, -1, 1), 1),
+                              ('repeat', (-1,), None)):
+            try:
+                numpy_family(op, a, arg, axis)
+                oracle.record(False, f"{op} {arg} axis {axis}: numpy accepted it")
+                continue
+            except (ValueError, IndexError):
+                pass
+            buf = np.full(256, FILL, dtype=np.uint8)
+            for api in ('oneshot', 'plan'):
+                status = oracle.t.family(op, a, arg, axis, buf.ctypes.data, 200, api)
+                oracle.record(status == 1 and (buf == FILL).all() and oracle.t.last_error(),
+                              f"{op} {arg} axis {axis} ({api}): status {status}, message '{oracle.t.last_error()}'")
+    oracle.family = n
+
+
+def tile_regions(oracle, rng, count):
+    """Random regions of tile plans against numpy.tile's slices."""
+    for i in range(count):
+        dtype = DTYPES[i % len(DTYPES)]
+        a = make_view(rng, random_shape(rng, int(rng.integers(0, 5))), dtype, LAYOUTS[i % len(LAYOUTS)])
+        reps = random_reps(rng)
+        expected = np.tile(a, reps)
+        if not expected.size or expected.nbytes > MAX_OUTPUT_BYTES:
+            continue
+        start = [int(rng.integers(0, e)) for e in expected.shape]
+        extent = [int(rng.integers(1, e - s + 1)) for e, s in zip(expected.shape, start)]
+        box = as_bytes(expected[tuple(slice(s, s + e) for s, e in zip(start, extent))])
+        buf = np.full(box.size + GUARD, FILL, dtype=np.uint8)
+        status = oracle.t.region('tile', a, reps, None, start, extent, buf.ctypes.data, box.size)
+        check_output(oracle, f"tile region {start} + {extent}: {oracle.describe(a, reps, 'region', 'plan')}", status,
+                     buf, 0, box)
 
 
 def numpy_accepts_negative_rep(shape, reps):
@@ -294,6 +464,10 @@ def main():
     sweep(oracle, rng, args.per_combo)
     large(oracle, rng)
     errors(oracle, rng)
+    family(oracle, rng, max(1, args.per_combo // 2))
+    tile_regions(oracle, rng, 2000)
+    print(f"numpy_oracle: broadcast_to/expand/repeat: {oracle.family} random cases (each with a region), "
+          f"rejections; 2000 random tile regions")
     print(f"numpy_oracle: {len(DTYPES)} dtypes x {len(LAYOUTS)} layouts x ranks 0-4 x {args.per_combo} random "
           f"cases, {oracle.large} outputs of 0.5-4 MiB, error cases")
     if oracle.negative_rep_divergences:
