@@ -23,7 +23,7 @@ import sys
 
 # (id, file, function, what it changes, old text, new text). Ordered by file so that consecutive
 # builds recompile as little as possible (planner/executor are seconds, region.cpp tens of seconds,
-# dispatch.cpp and row_kernels-inl.h -- compiled for every Highway target -- the most).
+# rows.cpp and row_kernels-inl.h -- compiled for every Highway target -- the most).
 MUTANTS = [
     # --- (5) region planning slips (lib/planner.cpp, seconds to rebuild)
     ('region-merge-off-by-one', 'lib/planner.cpp', 'plan_region',
