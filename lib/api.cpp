@@ -68,7 +68,11 @@ Dims expand_shape(const Dims& shape, const Dims& target) {
 }
 
 Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> axis) {
-  detail::PlanData p = detail::shape_plan(shape, Options());
+  return repeat_shape(shape, repeats, axis, Options());
+}
+
+Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> axis, const Options& options) {
+  detail::PlanData p = detail::shape_plan(shape, options);
   detail::nest_repeat(p, repeats.data(), repeats.size(), axis.has_value(), axis.value_or(0));
   return detail::output_shape_only(std::move(p));
 }
@@ -112,6 +116,11 @@ std::vector<std::string> Plan::kernel_paths() {
 
 void Plan::execute(const void* src, void* dst, std::size_t dst_bytes) const {
   detail::execute_checked(*data_, src, dst, dst_bytes);
+}
+
+Array Plan::execute(const void* src) const {
+  // A copy of the plan: the allocating call may re-choose its path for fresh pages.
+  return detail::ArrayAccess::run(detail::PlanData(*data_), src);
 }
 
 void Plan::execute_region(const void* src, const Dims& start, const Dims& extent, void* dst,

@@ -229,6 +229,8 @@ void nest_repeat(PlanData& p, const int64_t* repeats, int64_t count, bool has_ax
   p.op = Operation::repeat;
   const Dims& shape = p.in_shape;
   const int nd = shape.size();
+  // A 0-d input repeats along axis 0 or -1 as numpy.repeat does: as its flattened one element.
+  if (has_axis && nd == 0 && (axis == 0 || axis == -1)) has_axis = false;
   if (has_axis) {
     if (axis < -nd || axis >= nd)
       invalid("repeat: axis " + std::to_string(axis) + " is out of range for an input of " + std::to_string(nd) +

@@ -367,6 +367,40 @@ TEST_CASE("broadcast_to, expand, repeat: bad arguments name the bad value, and n
   CHECK(untouched());
 }
 
+TEST_CASE("repeat of a 0-d input along axis 0 or -1 is numpy's: its one element repeated") {
+  const double x = 2.5;
+  for (int axis : {0, -1}) {
+    const tessera::Array a = tessera::repeat(&x, {}, {}, sizeof x, 3, axis);
+    REQUIRE(a.shape() == tessera::Dims({3}));
+    for (int i = 0; i < 3; ++i) CHECK(a.data_as<double>()[i] == 2.5);
+  }
+  CHECK_THROWS_AS(tessera::repeat_shape({}, 3, 1), tessera::InvalidArgument);
+}
+
+TEST_CASE("Plan::execute(src) allocates the output, for every operation, fresh pages included") {
+  std::vector<float> row(4099);
+  for (std::size_t i = 0; i < row.size(); ++i) row[i] = static_cast<float>(i);
+  // 4099 x 2053 floats: 33.7 MiB, a fresh huge-page mapping (or a kept block) from the allocator.
+  const tessera::Plan plan = tessera::Plan::broadcast_to({1, 4099}, {}, 4, {2053, 4099});
+  for (int round = 0; round < 2; ++round) {
+    const tessera::Array out = plan.execute(row.data());
+    REQUIRE(out.shape() == plan.shape());
+    REQUIRE(out.nbytes() == plan.nbytes());
+    const float* v = out.data_as<float>();
+    bool same = true;
+    for (int64_t r = 0; r < 2053; r += 97)
+      same = same && std::memcmp(v + r * 4099, row.data(), row.size() * sizeof(float)) == 0;
+    CHECK(same);
+    CHECK(std::memcmp(v + int64_t{2052} * 4099, row.data(), row.size() * sizeof(float)) == 0);
+  }
+  const std::vector<int64_t> counts = {3, 0, 1};
+  const tessera::Array r = tessera::Plan::repeat({3}, {}, 4, counts, 0).execute(row.data());
+  REQUIRE(r.shape() == tessera::Dims({4}));
+  CHECK(r.data_as<float>()[2] == 0.0f);
+  CHECK(r.data_as<float>()[3] == 2.0f);
+  CHECK_THROWS_AS(plan.execute(nullptr), tessera::InvalidArgument);
+}
+
 TEST_CASE("describe() names the operation, its arguments and the path") {
   const tessera::Plan b = tessera::Plan::broadcast_to({1, 4096}, {}, 4, {4096, 4096});
   CHECK(b.describe().rfind("broadcast_to plan: input (1, 4096)", 0) == 0);

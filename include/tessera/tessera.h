@@ -336,7 +336,8 @@ TESSERA_API tessera_status tessera_expand_ex(const void *src, int ndim, const in
  *           otherwise nrepeats must equal the axis' extent (the flattened input's size with no
  *           axis) and element i is written repeats[i] times.
  * axis:     in [-ndim, ndim) (negative counts from the end), or TESSERA_AXIS_NONE: the flattened
- *           input (C order), a 1-d output.
+ *           input (C order), a 1-d output. A 0-d input also takes 0 and -1, as numpy.repeat does
+ *           (its one element, flattened).
  * Writes *out_ndim (ndim, or 1 with no axis) and out_shape: the axis' extent is the sum of the
  * counts. Errors: TESSERA_INVALID_ARGUMENT (an axis out of range, nrepeats neither 1 nor the
  * extent, a negative count — each naming the value; NULL pointers), TESSERA_OVERFLOW.

@@ -233,7 +233,9 @@ TESSERA_API Dims broadcast_shape(const Dims& shape, const Dims& target);
 TESSERA_API Dims expand_shape(const Dims& shape, const Dims& target);
 
 /// The counts of repeat(): one count for every element (an integer), or one per element along the
-/// repeated axis (a range of int64_t values, which must outlive the call). Counts are in elements.
+/// repeated axis. A view, like std::string_view: per-element counts are not copied, so the vector
+/// or array they live in must outlive the Repeats (pass it straight to the call; a plan copies
+/// them). Counts are in elements.
 class Repeats {
  public:
   /// Every element `count` times.
@@ -265,14 +267,23 @@ class Repeats {
 /// nor the axis' extent, a negative count — naming the value) or Overflow.
 TESSERA_API Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> axis = std::nullopt);
 
+/// repeat_shape under `options`: with NegativeReps::clamp_to_zero a negative count acts as 0. Also
+/// throws InvalidArgument for an invalid option value.
+TESSERA_API Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> axis,
+                              const Options& options);
+
 namespace detail {
 struct PlanData;
 struct ArrayAccess;
 }
 
-/// An immutable, reusable plan for tile(A, reps): nested copy loops over the C-contiguous output
-/// ending in an innermost kernel (see describe()). O(ndim) in size, independent of data pointers,
-/// cheap to copy (shared), and safe to execute from many threads at once.
+/// An immutable, reusable plan for one call of the family — tile(A, reps) (the constructor),
+/// broadcast_to, expand or repeat (the static factories): nested copy loops over the C-contiguous
+/// output ending in one row kernel (see describe()). O(ndim) in size (a per-element repeat adds
+/// its counts' prefix sums), independent of data pointers, cheap to copy (shared), and safe to
+/// execute from many threads at once.
+class Array;
+
 class TESSERA_API Plan {
  public:
   /// Plans tiling an input of `shape` (elements) with byte `strides` (empty = C-contiguous; else
@@ -338,9 +349,16 @@ class TESSERA_API Plan {
   /// or BufferTooSmall (dst_bytes < nbytes()); then dst is untouched.
   void execute(const void* src, void* dst, std::size_t dst_bytes) const;
 
+  /// Allocates the output (as the allocating tile(): see Array) and writes it: a new Array of
+  /// shape(). Into a fresh mapping of 32 MiB or more, under NonTemporal::automatic, with ordinary
+  /// stores (its pages were just zeroed and are cached). Throws InvalidArgument (null src with a
+  /// non-empty input) or std::bad_alloc.
+  Array execute(const void* src) const;
+
   /// Writes one hyper-rectangular region of the output, C-contiguously, to dst: for each output
   /// axis i the output indices [start[i], start[i] + extent[i]), so region element [j0, j1, ...]
-  /// is out[start[0] + j0, ...] = src[(start[0] + j0) % shape[0], ...]. Nothing outside the
+  /// is out[start[0] + j0, start[1] + j1, ...] (for tile: src[(start[0] + j0) % shape[0], ...]).
+  /// Nothing outside the
   /// region is computed or written (one chunk of a chunked array). The region is
   /// prod(extent) * itemsize() bytes; start and extent hold ndim() values each, in elements.
   /// Serial on the calling thread (a region that is the whole output runs as execute(), in
@@ -360,7 +378,8 @@ class TESSERA_API Plan {
   std::shared_ptr<const detail::PlanData> data_;
 };
 
-/// An owning, 64-byte aligned, C-contiguous output of the allocating tile(). Move-only.
+/// An owning, 64-byte aligned, C-contiguous output of an allocating call (tile, broadcast_to,
+/// expand, repeat, Plan::execute(src)). Move-only.
 class TESSERA_API Array {
  public:
   Array() noexcept = default;

@@ -15,3 +15,10 @@ sys.path.insert(0, str(BUILD_PYTHONPATH))
 def pytest_report_header(config):
     import tessera
     return [f"tessera {tessera.__version__} from {Path(tessera.__file__).parent}, SIMD target {tessera.simd_target()}"]
+
+
+def pytest_configure(config):
+    # Markers of numpy's own test files that test_family.py imports (numpy's conftest.py, not
+    # installed by Debian, registers them), so that importing them does not warn.
+    for marker in ("slow", "valgrind_error", "leaks_references"):
+        config.addinivalue_line("markers", f"{marker}: a marker of numpy's own tests")

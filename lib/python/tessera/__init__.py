@@ -1,16 +1,21 @@
-"""tessera: numpy.tile at the memory's speed, for numpy arrays and torch tensors.
+"""tessera: numpy.tile and its family at the memory's speed, for numpy arrays and torch tensors.
 
-tessera is a SIMD (Highway) + multithreaded (oneTBB) CPU kernel for the array tile operation.
-This package is its Python interface:
+tessera is a SIMD (Highway) + multithreaded (oneTBB) CPU kernel for the array tile operation and
+its family. This package is its Python interface:
 
 - `tile` -- a drop-in for `numpy.tile` (and `torch.tile` for torch tensors), with ``out=``;
+- `broadcast_to` -- ``numpy.broadcast_to(A, shape).copy()`` (``torch.Tensor.expand``), written
+  once, straight into new memory or ``out=``;
+- `expand` -- ONNX ``Expand``: A broadcast with a shape, either side may be 1;
+- `repeat` -- a drop-in for `numpy.repeat` (and `torch.repeat_interleave`), with ``out=``;
 - `tile_shape` -- the output shape of a tile, without computing it;
-- `Plan` -- a reusable plan for one shape, dtype and layout, and one chunk of its output
-  (`Plan.execute_region`);
+- `Plan` -- a reusable plan for one operation, shape, dtype and layout, and one chunk of its
+  output (`Plan.execute_region`); `Plan.broadcast_to`, `Plan.expand` and `Plan.repeat` plan the
+  family;
 - `simd_target` -- the SIMD target the kernels dispatch to on this CPU.
 
-Units: shapes, reps and regions are in elements; strides and ``nbytes`` in bytes (numpy's
-conventions). Every result is C-contiguous.
+Units: shapes, reps, repeat counts and regions are in elements; strides and ``nbytes`` in bytes
+(numpy's conventions). Every result is C-contiguous.
 
 Threads: tessera writes large outputs (512 KiB or more) with the threads of its oneTBB task arena
 (all cores by default; ``max_threads=N`` caps one call). It releases the GIL while it copies
@@ -23,7 +28,7 @@ import numpy as _np
 
 from . import _tessera as _ext
 
-__all__ = ["tile", "tile_shape", "Plan", "simd_target", "__version__"]
+__all__ = ["tile", "broadcast_to", "expand", "repeat", "tile_shape", "Plan", "simd_target", "__version__"]
 
 #: The version of the tessera library this module carries ("MAJOR.MINOR.PATCH").
 __version__ = _ext.version()
@@ -159,6 +164,233 @@ def tile_shape(shape, reps, *, negative_reps="error"):
     return _ext.tile_shape(shape, reps, negative_reps)
 
 
+def broadcast_to(A, shape, *, out=None, max_threads=None, nontemporal=None):
+    """Broadcast A to a new shape, into new memory: ``numpy.broadcast_to(A, shape).copy()``.
+
+    numpy's broadcasting rule, one way: A's axes are aligned with the trailing axes of `shape`
+    (A may have fewer axes, not more), and each of them must have extent 1 (it is repeated) or
+    the extent `shape` gives. ``result[..., i, j] = A[..., i % A.shape[-2], j % A.shape[-1]]``
+    -- written once, C-contiguous, where `numpy.broadcast_to` returns a read-only view of A
+    (also ``torch.Tensor.expand(*shape).contiguous()``, with no ``-1`` entries).
+
+    Parameters
+    ----------
+    A : array_like or torch.Tensor
+        The input array: anything `numpy.asarray` takes, of any dtype but object, in any layout,
+        read in place (as for `tile`); or a CPU torch tensor of any dtype and strides, read in
+        place through DLPack.
+    shape : int or sequence of ints
+        The output shape (elements), at least A's number of axes. No ``-1``: every extent is
+        given.
+    out : ndarray or torch.Tensor, optional
+        Where to write the result: exactly `shape` and A's dtype (byte order included),
+        C-contiguous and writeable (a torch tensor for a torch A). It may overlap A.
+    max_threads : int, optional
+        At most this many threads (>= 1) write the result; None (default): the threads of the
+        caller's oneTBB task arena. Outputs under 512 KiB are written by the calling thread.
+    nontemporal : bool, optional
+        True: streaming (non-temporal) stores; False: ordinary stores; None (default): as for
+        `tile` (streaming stores for outputs of at least half the last-level cache).
+
+    Returns
+    -------
+    ndarray or torch.Tensor
+        A new C-contiguous, writeable array of A's dtype and shape `shape`, sharing no memory
+        with A -- or `out` itself. For a torch tensor, a torch tensor of A's dtype (read
+        detached: no autograd history).
+
+    Raises
+    ------
+    ValueError
+        An axis of A that does not broadcast (the message names the axis and both extents), a
+        negative extent, fewer axes in `shape` than in A, an output too big for memory or numpy;
+        a bad `out` (its shape, dtype, layout or writeability, named); an invalid option.
+    TypeError
+        A non-integer extent (named); an object dtype; an `out` that is not an ndarray (a
+        tensor, for a torch A).
+
+    On any error nothing is written to `out`.
+
+    See Also
+    --------
+    numpy.broadcast_to, torch.Tensor.expand, expand, tile, Plan.broadcast_to
+
+    Examples
+    --------
+    >>> import numpy as np, tessera
+    >>> x = np.array([1, 2, 3])
+    >>> tessera.broadcast_to(x, (3, 3))
+    array([[1, 2, 3],
+           [1, 2, 3],
+           [1, 2, 3]])
+    >>> tessera.broadcast_to(np.array([[1], [2]]), (2, 2, 3))
+    array([[[1, 1, 1],
+            [2, 2, 2]],
+    <BLANKLINE>
+           [[1, 1, 1],
+            [2, 2, 2]]])
+    >>> y = tessera.broadcast_to(x, (2, 3))
+    >>> y.flags.writeable, np.shares_memory(x, y)
+    (True, False)
+    >>> tessera.broadcast_to(x, (3, 2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: tessera: broadcast_to: input axis 0 has extent 3 but shape[1] = 2 ...
+    """
+    if type(A) is not _ndarray and _is_tensor(A):
+        return _family_tensor("broadcast_to", A, shape, None, None, out, max_threads, nontemporal)
+    return _ext.family("broadcast_to", A, shape, None, None, out, max_threads, nontemporal)
+
+
+def expand(A, shape, *, out=None, max_threads=None, nontemporal=None):
+    """Broadcast A and `shape` together, into new memory: ONNX ``Expand``.
+
+    The numpy broadcast of ``A.shape`` and `shape` (ONNX Expand-8/13, OpenVINO Broadcast-3
+    "bidirectional"): the shorter of the two is promoted by prepending 1s; on each axis the two
+    extents must be equal or one of them 1, and the output has the larger. Unlike
+    `broadcast_to`, `shape` may have fewer axes than A and may hold 1 where A does not:
+    ``expand(A, shape)`` is ``(A * numpy.ones(shape, A.dtype))`` for numbers, with no arithmetic.
+
+    Parameters
+    ----------
+    A : array_like or torch.Tensor
+        The input array, as for `broadcast_to`.
+    shape : int or sequence of ints
+        The shape to broadcast with (elements).
+    out : ndarray or torch.Tensor, optional
+        Where to write the result: exactly the result's shape and A's dtype, C-contiguous,
+        writeable (a torch tensor for a torch A). It may overlap A.
+    max_threads : int, optional
+        As for `broadcast_to`.
+    nontemporal : bool, optional
+        As for `broadcast_to`.
+
+    Returns
+    -------
+    ndarray or torch.Tensor
+        A new C-contiguous, writeable array of A's dtype and the broadcast shape, sharing no
+        memory with A -- or `out` itself (a torch tensor for a torch A).
+
+    Raises
+    ------
+    ValueError
+        Extents that do not broadcast (the message names the axis and both extents), a negative
+        extent, an output too big; a bad `out` (named); an invalid option.
+    TypeError
+        A non-integer extent (named); an object dtype; an `out` of the wrong type.
+
+    On any error nothing is written to `out`.
+
+    See Also
+    --------
+    broadcast_to, numpy.broadcast_shapes, tile, Plan.expand
+
+    Examples
+    --------
+    >>> import numpy as np, tessera
+    >>> x = np.array([[1], [2], [3]])
+    >>> tessera.expand(x, (2, 1, 6)).shape
+    (2, 3, 6)
+    >>> tessera.expand(x, (1, 4))
+    array([[1, 1, 1, 1],
+           [2, 2, 2, 2],
+           [3, 3, 3, 3]])
+    >>> tessera.expand(x, 1)  # shape may be shorter and hold 1s: A as it is, copied
+    array([[1],
+           [2],
+           [3]])
+    """
+    if type(A) is not _ndarray and _is_tensor(A):
+        return _family_tensor("expand", A, shape, None, None, out, max_threads, nontemporal)
+    return _ext.family("expand", A, shape, None, None, out, max_threads, nontemporal)
+
+
+def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=None, nontemporal=None):
+    """Repeat each element of A after itself: `numpy.repeat` (``torch.repeat_interleave``).
+
+    Along `axis`, element i of A is written ``repeats[i]`` times in a row; the output has A's
+    shape but for that axis, whose extent is ``sum(repeats)`` (``A.shape[axis] * repeats`` for
+    one count). With ``axis=None`` the input is flattened (C order) first and the output is 1-d.
+
+    Parameters
+    ----------
+    A : array_like or torch.Tensor
+        The input array, as for `tile`: any dtype but object, any layout, read in place; or a
+        CPU torch tensor, read in place through DLPack.
+    repeats : int, or sequence, ndarray or torch.Tensor of ints
+        The counts (>= 0): one for every element, or one per element along the axis (a length-1
+        sequence is one count for all). Integers only (numpy 1.24 truncates floats; tessera
+        raises TypeError).
+    axis : int, optional
+        The axis along which to repeat (negative counts from the end). None (default): the
+        flattened input. A 0-d A is read as 1-d, as numpy reads it (axis 0 or -1).
+    out : ndarray or torch.Tensor, optional
+        Where to write the result: exactly the result's shape and A's dtype, C-contiguous,
+        writeable (a torch tensor for a torch A). It may overlap A.
+    output_size : int, optional
+        ``torch.repeat_interleave``'s: the output's extent along the axis (the total count), if
+        known; checked against the counts (ValueError when it differs).
+    max_threads : int, optional
+        As for `tile`.
+    nontemporal : bool, optional
+        As for `tile`.
+
+    Returns
+    -------
+    ndarray or torch.Tensor
+        A new C-contiguous, writeable array of A's dtype, sharing no memory with A -- or `out`
+        itself. For a torch tensor, ``torch.repeat_interleave(A, repeats, axis)`` as a tensor of
+        A's dtype (read detached).
+
+    Raises
+    ------
+    numpy.AxisError
+        `axis` out of range (the message names it and A's number of axes); it is a ValueError
+        and an IndexError, as numpy's.
+    ValueError
+        A negative count, a count list whose length is neither 1 nor A's extent along the axis,
+        a count list of more than one axis (each names the value); an `output_size` that
+        differs from the result's; an output too big; a bad `out` (named); an invalid option.
+    TypeError
+        A non-integer count, axis or output_size (named); an object dtype; an `out` of the wrong
+        type.
+
+    On any error nothing is written to `out`.
+
+    See Also
+    --------
+    numpy.repeat, torch.repeat_interleave, tile, Plan.repeat
+
+    Examples
+    --------
+    >>> import numpy as np, tessera
+    >>> tessera.repeat(3, 4)
+    array([3, 3, 3, 3])
+    >>> x = np.array([[1, 2], [3, 4]])
+    >>> tessera.repeat(x, 2)
+    array([1, 1, 2, 2, 3, 3, 4, 4])
+    >>> tessera.repeat(x, 3, axis=1)
+    array([[1, 1, 1, 2, 2, 2],
+           [3, 3, 3, 4, 4, 4]])
+    >>> tessera.repeat(x, [1, 2], axis=0)
+    array([[1, 2],
+           [3, 4],
+           [3, 4]])
+    >>> tessera.repeat(x, [1, 2], axis=-1, output_size=3)
+    array([[1, 2, 2],
+           [3, 4, 4]])
+    >>> tessera.repeat(x, 2, axis=2)
+    Traceback (most recent call last):
+        ...
+    numpy.AxisError: tessera: repeat: axis 2 is out of bounds for array of dimension 2
+    """
+    if _is_tensor(repeats):
+        repeats = _tensor_counts(repeats)
+    if type(A) is not _ndarray and _is_tensor(A):
+        return _family_tensor("repeat", A, repeats, axis, output_size, out, max_threads, nontemporal)
+    return _ext.family("repeat", A, repeats, axis, output_size, out, max_threads, nontemporal)
+
+
 def simd_target():
     """The SIMD target tessera's kernels dispatch to on this CPU.
 
@@ -176,6 +408,8 @@ class Plan(_ext.Plan):
 
     Planning (promotion, validation, the loops and the kernel) is done once; calling the plan
     only checks A and writes. A plan is immutable and may be called from many threads at once.
+    The constructor plans `tile`; `Plan.broadcast_to`, `Plan.expand` and `Plan.repeat` plan the
+    rest of the family, and their plans are called, and their regions computed, the same way.
 
     Parameters
     ----------
@@ -192,6 +426,8 @@ class Plan(_ext.Plan):
 
     Attributes
     ----------
+    operation : str
+        ``"tile"``, ``"broadcast_to"``, ``"expand"`` or ``"repeat"``.
     out_shape : tuple of ints
         The output shape (elements).
     shape, strides, dtype
@@ -203,7 +439,8 @@ class Plan(_ext.Plan):
     itemsize : int
         Bytes per element.
     kernel_path : str
-        The executor path the output's rows take, e.g. ``"pattern.long"``, ``"fill.4.nt"``.
+        The executor path the output's rows take, e.g. ``"pattern.long"``, ``"fill.4.nt"``,
+        ``"repeat.shuffle"``.
 
     Raises
     ------
@@ -229,10 +466,159 @@ class Plan(_ext.Plan):
 
     def __init__(self, shape, reps, dtype, strides=None, *, max_threads=None, nontemporal=None,
                  negative_reps="error"):
-        super().__init__(shape, reps, dtype, strides, max_threads, nontemporal, negative_reps)
+        super().__init__("tile", shape, reps, dtype, strides, None, max_threads, nontemporal, negative_reps)
+
+    @classmethod
+    def broadcast_to(cls, shape, target, dtype, strides=None, *, max_threads=None, nontemporal=None):
+        """A reusable plan for ``broadcast_to(A, target)`` with A of one shape, dtype and layout.
+
+        Parameters
+        ----------
+        shape : int or sequence of ints
+            The input's shape (elements).
+        target : int or sequence of ints
+            The output shape, as `broadcast_to`'s `shape`.
+        dtype : data-type
+            The input's dtype, as for `Plan`.
+        strides : sequence of ints, optional
+            The input's strides in bytes; None (default): C-contiguous.
+        max_threads, nontemporal
+            As for `broadcast_to`; kept by the plan for every call.
+
+        Returns
+        -------
+        Plan
+            Called as ``plan(A, out=None)``; ``plan.execute_region(A, start, extent)`` computes
+            one region of the output.
+
+        Raises
+        ------
+        ValueError, TypeError
+            As `broadcast_to` for a bad shape, target, strides or option; a dtype as `Plan`.
+
+        See Also
+        --------
+        broadcast_to, Plan.expand
+
+        Examples
+        --------
+        >>> import numpy as np, tessera
+        >>> plan = tessera.Plan.broadcast_to((3, 1), (2, 3, 4), np.int16)
+        >>> plan.out_shape, plan.nbytes
+        ((2, 3, 4), 48)
+        >>> a = np.array([[7], [8], [9]], dtype=np.int16)
+        >>> plan.execute_region(a, (1, 1, 2), (1, 2, 2))
+        array([[[8, 8],
+                [9, 9]]], dtype=int16)
+        >>> np.array_equal(plan(a), np.broadcast_to(a, (2, 3, 4)))
+        True
+        """
+        return cls._family("broadcast_to", shape, target, dtype, strides, None, max_threads, nontemporal)
+
+    @classmethod
+    def expand(cls, shape, target, dtype, strides=None, *, max_threads=None, nontemporal=None):
+        """A reusable plan for ``expand(A, target)`` with A of one shape, dtype and layout.
+
+        Parameters
+        ----------
+        shape : int or sequence of ints
+            The input's shape (elements).
+        target : int or sequence of ints
+            The shape to broadcast with, as `expand`'s `shape`.
+        dtype : data-type
+            The input's dtype, as for `Plan`.
+        strides : sequence of ints, optional
+            The input's strides in bytes; None (default): C-contiguous.
+        max_threads, nontemporal
+            As for `expand`; kept by the plan for every call.
+
+        Returns
+        -------
+        Plan
+            Called as ``plan(A, out=None)``, with regions (`execute_region`).
+
+        Raises
+        ------
+        ValueError, TypeError
+            As `expand` for a bad shape, target, strides or option; a dtype as `Plan`.
+
+        See Also
+        --------
+        expand, Plan.broadcast_to
+
+        Examples
+        --------
+        >>> import numpy as np, tessera
+        >>> plan = tessera.Plan.expand((3, 1), (2, 1, 4), np.float32)
+        >>> plan.out_shape
+        (2, 3, 4)
+        >>> plan(np.array([[1], [2], [3]], dtype=np.float32))[1]
+        array([[1., 1., 1., 1.],
+               [2., 2., 2., 2.],
+               [3., 3., 3., 3.]], dtype=float32)
+        """
+        return cls._family("expand", shape, target, dtype, strides, None, max_threads, nontemporal)
+
+    @classmethod
+    def repeat(cls, shape, repeats, dtype, axis=None, strides=None, *, max_threads=None, nontemporal=None):
+        """A reusable plan for ``repeat(A, repeats, axis)`` with A of one shape, dtype and layout.
+
+        Per-element counts are copied into the plan (their prefix sums, computed once).
+
+        Parameters
+        ----------
+        shape : int or sequence of ints
+            The input's shape (elements).
+        repeats : int, or sequence, ndarray or torch.Tensor of ints
+            The counts, as for `repeat`.
+        dtype : data-type
+            The input's dtype, as for `Plan`.
+        axis : int, optional
+            As for `repeat` (None: the flattened input).
+        strides : sequence of ints, optional
+            The input's strides in bytes; None (default): C-contiguous.
+        max_threads, nontemporal
+            As for `repeat`; kept by the plan for every call.
+
+        Returns
+        -------
+        Plan
+            Called as ``plan(A, out=None)``, with regions (`execute_region`).
+
+        Raises
+        ------
+        numpy.AxisError, ValueError, TypeError
+            As `repeat` for a bad axis, counts, strides or option; a dtype as `Plan`.
+
+        See Also
+        --------
+        repeat, Plan
+
+        Examples
+        --------
+        >>> import numpy as np, tessera
+        >>> plan = tessera.Plan.repeat((2, 3), [3, 1, 2], np.int64, axis=1)
+        >>> plan.out_shape, plan.operation
+        ((2, 6), 'repeat')
+        >>> a = np.arange(6).reshape(2, 3)
+        >>> plan(a)
+        array([[0, 0, 0, 1, 2, 2],
+               [3, 3, 3, 4, 5, 5]])
+        >>> plan.execute_region(a, (1, 2), (1, 3))
+        array([[3, 4, 5]])
+        """
+        if _is_tensor(repeats):
+            repeats = _tensor_counts(repeats)
+        return cls._family("repeat", shape, repeats, dtype, strides, axis, max_threads, nontemporal)
+
+    @classmethod
+    def _family(cls, op, shape, arg, dtype, strides, axis, max_threads, nontemporal):
+        plan = cls.__new__(cls)
+        _ext.Plan.__init__(plan, op, shape, arg, dtype, strides, axis, max_threads, nontemporal, "error")
+        return plan
 
     def __call__(self, A, out=None):
-        """Tile A by the plan.
+        """Run the plan on A: tile (or broadcast, expand, repeat) it.
 
         Parameters
         ----------
@@ -257,7 +643,7 @@ class Plan(_ext.Plan):
         return _ext.Plan.__call__(self, A, out)
 
     def execute_region(self, A, start, extent, out=None):
-        """One rectangular region of the output: ``tile(A, reps)[start[0]:start[0] + extent[0], ...]``.
+        """One rectangular region of the output: ``plan(A)[start[0]:start[0] + extent[0], ...]``.
 
         Only the region is computed (one chunk of a chunked array), serially on the calling thread
         with ordinary stores, with the GIL released.
@@ -306,8 +692,42 @@ def _is_tensor(A):
 
 
 def _tile_tensor(A, reps, out, max_threads, nontemporal, negative_reps):
-    import torch
     from torch.utils.dlpack import to_dlpack
+
+    src = _tensor_source(A)
+    # reps are read once, into a tuple of ints: what runs from here on runs no user code, so the
+    # tensors' memory cannot change between reading their DLPack pointers and writing.
+    reps = _ext.reps_tuple(reps, negative_reps)
+    src = _resolved(src)
+    shape = _ext.tile_shape(tuple(src.shape), reps, negative_reps)  # checks reps before any allocation
+    result = _tensor_out(out, src, shape)
+    s, d = _as_bytes(src, result)
+    _ext.tile_dlpack(to_dlpack(s), reps, to_dlpack(d), max_threads, nontemporal, negative_reps)
+    if out is not None:
+        _bump_version(out)
+    return result
+
+
+def _family_tensor(op, A, arg, axis, output_size, out, max_threads, nontemporal):
+    """broadcast_to, expand or repeat of a torch tensor, as _tile_tensor."""
+    from torch.utils.dlpack import to_dlpack
+
+    src = _tensor_source(A)
+    # the arguments read once (and the options checked) before anything is allocated
+    arg, axis, output_size = _ext.canonical_args(op, arg, axis, output_size, max_threads, nontemporal)
+    src = _resolved(src)
+    shape = _ext.family_shape(op, tuple(src.shape), arg, axis, output_size)  # checks all before allocating
+    result = _tensor_out(out, src, shape)
+    s, d = _as_bytes(src, result)
+    _ext.family_dlpack(op, to_dlpack(s), arg, axis, output_size, to_dlpack(d), max_threads, nontemporal)
+    if out is not None:
+        _bump_version(out)
+    return result
+
+
+def _tensor_source(A):
+    """A checked (a CPU, strided, unquantized tensor) and detached."""
+    import torch
 
     if A.device.type != "cpu":
         raise ValueError(f"tessera: A is a tensor on device '{A.device}'; tessera works on CPU tensors "
@@ -317,40 +737,53 @@ def _tile_tensor(A, reps, out, max_threads, nontemporal, negative_reps):
                          "(use A.to_dense())")
     if A.is_quantized:
         raise TypeError(f"tessera: A has the quantized dtype {A.dtype}; dequantize it first (A.dequantize())")
-    # reps are read once, into a tuple of ints: what runs from here on runs no user code, so the
-    # tensors' memory cannot change between reading their DLPack pointers and writing.
-    reps = _ext.reps_tuple(reps, negative_reps)
-    src = A.detach()
-    if src.is_conj():  # a lazy conjugate view: its bytes are not the values
+    return A.detach()
+
+
+def _resolved(src):
+    """src with a lazy conjugate or negative view resolved: its bytes are then its values."""
+    if src.is_conj():
         src = src.resolve_conj()
     if src.is_neg():
         src = src.resolve_neg()
-    shape = _ext.tile_shape(tuple(src.shape), reps, negative_reps)  # checks reps before any allocation
+    return src
+
+
+def _tensor_out(out, src, shape):
+    """A new tensor of `shape` and src's dtype, or `out` checked against them."""
+    import torch
+
     if out is None:
-        result = torch.empty(shape, dtype=src.dtype)
-    else:
-        if not isinstance(out, torch.Tensor):
-            raise TypeError(f"tessera: out must be a torch.Tensor for a tensor A, got {type(out).__name__}")
-        if out.device.type != "cpu":
-            raise ValueError(f"tessera: out is a tensor on device '{out.device}'; give a CPU tensor")
-        if out.dtype != src.dtype:
-            raise ValueError(f"tessera: out has dtype {out.dtype} but the result has dtype {src.dtype}")
-        if tuple(out.shape) != shape:
-            raise ValueError(f"tessera: out has shape {tuple(out.shape)} but the result has shape {shape}")
-        if out.layout != torch.strided or not out.is_contiguous():
-            raise ValueError("tessera: out is not C-contiguous")
-        if out.requires_grad:
-            raise ValueError("tessera: out requires grad; tessera writes it in place (give a tensor that does not)")
-        if out.is_conj() or out.is_neg():
-            raise ValueError("tessera: out is a lazy conjugate or negative view; give a plain tensor")
-        result = out
-    s, d = src, result
-    if s.dtype == torch.bool:  # DLPack has no bool in torch 1.13: the same bytes as uint8
-        s, d = s.view(torch.uint8), d.view(torch.uint8)
-    _ext.tile_dlpack(to_dlpack(s), reps, to_dlpack(d), max_threads, nontemporal, negative_reps)
-    if out is not None:
-        _bump_version(out)
-    return result
+        return torch.empty(shape, dtype=src.dtype)
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"tessera: out must be a torch.Tensor for a tensor A, got {type(out).__name__}")
+    if out.device.type != "cpu":
+        raise ValueError(f"tessera: out is a tensor on device '{out.device}'; give a CPU tensor")
+    if out.dtype != src.dtype:
+        raise ValueError(f"tessera: out has dtype {out.dtype} but the result has dtype {src.dtype}")
+    if tuple(out.shape) != shape:
+        raise ValueError(f"tessera: out has shape {tuple(out.shape)} but the result has shape {shape}")
+    if out.layout != torch.strided or not out.is_contiguous():
+        raise ValueError("tessera: out is not C-contiguous")
+    if out.requires_grad:
+        raise ValueError("tessera: out requires grad; tessera writes it in place (give a tensor that does not)")
+    if out.is_conj() or out.is_neg():
+        raise ValueError("tessera: out is a lazy conjugate or negative view; give a plain tensor")
+    return out
+
+
+def _as_bytes(s, d):
+    """The tensors as DLPack can carry them: bool (which torch 1.13's DLPack lacks) as uint8."""
+    import torch
+
+    if s.dtype == torch.bool:
+        return s.view(torch.uint8), d.view(torch.uint8)
+    return s, d
+
+
+def _tensor_counts(repeats):
+    """repeat's counts given as a tensor, as an ndarray (read by tessera as numpy's are)."""
+    return repeats.detach().cpu().numpy()
 
 
 def _bump_version(t):

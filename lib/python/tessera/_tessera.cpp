@@ -4,8 +4,12 @@
 // tensors arrive as DLPack capsules. Every argument is checked, and the output allocated, before
 // tessera writes a byte; the GIL is released while it copies.
 //
-// Errors: tessera::Error (a bad value, an output too big) -> ValueError; a bad type -> TypeError;
-// an allocation failure -> MemoryError. Messages name the bad value.
+// The operations: tile, and the rest of the replication family (broadcast_to, expand, repeat),
+// which share the readers, out= checks and writers below.
+//
+// Errors: tessera::Error (a bad value, an output too big) -> ValueError; repeat's axis out of
+// range -> numpy.AxisError; a bad type -> TypeError; an allocation failure -> MemoryError.
+// Messages name the bad value.
 #define PY_SSIZE_T_CLEAN
 #include <pybind11/pybind11.h>
 
@@ -23,7 +27,9 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -368,7 +374,7 @@ py::object tile(py::handle A, py::handle reps, py::handle out, py::handle max_th
     tessera::Array result;
     try {
       py::gil_scoped_release release;
-      result = tessera::tile(src, shape, strides, itemsize, r, options);
+      result = plan.execute(src);  // the plan made once, re-chosen for fresh pages
     } catch (const std::bad_alloc&) {
       PyErr_Format(PyExc_MemoryError, "tessera: cannot allocate %zu bytes for an output of shape %s", plan.nbytes(),
                    shape_str(plan.shape()).c_str());
@@ -386,6 +392,283 @@ py::tuple tile_shape(py::handle shape, py::handle reps, py::handle negative_reps
   const tessera::Options options = to_options(Py_None, Py_None, negative_reps.ptr());
   const tessera::Dims s = to_dims(shape.ptr(), "shape", "is too large");
   return to_tuple(tessera::tile_shape(s, to_reps(reps.ptr(), options), options));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The replication family: broadcast_to, expand, repeat (numpy arrays here; torch tensors below;
+// tile's own entry points are above, and Plan takes every operation)
+
+enum class Op { tile, broadcast_to, expand, repeat };
+
+// The operation's name as __init__.py passes it.
+Op to_op(py::handle name) {
+  const std::string s = py::cast<std::string>(name);
+  if (s == "tile") return Op::tile;
+  if (s == "broadcast_to") return Op::broadcast_to;
+  if (s == "expand") return Op::expand;
+  if (s == "repeat") return Op::repeat;
+  throw py::value_error("tessera: unknown operation '" + s + "'");
+}
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::tile: return "tile";
+    case Op::broadcast_to: return "broadcast_to";
+    case Op::expand: return "expand";
+    case Op::repeat: return "repeat";
+  }
+  return "?";
+}
+
+constexpr const char* kCountTooBig = "is too large: the output would not fit in memory (array is too big)";
+
+// An operation's arguments, read once, before A (reading them may run Python code: __index__,
+// __iter__): tile's reps, broadcast_to's and expand's target shape, repeat's counts, axis and
+// output_size.
+struct OpArgs {
+  Op op = Op::tile;
+  tessera::Dims dims;           // tile: reps; broadcast_to, expand: the target shape
+  std::vector<int64_t> counts;  // repeat: one count (for every element), or one per element
+  bool scalar = true;           // repeat: the counts were one integer, not a sequence
+  py::object axis;              // repeat: None, or the axis as a Python int (named by AxisError)
+  int64_t axis_value = 0;       // its value (INT64_MIN / INT64_MAX beyond int64: out of range)
+  bool has_output_size = false;
+  int64_t output_size = 0;
+
+  tessera::Repeats repeats() const { return tessera::Repeats(counts.data(), counts.size()); }
+};
+
+// repeat's counts as numpy.repeat reads them: an integer (numpy integers and bools included); an
+// integer or bool ndarray of at most 1 axis (read through numpy's cast to int64, uint64 values
+// checked); any other sequence or iterable of integers, copied into a tuple first (so an item's
+// __index__ cannot change what is read). Non-integers are a TypeError naming the first one
+// (numpy 1.24 truncates floats; tessera, as for reps, does not guess).
+std::vector<int64_t> to_counts(PyObject* obj, bool* scalar) {
+  std::vector<int64_t> v;
+  *scalar = false;
+  const auto one = [&](PyObject* item) {
+    v.push_back(to_int64(item, "repeats", 0, kCountTooBig, false));
+    *scalar = true;
+    return v;
+  };
+  if (PyLong_Check(obj) || PyArray_IsScalar(obj, Integer) || PyArray_IsScalar(obj, Bool)) return one(obj);
+  py::object holder;
+  if (PyArray_Check(obj)) {
+    auto* arr = reinterpret_cast<PyArrayObject*>(obj);
+    if (PyArray_NDIM(arr) > 1)
+      throw py::value_error("tessera: repeats is a " + std::to_string(PyArray_NDIM(arr)) +
+                            "-d array; give an integer or a 1-d sequence of integers (one per element along the axis)");
+    const char kind = PyArray_DESCR(arr)->kind;
+    if (kind == 'b' || kind == 'i' || kind == 'u') {
+      PyObject* c = PyArray_FROMANY(obj, NPY_INT64, 0, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
+      if (c == nullptr) throw_python();
+      const py::object cast = py::reinterpret_steal<py::object>(c);
+      const auto* p = static_cast<const int64_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(c)));
+      v.assign(p, p + PyArray_SIZE(reinterpret_cast<PyArrayObject*>(c)));
+      if (kind == 'u')  // a uint64 beyond int64 reads as negative after the cast
+        for (std::size_t i = 0; i < v.size(); ++i)
+          if (v[i] < 0)
+            throw py::value_error("tessera: repeats[" + std::to_string(i) + "] = " +
+                                  std::to_string(static_cast<uint64_t>(v[i])) + " " + kCountTooBig);
+      *scalar = PyArray_NDIM(arr) == 0;
+      return v;
+    }
+    // object, float, string ... arrays: item by item, so that a non-integer is named
+    holder = py::reinterpret_steal<py::object>(PyArray_ToList(arr));
+    if (!holder) throw_python();
+    if (PyArray_NDIM(arr) == 0) return one(holder.ptr());
+    obj = holder.ptr();
+  }
+  const py::object tuple = py::reinterpret_steal<py::object>(PySequence_Tuple(obj));
+  if (!tuple) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw_python();
+    PyErr_Clear();
+    return one(obj);  // not iterable: one integer (TypeError naming it otherwise)
+  }
+  const Py_ssize_t n = PyTuple_GET_SIZE(tuple.ptr());
+  v.resize(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i)
+    v[static_cast<std::size_t>(i)] = to_int64(PyTuple_GET_ITEM(tuple.ptr(), i), "repeats", static_cast<int>(i),
+                                              kCountTooBig, false);
+  return v;
+}
+
+// An integer argument other than a list (axis, output_size): anything with __index__; TypeError
+// naming it otherwise. The value is clamped to int64 (out of range either way).
+py::object to_index(PyObject* obj, const char* what, int64_t* value) {
+  PyObject* idx = PyNumber_Index(obj);
+  if (idx == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw_python();
+    PyErr_Clear();
+    throw py::type_error(std::string("tessera: ") + what + " = " + repr(obj) + " (" + type_name(obj) +
+                         ") is not an integer or None");
+  }
+  py::object index = py::reinterpret_steal<py::object>(idx);
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+  *value = overflow > 0 ? INT64_MAX : overflow < 0 ? INT64_MIN : v;
+  return index;
+}
+
+OpArgs read_args(Op op, py::handle arg, py::handle axis, py::handle output_size, const tessera::Options& options) {
+  OpArgs a;
+  a.op = op;
+  switch (op) {
+    case Op::tile:
+      a.dims = to_reps(arg.ptr(), options);
+      break;
+    case Op::broadcast_to:
+    case Op::expand:
+      a.dims = to_dims(arg.ptr(), "shape", "is too large");
+      break;
+    case Op::repeat:
+      a.counts = to_counts(arg.ptr(), &a.scalar);
+      a.axis = py::none();
+      if (!axis.is_none()) a.axis = to_index(axis.ptr(), "axis", &a.axis_value);
+      if (!output_size.is_none()) {
+        to_index(output_size.ptr(), "output_size", &a.output_size);
+        a.has_output_size = true;
+      }
+      break;
+  }
+  return a;
+}
+
+// repeat's axis for an input of `ndim` axes: numpy.AxisError (a ValueError and an IndexError)
+// naming it and ndim when out of range. A 0-d input is read as 1-d, as numpy.repeat reads it:
+// axis 0 or -1 repeats its one element (std::nullopt: the flattened input).
+std::optional<int> resolve_axis(const OpArgs& a, int ndim) {
+  if (a.op != Op::repeat || a.axis.is_none()) return std::nullopt;
+  const int n = ndim == 0 ? 1 : ndim;
+  if (a.axis_value < -n || a.axis_value >= n) {
+    const py::module_ np = py::module_::import("numpy");
+    const py::object exceptions = py::getattr(np, "exceptions", py::none());
+    const py::object cls = !exceptions.is_none() && py::hasattr(exceptions, "AxisError") ? exceptions.attr("AxisError")
+                                                                                      : np.attr("AxisError");
+    const py::object error = cls(a.axis, n, "tessera: repeat");
+    PyErr_SetObject(cls.ptr(), error.ptr());
+    throw_python();
+  }
+  if (ndim == 0) return std::nullopt;
+  return static_cast<int>(a.axis_value < 0 ? a.axis_value + n : a.axis_value);
+}
+
+// output_size (torch.repeat_interleave's): the output's extent along the axis, checked.
+void check_output_size(const OpArgs& a, const tessera::Dims& out_shape, std::optional<int> axis) {
+  if (!a.has_output_size) return;
+  const int k = axis.value_or(0);
+  if (out_shape[k] != a.output_size)
+    throw py::value_error("tessera: output_size = " + std::to_string(a.output_size) + " but the result has " +
+                          std::to_string(out_shape[k]) + " elements " +
+                          (axis ? "along axis " + std::to_string(k) : std::string("(the flattened input repeated)")) +
+                          ", shape " + shape_str(out_shape));
+}
+
+tessera::Plan plan_for(const OpArgs& a, const tessera::Dims& shape, const tessera::Dims& strides,
+                       std::size_t itemsize, const tessera::Options& options) {
+  switch (a.op) {
+    case Op::tile: return tessera::Plan(shape, strides, itemsize, a.dims, options);
+    case Op::broadcast_to: return tessera::Plan::broadcast_to(shape, strides, itemsize, a.dims, options);
+    case Op::expand: return tessera::Plan::expand(shape, strides, itemsize, a.dims, options);
+    case Op::repeat: break;
+  }
+  const std::optional<int> axis = resolve_axis(a, shape.size());
+  tessera::Plan plan = tessera::Plan::repeat(shape, strides, itemsize, a.repeats(), axis, options);
+  check_output_size(a, plan.shape(), axis);
+  return plan;
+}
+
+// The output shape alone (an input of itemsize 0, or a torch output to allocate).
+tessera::Dims shape_for(const OpArgs& a, const tessera::Dims& shape, const tessera::Options& options) {
+  switch (a.op) {
+    case Op::tile: return tessera::tile_shape(shape, a.dims, options);
+    case Op::broadcast_to: return tessera::broadcast_shape(shape, a.dims);
+    case Op::expand: return tessera::expand_shape(shape, a.dims);
+    case Op::repeat: break;
+  }
+  const std::optional<int> axis = resolve_axis(a, shape.size());
+  tessera::Dims out = tessera::repeat_shape(shape, a.repeats(), axis);
+  check_output_size(a, out, axis);
+  return out;
+}
+
+// tessera.broadcast_to, expand and repeat for anything but a torch tensor (see __init__.py for
+// the contracts), as tile: the arguments first, then A read in place, out= checked before a byte
+// is written, new outputs of kFreshMinBytes or more from the allocating C++ call.
+py::object family(py::handle op, py::handle A, py::handle arg, py::handle axis, py::handle output_size, py::handle out,
+                  py::handle max_threads, py::handle nontemporal) {
+  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
+  const OpArgs args = read_args(to_op(op), arg, axis, output_size, options);
+  py::object holder;
+  PyArrayObject* a = as_array(A.ptr(), &holder);
+  const py::object descr_ref = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
+  PyArray_Descr* descr = PyArray_DESCR(a);
+  check_copyable(descr, "A");
+  const tessera::Dims shape = dims_of(a), strides = strides_of(a);
+  const std::size_t itemsize = static_cast<std::size_t>(PyArray_ITEMSIZE(a));
+  const char* src = static_cast<const char*>(PyArray_DATA(a));
+
+  if (itemsize == 0) {  // no bytes to move, only a shape to make
+    const tessera::Dims oshape = shape_for(args, shape, options);
+    check_numpy_output(oshape, 0, 0);
+    if (out.is_none()) return new_array(descr, oshape);
+    check_out(out.ptr(), descr, oshape, "the result");
+    return py::reinterpret_borrow<py::object>(out);
+  }
+
+  const tessera::Plan plan = plan_for(args, shape, strides, itemsize, options);
+  check_numpy_output(plan.shape(), plan.nbytes(), itemsize);
+  if (!out.is_none()) {
+    PyArrayObject* o = check_out(out.ptr(), descr, plan.shape(), "the result");
+    execute_into(plan, src, span_of(src, shape, strides, itemsize), static_cast<char*>(PyArray_DATA(o)));
+    return py::reinterpret_borrow<py::object>(out);
+  }
+  if (plan.nbytes() >= kFreshMinBytes) {
+    tessera::Array result;
+    try {
+      py::gil_scoped_release release;
+      result = plan.execute(src);  // the plan made once, re-chosen for fresh pages
+    } catch (const std::bad_alloc&) {
+      PyErr_Format(PyExc_MemoryError, "tessera: cannot allocate %zu bytes for an output of shape %s", plan.nbytes(),
+                   shape_str(plan.shape()).c_str());
+      throw_python();
+    }
+    return adopt(std::move(result), descr);
+  }
+  py::object result = new_array(descr, plan.shape());
+  execute_into(plan, src, ByteSpan{}, static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
+  return result;
+}
+
+// The output shape of an operation on an input of `shape` (the torch path allocates it).
+py::tuple family_shape(py::handle op, py::handle shape, py::handle arg, py::handle axis, py::handle output_size) {
+  const tessera::Options options;
+  const OpArgs args = read_args(to_op(op), arg, axis, output_size, options);
+  return to_tuple(shape_for(args, to_dims(shape.ptr(), "A.shape", "is too large"), options));
+}
+
+// An operation's argument, axis and output_size read once, as plain Python values that run no
+// code when read again (the torch path reads them once more after the tensors' pointers): a tuple
+// of ints (a shape), an int or an int64 ndarray (repeat's counts), an int or None. The options
+// are checked too (first, as the numpy path checks them), before the torch output is allocated.
+py::tuple canonical_args(py::handle op, py::handle arg, py::handle axis, py::handle output_size,
+                         py::handle max_threads, py::handle nontemporal) {
+  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
+  const OpArgs a = read_args(to_op(op), arg, axis, output_size, options);
+  py::object value;
+  if (a.op != Op::repeat) {
+    value = to_tuple(a.dims);
+  } else if (a.scalar) {
+    value = py::int_(a.counts[0]);
+  } else {
+    npy_intp n = static_cast<npy_intp>(a.counts.size());
+    PyObject* arr = PyArray_SimpleNew(1, &n, NPY_INT64);
+    if (arr == nullptr) throw_python();
+    value = py::reinterpret_steal<py::object>(arr);
+    if (n > 0) std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr)), a.counts.data(), a.counts.size() * 8);
+  }
+  return py::make_tuple(value, a.axis ? a.axis : py::none(),
+                        a.has_output_size ? py::object(py::int_(a.output_size)) : py::object(py::none()));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -424,20 +707,11 @@ DLView dl_view(py::handle capsule, const char* what) {
   return v;
 }
 
-// tessera.tile for torch tensors: src and dst are DLPack capsules of the input and of an output
-// the caller allocated (torch.empty of tile_shape, or the user's out=, checked by __init__.py for
-// device, dtype, shape and contiguity; checked here again in bytes).
-void tile_dlpack(py::handle src_capsule, py::handle reps, py::handle dst_capsule, py::handle max_threads,
-                 py::handle nontemporal, py::handle negative_reps) {
-  // Options and reps first (__init__.py passes reps as a tuple of ints and max_threads as an int:
-  // no Python code runs after the capsules' pointers are read).
-  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
-  const tessera::Dims r = to_reps(reps.ptr(), options);
-  const DLView s = dl_view(src_capsule, "A");
-  const DLView d = dl_view(dst_capsule, "out");
+// Runs `plan` from the tensor s into the tensor d, after checking d against it in bytes: A's
+// DLPack dtype, the plan's shape, C-contiguous.
+void execute_dlpack(const tessera::Plan& plan, const DLView& s, const DLView& d) {
   if (s.dtype.code != d.dtype.code || s.dtype.bits != d.dtype.bits || s.dtype.lanes != d.dtype.lanes)
     throw py::value_error("tessera: out's DLPack dtype differs from A's");
-  const tessera::Plan plan(s.shape, s.strides, s.itemsize, r, options);
   if (d.shape != plan.shape())
     throw py::value_error("tessera: out has shape " + shape_str(d.shape) + " but the result has shape " +
                           shape_str(plan.shape()));
@@ -449,14 +723,43 @@ void tile_dlpack(py::handle src_capsule, py::handle reps, py::handle dst_capsule
   execute_into(plan, s.data, span_of(s.data, s.shape, s.strides, s.itemsize), const_cast<char*>(d.data));
 }
 
+// tessera.tile for torch tensors: src and dst are DLPack capsules of the input and of an output
+// the caller allocated (torch.empty of tile_shape, or the user's out=, checked by __init__.py for
+// device, dtype, shape and contiguity; checked here again in bytes).
+void tile_dlpack(py::handle src_capsule, py::handle reps, py::handle dst_capsule, py::handle max_threads,
+                 py::handle nontemporal, py::handle negative_reps) {
+  // Options and reps first (__init__.py passes reps as a tuple of ints and max_threads as an int:
+  // no Python code runs after the capsules' pointers are read).
+  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
+  const tessera::Dims r = to_reps(reps.ptr(), options);
+  const DLView s = dl_view(src_capsule, "A");
+  const DLView d = dl_view(dst_capsule, "out");
+  execute_dlpack(tessera::Plan(s.shape, s.strides, s.itemsize, r, options), s, d);
+}
+
+// tessera.broadcast_to, expand and repeat for torch tensors, as tile_dlpack (__init__.py passes
+// the arguments as canonical_args made them: no Python code runs after the capsules are read).
+void family_dlpack(py::handle op, py::handle src_capsule, py::handle arg, py::handle axis, py::handle output_size,
+                   py::handle dst_capsule, py::handle max_threads, py::handle nontemporal) {
+  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
+  const OpArgs args = read_args(to_op(op), arg, axis, output_size, options);
+  const DLView s = dl_view(src_capsule, "A");
+  const DLView d = dl_view(dst_capsule, "out");
+  execute_dlpack(plan_for(args, s.shape, s.strides, s.itemsize, options), s, d);
+}
+
 // ---------------------------------------------------------------------------------------------
 // tessera.Plan
 
 class PyPlan {
  public:
-  PyPlan(py::handle shape, py::handle reps, py::handle dtype, py::handle strides, py::handle max_threads,
-         py::handle nontemporal, py::handle negative_reps) {
+  // Plans `op` ("tile", "broadcast_to", "expand", "repeat") on an input of `shape`, `dtype` and
+  // byte `strides` (None: C-contiguous); `arg` is tile's reps, broadcast_to's or expand's target
+  // shape, or repeat's counts; `axis` is repeat's (None otherwise).
+  PyPlan(py::handle op, py::handle shape, py::handle arg, py::handle dtype, py::handle strides, py::handle axis,
+         py::handle max_threads, py::handle nontemporal, py::handle negative_reps) {
     const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
+    op_ = to_op(op);
     PyArray_Descr* descr = nullptr;
     if (!PyArray_DescrConverter(dtype.ptr(), &descr)) throw_python();
     dtype_ = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(descr));
@@ -478,8 +781,9 @@ class PyPlan {
     } else {
       strides_ = to_dims(strides.ptr(), "strides", "is too large");
     }
-    plan_ = tessera::Plan(shape_, strides.is_none() ? tessera::Dims() : strides_, static_cast<std::size_t>(PyDataType_ELSIZE(descr)),
-                          to_reps(reps.ptr(), options), options);
+    const OpArgs args = read_args(op_, arg, axis, py::none(), options);
+    plan_ = plan_for(args, shape_, strides.is_none() ? tessera::Dims() : strides_,
+                     static_cast<std::size_t>(PyDataType_ELSIZE(descr)), options);
     check_numpy_output(plan_.shape(), plan_.nbytes(), plan_.itemsize());
   }
 
@@ -538,9 +842,11 @@ class PyPlan {
   std::size_t itemsize() const { return plan_.itemsize(); }
   std::string kernel_path() const { return plan_.kernel_path(); }
   std::string describe() const { return plan_.describe(); }
+  std::string operation() const { return op_name(op_); }
 
   std::string repr_str() const {
-    return "tessera.Plan(shape=" + shape_str(shape_) + ", dtype=" + repr(dtype_.ptr()) + ", out_shape=" +
+    const std::string kind = op_ == Op::tile ? "" : std::string(".") + op_name(op_);
+    return "tessera.Plan" + kind + "(shape=" + shape_str(shape_) + ", dtype=" + repr(dtype_.ptr()) + ", out_shape=" +
            shape_str(plan_.shape()) + ", kernel_path='" + plan_.kernel_path() + "')";
   }
 
@@ -569,6 +875,7 @@ class PyPlan {
     return a;
   }
 
+  Op op_ = Op::tile;
   tessera::Plan plan_{tessera::Dims{}, tessera::Dims{}, 1, tessera::Dims{}};
   tessera::Dims shape_, strides_;
   py::object dtype_;
@@ -596,12 +903,18 @@ PYBIND11_MODULE(_tessera, m) {
         },
         "reps read once as tessera reads them (int, sequence, iterable, ndarray), as a tuple of ints.");
   m.def("tile_dlpack", &tile_dlpack, "tile between DLPack capsules (tessera.tile for torch tensors).");
+  m.def("family", &family, "See tessera.broadcast_to, tessera.expand, tessera.repeat.");
+  m.def("family_shape", &family_shape, "The output shape of broadcast_to, expand or repeat.");
+  m.def("canonical_args", &canonical_args,
+        "An operation's argument, axis and output_size read once, as a shape tuple, an int or int64 ndarray.");
+  m.def("family_dlpack", &family_dlpack, "broadcast_to, expand or repeat between DLPack capsules (torch tensors).");
   m.def("simd_target", [] { return std::string(tessera::active_target()); }, "See tessera.simd_target.");
   m.def("version", [] { return std::string(tessera::version()); }, "The C library's version.");
   m.attr("max_ndim") = tessera::max_ndim;
 
   py::class_<PyPlan>(m, "Plan")
-      .def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle>())
+      .def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle,
+                    py::handle>())
       .def("__call__", &PyPlan::call)
       .def("execute_region", &PyPlan::execute_region)
       .def_property_readonly("out_shape", &PyPlan::out_shape)
@@ -613,5 +926,6 @@ PYBIND11_MODULE(_tessera, m) {
       .def_property_readonly("itemsize", &PyPlan::itemsize)
       .def_property_readonly("kernel_path", &PyPlan::kernel_path)
       .def("describe", &PyPlan::describe)
+      .def_property_readonly("operation", &PyPlan::operation)
       .def("__repr__", &PyPlan::repr_str);
 }
