@@ -238,6 +238,7 @@ struct PlanData {
   NestAxis nest[max_ndim];
   bool flattened = false;
   std::vector<int64_t> prefix;  // segment axis: extent + 1 prefix sums of the counts (prefix[0] = 0)
+  int64_t seg_max_count = 0;    // segment axis: the largest count
   // The segment axis' source as the segments kernel walks it: one axis, or a flattened input's
   // axes (outermost first) in C order.
   int seg_naxes = 0;

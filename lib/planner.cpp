@@ -267,11 +267,13 @@ void nest_repeat(PlanData& p, const int64_t* repeats, int64_t count, bool has_ax
   } else {
     p.prefix.resize(static_cast<std::size_t>(count) + 1);
     p.prefix[0] = 0;
-    for (int64_t i = 0; i < count; ++i)
-      if (__builtin_add_overflow(total, at(i), &total))
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t c = at(i);
+      if (__builtin_add_overflow(total, c, &total))
         overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
-      else
-        p.prefix[static_cast<std::size_t>(i) + 1] = total;
+      p.prefix[static_cast<std::size_t>(i) + 1] = total;
+      p.seg_max_count = c > p.seg_max_count ? c : p.seg_max_count;
+    }
     p.repeats = kSegmentReps;
   }
   const int64_t reps = scalar ? r : kSegmentReps;

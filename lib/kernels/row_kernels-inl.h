@@ -386,6 +386,29 @@ HWY_INLINE void FillCopies(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
   }
 }
 
+/// Whether SplatStore16 applies: 1-8 byte elements on a target with vectors.
+template <size_t kSize>
+constexpr bool kSplat16 = HWY_TARGET != HWY_SCALAR && (kSize == 1 || kSize == 2 || kSize == 4 || kSize == 8);
+
+/// Stores 16 bytes of copies of the kSize-byte element at `elem` (kSplat16<kSize>): the caller
+/// keeps the first c * kSize of them and writes its next piece over the rest, so a run of c <=
+/// 16 / kSize copies costs one store. dst must have 16 writable bytes.
+template <size_t kSize>
+HWY_INLINE void SplatStore16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem) {
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (kSplat16<kSize>) {
+    using T = hwy::UnsignedFromSize<kSize>;
+    const hn::FixedTag<T, 16 / kSize> d;
+    T v;
+    std::memcpy(&v, elem, kSize);
+    hn::StoreU(hn::Set(d, v), d, reinterpret_cast<T*>(dst));
+  }
+#else
+  (void)dst;
+  (void)elem;
+#endif
+}
+
 /// A repeat row (Kernel::repeat): source element j (at byte offset j * stride) written `reps`
 /// times, j = 0, 1, ...; writes the row's output elements [off, off + n) to dst.
 template <size_t kSize>
@@ -400,6 +423,10 @@ HWY_INLINE void RepeatRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT
     dst += c * sz;
     n -= c;
     ++j;
+  }
+  if constexpr (kSplat16<kSize>) {  // short runs: one 16-byte store each, the next run overwrites the rest
+    if (reps * kSize <= 16)
+      for (; n >= reps && n * kSize >= 16; n -= reps, ++j, dst += reps * kSize) SplatStore16<kSize>(dst, src + j * stride);
   }
   for (; n >= reps; n -= reps, ++j, dst += reps * sz) FillCopies<kSize>(dst, src + j * stride, reps, sz);
   if (n != 0) FillCopies<kSize>(dst, src + j * stride, n, sz);
@@ -496,14 +523,49 @@ HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
   const size_t sz = kSize != 0 ? kSize : p.itemsize;
   const int64_t* prefix = p.prefix.data();
   int64_t i = SegmentOf(prefix, p.count_segments(), static_cast<int64_t>(off));
-  SegmentCursor at(p, i);
   int64_t pos = static_cast<int64_t>(off);
   const int64_t end = pos + static_cast<int64_t>(n);
+  if (p.seg_naxes == 1) {  // one source axis: element i at i * stride
+    const int64_t stride = p.seg_axes[0].stride;
+    if constexpr (kSplat16<kSize>) {
+      // Every count fits one 16-byte store: each element after the first is one store at its own
+      // output position prefix[i] (no chain through the running position), while the store stays
+      // inside the range; the elements past that take the loop below.
+      constexpr int64_t L = 16 / static_cast<int64_t>(kSize);
+      if (p.seg_max_count <= L && pos + L <= end) {
+        uint8_t* const base = dst - static_cast<int64_t>(off) * static_cast<int64_t>(kSize);  // output index 0 of the row
+        SplatStore16<kSize>(dst, src + i * stride);  // the first, partial segment
+        ++i;
+        for (; prefix[i] + L <= end; ++i) SplatStore16<kSize>(base + prefix[i] * static_cast<int64_t>(kSize), src + i * stride);
+        if (prefix[i] >= end) return;
+        dst = base + prefix[i] * static_cast<int64_t>(kSize);
+        pos = prefix[i];
+      }
+    }
+    for (int64_t e = i * stride;; ++i, e += stride) {
+      const int64_t stop = prefix[i + 1] < end ? prefix[i + 1] : end;
+      const size_t c = static_cast<size_t>(stop - pos);  // 0 for an empty segment
+      if (kSplat16<kSize> && c * sz <= 16 && static_cast<size_t>(end - pos) * sz >= 16) {
+        SplatStore16<kSize>(dst, src + e);  // the next segment overwrites the bytes past c copies
+      } else if (c != 0) {
+        FillCopies<kSize>(dst, src + e, c, sz);
+      }
+      dst += c * sz;
+      pos = stop;
+      if (pos == end) return;
+    }
+  }
+  SegmentCursor at(p, i);
   for (;;) {
     const int64_t stop = prefix[i + 1] < end ? prefix[i + 1] : end;
     if (stop > pos) {
-      FillCopies<kSize>(dst, src + at.off, static_cast<size_t>(stop - pos), sz);
-      dst += static_cast<size_t>(stop - pos) * sz;
+      const size_t c = static_cast<size_t>(stop - pos);
+      if (kSplat16<kSize> && c * sz <= 16 && static_cast<size_t>(end - pos) * sz >= 16) {
+        SplatStore16<kSize>(dst, src + at.off);  // the next segment overwrites the bytes past c copies
+      } else {
+        FillCopies<kSize>(dst, src + at.off, c, sz);
+      }
+      dst += c * sz;
       pos = stop;
     }
     if (pos == end) return;
