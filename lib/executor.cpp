@@ -60,15 +60,15 @@ void execute(const PlanData& plan, const unsigned char* src, unsigned char* dst)
   // Chunk length in elements: a multiple of 64 elements (64 * itemsize bytes, whole cache lines),
   // and every boundary at `first` + k * chunk, whose address is a multiple of 64 bytes wherever
   // the output's alignment allows it: then two threads never write the same cache line. The
-  // first chunk is up to 63 elements longer; rounding up keeps the number of chunks at most
-  // `pieces` + 1.
+  // first chunk also takes the up to 63 elements before `first`; rounding up keeps the number of
+  // chunks at most `pieces`.
   const int64_t isz = static_cast<int64_t>(plan.itemsize);
   const int64_t pieces = capped ? threads : int64_t{threads} * kChunksPerThread;
-  int64_t chunk_elems = (total + pieces - 1) / pieces;
+  const int64_t first = first_line_start(dst, isz) < total ? first_line_start(dst, isz) : 0;
+  int64_t chunk_elems = (total - first + pieces - 1) / pieces;
   if (chunk_elems * isz < kMinChunkBytes) chunk_elems = (kMinChunkBytes + isz - 1) / isz;
   const int64_t chunk = (chunk_elems + 63) / 64 * 64;
-  const int64_t first = first_line_start(dst, isz);
-  const int64_t nchunks = total <= first + chunk ? 1 : (total - first + chunk - 1) / chunk;
+  const int64_t nchunks = (total - first + chunk - 1) / chunk;
   const auto boundary = [&](int64_t k) {
     return k == 0 ? int64_t{0} : k == nchunks ? total : first + k * chunk;
   };
