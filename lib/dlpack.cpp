@@ -1,13 +1,17 @@
-// DLPack entry points (<tessera/tessera_dlpack.h>): a DLTensor is translated into what the C++ API
-// takes — data + byte_offset, the shape, byte strides (DLPack's element strides times the
-// itemsize) and the itemsize (dtype.bits * dtype.lanes / 8) — and dst is checked against the
-// output (CPU device, same dtype, exactly the output shape, C-contiguous) before anything is
-// written. Compiled only when tessera is built with DLPack (lib/meson.build).
+// DLPack entry points (<tessera/tessera_dlpack.h>) for tile, broadcast_to, expand and repeat: a
+// DLTensor is translated into what the C++ API takes — data + byte_offset, the shape, byte strides
+// (DLPack's element strides times the itemsize) and the itemsize (dtype.bits * dtype.lanes / 8) —
+// the operation is planned (tessera::Plan), and dst is checked against the plan's output (CPU
+// device, same dtype, exactly the output shape, C-contiguous) before anything is written. Every
+// entry point checks its arguments in the order the header documents (check_tensors, the
+// operation's own arguments, byte_strides, the plan, execute_into). Compiled only when tessera is
+// built with DLPack (lib/meson.build).
 #include <tessera/tessera_dlpack.h>
 
 #include "c_api.hpp"
 
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace tessera::detail {
@@ -58,12 +62,12 @@ int32_t device_type(const DLDevice& d) {
   return v;
 }
 
-void check_cpu(const DLTensor& t, const char* which) {
+void check_cpu(const DLTensor& t, const char* which, const char* function) {
   const int32_t type = device_type(t.device);
   if (type != kDLCPU)
     invalid(std::string(which) + " is on device " + device_name(type) + " (device_type " + std::to_string(type) +
-            ", device_id " + std::to_string(t.device.device_id) +
-            "); tessera_tile_dlpack reads and writes CPU memory only (kDLCPU)");
+            ", device_id " + std::to_string(t.device.device_id) + "); " + function +
+            " reads and writes CPU memory only (kDLCPU)");
 }
 
 std::size_t itemsize_of(const DLDataType& t, const char* which) {
@@ -83,6 +87,68 @@ Dims shape_of(const DLTensor& t, const char* which) {
 template <class Byte>
 Byte* origin(Byte* data, uint64_t byte_offset) {
   return data == nullptr ? nullptr : data + byte_offset;
+}
+
+// src's element size (bytes) and shape (elements).
+struct Source {
+  std::size_t itemsize;
+  Dims shape;
+};
+
+// What every entry point checks first, in this order: both tensors given, both on the CPU, src's
+// dtype a whole number of bytes and dst's the same; then src's ndim and shape.
+Source check_tensors(const DLTensor* src, const DLTensor* dst, const char* function) {
+  c_require(src, "src");
+  c_require(dst, "dst");
+  check_cpu(*src, "src", function);
+  check_cpu(*dst, "dst", function);
+  const std::size_t itemsize = itemsize_of(src->dtype, "src");
+  if (dst->dtype.code != src->dtype.code || dst->dtype.bits != src->dtype.bits || dst->dtype.lanes != src->dtype.lanes)
+    invalid("dst dtype " + dtype_name(dst->dtype) + " differs from src dtype " + dtype_name(src->dtype));
+  return {itemsize, shape_of(*src, "src")};
+}
+
+// src's element strides as byte strides (empty: C-contiguous); Overflow naming the axis.
+Dims byte_strides(const DLTensor& src, const Source& in) {
+  if (src.strides == nullptr || in.shape.size() == 0) return Dims();
+  int64_t bytes[TESSERA_MAX_NDIM];
+  for (int i = 0; i < in.shape.size(); ++i)
+    if (__builtin_mul_overflow(src.strides[i], static_cast<int64_t>(in.itemsize), &bytes[i]))
+      throw Overflow("tessera: src->strides[" + std::to_string(i) + "] = " + std::to_string(src.strides[i]) +
+                     " elements of " + std::to_string(in.itemsize) + " bytes overflows int64");
+  return Dims(bytes, static_cast<std::size_t>(in.shape.size()));
+}
+
+// dst must be exactly the plan's output, C-contiguous (`op` names the operation in the message,
+// e.g. "tile(src, reps)"); then the plan runs from src's data into dst's.
+void execute_into(const Plan& plan, const DLTensor& src, const DLTensor& dst, const char* op) {
+  const Dims& out = plan.shape();
+  const Dims dst_shape = shape_of(dst, "dst");
+  if (dst_shape != out)
+    invalid("dst has shape " + join(dst_shape.size(), dst_shape.data()) + " but " + op + " has shape " +
+            join(out.size(), out.data()));
+  if (dst.strides != nullptr && plan.size() > 0) {  // an empty output has no layout to check
+    int64_t expected[TESSERA_MAX_NDIM];
+    int64_t step = 1;
+    bool compact = true;
+    for (int i = out.size() - 1; i >= 0; --i) {
+      expected[i] = step;
+      compact = compact && (out[i] <= 1 || dst.strides[i] == step);  // an extent-1 axis' stride is never used
+      step *= out[i];  // at most the output's element count
+    }
+    if (!compact)
+      invalid("dst is not C-contiguous: strides " + join(out.size(), dst.strides) + " (elements) but shape " +
+              join(out.size(), out.data()) + " needs " + join(out.size(), expected) + " or NULL");
+  }
+  plan.execute(origin(static_cast<const unsigned char*>(src.data), src.byte_offset),
+               origin(static_cast<unsigned char*>(dst.data), dst.byte_offset), plan.nbytes());
+}
+
+// repeat's counts from C, checked as tessera_repeat checks them (nrepeats, then the pointer).
+Repeats repeats_of(int64_t nrepeats, const int64_t* repeats) {
+  if (nrepeats < 0) invalid("nrepeats = " + std::to_string(nrepeats) + " is negative");
+  if (nrepeats > 0 && repeats == nullptr) invalid("repeats is NULL but nrepeats = " + std::to_string(nrepeats));
+  return Repeats(repeats, static_cast<std::size_t>(nrepeats));
 }
 
 }  // namespace
@@ -109,51 +175,45 @@ tessera_status tessera_tile_dlpack_shape(const DLTensor* src, int nreps, const i
 tessera_status tessera_tile_dlpack(const DLTensor* src, int nreps, const int64_t* reps, DLTensor* dst) {
   using namespace tessera::detail;
   return c_guarded([&] {
-    c_require(src, "src");
-    c_require(dst, "dst");
-    check_cpu(*src, "src");
-    check_cpu(*dst, "dst");
-    const std::size_t itemsize = itemsize_of(src->dtype, "src");
-    if (dst->dtype.code != src->dtype.code || dst->dtype.bits != src->dtype.bits ||
-        dst->dtype.lanes != src->dtype.lanes)
-      invalid("dst dtype " + dtype_name(dst->dtype) + " differs from src dtype " + dtype_name(src->dtype));
-    const tessera::Dims shape = shape_of(*src, "src");
+    const Source in = check_tensors(src, dst, "tessera_tile_dlpack");
     const tessera::Dims rep = c_dims(nreps, reps, "reps", "nreps");
-
-    // Element strides -> byte strides.
-    tessera::Dims strides;
-    if (src->strides != nullptr && shape.size() > 0) {
-      int64_t bytes[TESSERA_MAX_NDIM];
-      for (int i = 0; i < shape.size(); ++i)
-        if (__builtin_mul_overflow(src->strides[i], static_cast<int64_t>(itemsize), &bytes[i]))
-          throw tessera::Overflow("tessera: src->strides[" + std::to_string(i) + "] = " +
-                                  std::to_string(src->strides[i]) + " elements of " + std::to_string(itemsize) +
-                                  " bytes overflows int64");
-      strides = tessera::Dims(bytes, static_cast<std::size_t>(shape.size()));
-    }
-
+    const tessera::Dims strides = byte_strides(*src, in);
     // The plan validates shape, reps and sizes; then dst must be exactly its C-contiguous output.
-    const tessera::Plan plan(shape, strides, itemsize, rep);
-    const tessera::Dims& out = plan.shape();
-    const tessera::Dims dst_shape = shape_of(*dst, "dst");
-    if (dst_shape != out)
-      invalid("dst has shape " + join(dst_shape.size(), dst_shape.data()) + " but tile(src, reps) has shape " +
-              join(out.size(), out.data()));
-    if (dst->strides != nullptr && plan.size() > 0) {  // an empty output has no layout to check
-      int64_t expected[TESSERA_MAX_NDIM];
-      int64_t step = 1;
-      bool compact = true;
-      for (int i = out.size() - 1; i >= 0; --i) {
-        expected[i] = step;
-        compact = compact && (out[i] <= 1 || dst->strides[i] == step);  // an extent-1 axis' stride is never used
-        step *= out[i];  // at most the output's element count
-      }
-      if (!compact)
-        invalid("dst is not C-contiguous: strides " + join(out.size(), dst->strides) + " (elements) but shape " +
-                join(out.size(), out.data()) + " needs " + join(out.size(), expected) + " or NULL");
-    }
-    plan.execute(origin(static_cast<const unsigned char*>(src->data), src->byte_offset),
-                 origin(static_cast<unsigned char*>(dst->data), dst->byte_offset), plan.nbytes());
+    execute_into(tessera::Plan(in.shape, strides, in.itemsize, rep), *src, *dst, "tile(src, reps)");
+  });
+}
+
+tessera_status tessera_broadcast_to_dlpack(const DLTensor* src, DLTensor* dst) {
+  using namespace tessera::detail;
+  return c_guarded([&] {
+    const Source in = check_tensors(src, dst, "tessera_broadcast_to_dlpack");
+    const tessera::Dims target = shape_of(*dst, "dst");
+    const tessera::Dims strides = byte_strides(*src, in);
+    execute_into(tessera::Plan::broadcast_to(in.shape, strides, in.itemsize, target), *src, *dst,
+                 "broadcast_to(src, dst->shape)");
+  });
+}
+
+tessera_status tessera_expand_dlpack(const DLTensor* src, int target_ndim, const int64_t* target, DLTensor* dst) {
+  using namespace tessera::detail;
+  return c_guarded([&] {
+    const Source in = check_tensors(src, dst, "tessera_expand_dlpack");
+    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
+    const tessera::Dims strides = byte_strides(*src, in);
+    execute_into(tessera::Plan::expand(in.shape, strides, in.itemsize, t), *src, *dst, "expand(src, target)");
+  });
+}
+
+tessera_status tessera_repeat_dlpack(const DLTensor* src, int64_t nrepeats, const int64_t* repeats, int axis,
+                                     DLTensor* dst) {
+  using namespace tessera::detail;
+  return c_guarded([&] {
+    const Source in = check_tensors(src, dst, "tessera_repeat_dlpack");
+    const tessera::Repeats r = repeats_of(nrepeats, repeats);
+    const tessera::Dims strides = byte_strides(*src, in);
+    const std::optional<int> ax = axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis);
+    execute_into(tessera::Plan::repeat(in.shape, strides, in.itemsize, r, ax), *src, *dst,
+                 ax ? "repeat(src, repeats, axis)" : "repeat(src, repeats) (no axis)");
   });
 }
 

@@ -1,6 +1,7 @@
 /*
  * <tessera/tessera_dlpack.h> used from C99 (test_dlpack.cpp runs c_dlpack_check): a transposed
- * float64 view, given with element strides and a byte_offset, tiled into a compact tensor.
+ * float64 view, given with element strides and a byte_offset, tiled into a compact tensor, then
+ * broadcast, expanded and repeated (per-element counts, with and without an axis).
  */
 #include <tessera/tessera_dlpack.h>
 
@@ -15,6 +16,9 @@ int c_dlpack_check(void) {
   double out[12];
   int out_ndim = 0, i, j;
   DLTensor src, dst;
+  int64_t col_shape[2] = {3, 1}, bshape[2] = {3, 4}, target[1] = {4}, counts[3] = {2, 0, 1}, flat[1] = {18};
+  int64_t rshape[2] = {3, 2};
+  int64_t counts6[6] = {1, 2, 3, 4, 5, 3};
 
   src.data = storage;
   src.byte_offset = sizeof(double);
@@ -43,5 +47,38 @@ int c_dlpack_check(void) {
   dst.device.device_type = kDLCUDA; /* rejected, with a message */
   if (tessera_tile_dlpack(&src, 1, reps, &dst) != TESSERA_INVALID_ARGUMENT) return 5;
   if (tessera_last_error()[0] == '\0') return 6;
+  dst.device.device_type = kDLCPU;
+
+  /* broadcast_to(src[:, :1], (3, 4)) and expand(src[:, :1], (4,)): column 0 of the view, 1 2 3. */
+  src.shape = col_shape;
+  dst.shape = bshape;
+  dst.ndim = 2;
+  if (tessera_broadcast_to_dlpack(&src, &dst) != TESSERA_OK) return 7;
+  for (i = 0; i < 12; ++i)
+    if (out[i] != (double)(1 + i / 4)) return 8;
+  for (i = 0; i < 12; ++i) out[i] = 0;
+  if (tessera_expand_dlpack(&src, 1, target, &dst) != TESSERA_OK) return 9;
+  for (i = 0; i < 12; ++i)
+    if (out[i] != (double)(1 + i / 4)) return 10;
+
+  /* repeat(view, (2, 0, 1), axis 0): rows 0, 0, 2 of [[1, 4], [2, 5], [3, 6]]. */
+  src.shape = src_shape;
+  dst.shape = rshape;
+  if (tessera_repeat_dlpack(&src, 3, counts, 0, &dst) != TESSERA_OK) return 11;
+  if (out[0] != 1 || out[1] != 4 || out[2] != 1 || out[3] != 4 || out[4] != 3 || out[5] != 6) return 12;
+  /* repeat of the flattened view 1 4 2 5 3 6 by 1 2 3 4 5 3: 18 elements. */
+  {
+    double all[18];
+    const double want[18] = {1, 4, 4, 2, 2, 2, 5, 5, 5, 5, 3, 3, 3, 3, 3, 6, 6, 6};
+    dst.data = all;
+    dst.ndim = 1;
+    dst.shape = flat;
+    if (tessera_repeat_dlpack(&src, 6, counts6, TESSERA_AXIS_NONE, &dst) != TESSERA_OK) return 13;
+    for (i = 0; i < 18; ++i)
+      if (all[i] != want[i]) return 14;
+    /* a wrong dst shape is refused */
+    flat[0] = 17;
+    if (tessera_repeat_dlpack(&src, 6, counts6, TESSERA_AXIS_NONE, &dst) != TESSERA_INVALID_ARGUMENT) return 15;
+  }
   return 0;
 }

@@ -3,12 +3,17 @@
 // strides, explicit compact strides, transposed, reversed, broadcast, stepped sub-views with a
 // byte_offset) against the reference; dst with NULL or compact strides (any stride on an extent-1
 // axis); and every rejection — device, dtype, shape, strides, NULL pointers — with dst untouched.
+// The same for broadcast_to, expand and repeat (tessera_broadcast_to_dlpack, tessera_expand_dlpack,
+// tessera_repeat_dlpack) against small references written here from numpy's definitions, and each
+// of their errors, in the documented order, with dst untouched.
 // Plus the C99 translation unit c_dlpack_check.c, which uses the header as a C program would.
 #include <doctest/doctest.h>
 
 #include <tessera/tessera_dlpack.h>
 
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +68,103 @@ DLTensor tensor_of(const test::View& view, DLDataType t, Shape& shape, Shape& el
   d.dtype = t;
   d.shape = shape.data();
   d.strides = null_strides ? nullptr : elem_strides.data();
+  return d;
+}
+
+// References for the family, from numpy's definitions, element by element over byte strides.
+// Calls f(index) for every index of `shape` in C order.
+void each_index(const Shape& shape, const std::function<void(const Shape&)>& f) {
+  for (int64_t e : shape)
+    if (e == 0) return;
+  Shape j(shape.size(), 0);
+  for (;;) {
+    f(j);
+    std::size_t k = shape.size();
+    while (k > 0 && ++j[k - 1] == shape[k - 1]) j[--k] = 0;
+    if (k == 0) return;
+  }
+}
+
+void append(std::vector<unsigned char>& out, const test::View& v, int64_t offset) {
+  const unsigned char* e = v.data() + offset;
+  out.insert(out.end(), e, e + v.itemsize);
+}
+
+// numpy.broadcast_to(v, target).copy(): out[j] = v[j's trailing axes, 0 where v's extent is 1].
+std::vector<unsigned char> broadcast_reference(const test::View& v, const Shape& target) {
+  std::vector<unsigned char> out;
+  const std::size_t pad = target.size() - v.shape.size();
+  each_index(target, [&](const Shape& j) {
+    int64_t off = 0;
+    for (std::size_t k = 0; k < v.shape.size(); ++k) off += (v.shape[k] == 1 ? 0 : j[pad + k]) * v.strides[k];
+    append(out, v, off);
+  });
+  return out;
+}
+
+// The numpy broadcast of two shapes (ONNX Expand's output); std::nullopt if they do not broadcast.
+std::optional<Shape> expand_reference_shape(const Shape& a, const Shape& b) {
+  const std::size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+// numpy.repeat(v, counts, axis) (no axis: the flattened input in C order; a 0-d input along axis 0
+// or -1 too); its shape in *shape.
+std::vector<unsigned char> repeat_reference(const test::View& v, const Shape& counts, std::optional<int> axis,
+                                            Shape* shape) {
+  if (v.shape.empty()) axis = std::nullopt;
+  const auto count_of = [&](std::size_t i) { return counts.size() == 1 ? counts[0] : counts[i]; };
+  std::vector<int64_t> offsets;  // no axis: every element's offset in C order
+  const auto offset_of = [&](const Shape& j) {
+    int64_t off = 0;
+    for (std::size_t k = 0; k < j.size(); ++k) off += j[k] * v.strides[k];
+    return off;
+  };
+  std::vector<unsigned char> out;
+  if (!axis) {
+    each_index(v.shape, [&](const Shape& j) { offsets.push_back(offset_of(j)); });
+    if (v.shape.empty()) offsets = {0};
+    int64_t total = 0;
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      for (int64_t c = 0; c < count_of(i); ++c, ++total) append(out, v, offsets[i]);
+    *shape = {total};
+    return out;
+  }
+  const std::size_t a = static_cast<std::size_t>(*axis < 0 ? *axis + static_cast<int>(v.shape.size()) : *axis);
+  std::vector<int64_t> source;  // output index along the axis -> source index
+  for (int64_t i = 0; i < v.shape[a]; ++i)
+    for (int64_t c = 0; c < count_of(static_cast<std::size_t>(i)); ++c) source.push_back(i);
+  *shape = v.shape;
+  (*shape)[a] = static_cast<int64_t>(source.size());
+  each_index(*shape, [&](const Shape& j) {
+    Shape i = j;
+    i[a] = source[static_cast<std::size_t>(j[a])];
+    append(out, v, offset_of(i));
+  });
+  return out;
+}
+
+// A dst tensor for an output of `out` shape in `buf` at `shift` bytes: NULL or compact strides
+// (`strides` must outlive it; an extent-1 axis gets a stride nobody reads).
+DLTensor dst_of(test::GuardedBuffer& buf, DLDataType t, Shape& out, Shape& strides, test::Rng& rng, std::size_t shift) {
+  strides = ref::contiguous_strides(out, 1);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i] == 1 && rng.coin()) strides[i] = 12345;
+  DLTensor d{};
+  d.data = buf.data();
+  d.byte_offset = shift;
+  d.device = {kDLCPU, 0};
+  d.ndim = static_cast<int>(out.size());
+  d.dtype = t;
+  d.shape = out.data();
+  d.strides = rng.coin() ? nullptr : strides.data();
   return d;
 }
 
@@ -247,6 +349,317 @@ TEST_CASE("DLPack: an empty output accepts any dst strides and a NULL data point
   d.shape = out_shape;
   d.strides = strides;
   CHECK(tessera_tile_dlpack(&s, 2, reps, &d) == TESSERA_OK);
+}
+
+TEST_CASE("DLPack: broadcast_to, expand and repeat against references") {
+  struct Type {
+    const char* name;
+    DLDataType t;
+  };
+  const Type types[] = {
+      {"int8", dtype(kDLInt, 8)},          {"uint16", dtype(kDLUInt, 16)},        {"uint24 (3 bytes)", dtype(kDLUInt, 24)},
+      {"float32", dtype(kDLFloat, 32)},    {"float64", dtype(kDLFloat, 64)},      {"complex128", dtype(kDLComplex, 128)},
+      {"float32x4", dtype(kDLFloat, 32, 4)}, {"bool", dtype(kBool, 8)},
+  };
+  const unsigned layouts[] = {test::kContiguous, test::kPermuted, test::kReversed, test::kBroadcast, test::kSubView,
+                              test::kAllLayouts};
+  const std::vector<std::pair<Shape, Shape>> broadcasts = {
+      {{}, {}}, {{}, {3}}, {{1}, {5}}, {{3}, {2, 3}}, {{2, 1, 3}, {4, 2, 5, 3}}, {{1, 1}, {0, 3}}, {{4, 1}, {4, 70}},
+      {{3, 2}, {3, 2}}, {{1, 4}, {2, 1, 3, 4}},
+  };
+  const std::vector<std::pair<Shape, Shape>> expands = {
+      {{3, 1}, {2, 1, 4}}, {{2}, {}}, {{2, 3}, {3}}, {{4, 1}, {1, 5}}, {{}, {2, 2}}, {{0, 1}, {3}}, {{1, 1, 1}, {6, 1}},
+      {{2, 3}, {1, 1, 1, 1}},
+  };
+  struct Rep {
+    Shape shape;
+    Shape counts;
+    std::optional<int> axis;
+  };
+  const std::vector<Rep> repeats = {
+      {{5}, {3}, std::nullopt},        {{2, 3}, {2}, 0},
+      {{2, 3}, {1, 0, 2}, 1},          {{2, 3}, {1, 2, 0, 3, 1, 1}, std::nullopt},
+      {{3, 2}, {4}, -1},               {{}, {3}, std::nullopt},
+      {{2, 0}, {2}, 0},                {{3}, {0}, std::nullopt},
+      {{2, 3, 2}, {0, 3, 1}, -2},      {{4, 2}, {1, 1, 1, 1}, 0},
+      {{70}, {3}, 0},                  {{3, 33}, {9}, std::nullopt},
+      {{2, 2}, {0, 0, 0, 0}, std::nullopt}, {{}, {3}, 0},
+      {{}, {2}, -1},
+  };
+  test::Rng rng(7411);
+  // Runs one call into a guarded dst of the reference's shape; the output lands at the offset,
+  // nothing else changes.
+  const auto run = [&](const std::vector<unsigned char>& expected, Shape out, DLDataType t,
+                       const std::function<tessera_status(DLTensor&)>& call) {
+    test::GuardedBuffer buf(expected.size() + 64);
+    buf.prefill_pattern(11);
+    auto before = buf.bytes();
+    const std::size_t shift = static_cast<std::size_t>(rng.uniform(0, 64));
+    Shape strides;
+    DLTensor dst = dst_of(buf, t, out, strides, rng, shift);
+    REQUIRE_MESSAGE(call(dst) == TESSERA_OK, tessera_last_error());
+    if (!expected.empty()) std::memcpy(before.data() + shift, expected.data(), expected.size());
+    CHECK(buf.bytes() == before);
+    CHECK(buf.check_guards() == "");
+  };
+  for (const Type& ty : types) {
+    const std::size_t itemsize = std::size_t{ty.t.bits} * ty.t.lanes / 8;
+    for (unsigned layout : layouts) {
+      CAPTURE(std::string(ty.name));
+      CAPTURE(test::layout_name(layout));
+      const auto make = [&](const Shape& shape, Shape& src_shape, Shape& src_strides, test::View& view) {
+        view = element_view(rng, shape, itemsize, layout, layout * 5 + itemsize);
+        const bool null_strides = layout == test::kContiguous && rng.coin();
+        return tensor_of(view, ty.t, src_shape, src_strides, null_strides, rng.uniform(0, 40));
+      };
+      for (const auto& [shape, target] : broadcasts) {
+        CAPTURE(test::to_string(shape));
+        CAPTURE(test::to_string(target));
+        test::View view;
+        Shape src_shape, src_strides;
+        const DLTensor src = make(shape, src_shape, src_strides, view);
+        run(broadcast_reference(view, target), target, ty.t, [&](DLTensor& dst) {
+          return tessera_broadcast_to_dlpack(&src, &dst);
+        });
+      }
+      for (const auto& [shape, target] : expands) {
+        CAPTURE(test::to_string(shape));
+        CAPTURE(test::to_string(target));
+        test::View view;
+        Shape src_shape, src_strides;
+        const DLTensor src = make(shape, src_shape, src_strides, view);
+        const Shape out = *expand_reference_shape(shape, target);
+        int out_ndim = -1;
+        int64_t out_shape[TESSERA_MAX_NDIM];
+        REQUIRE(tessera_expand_shape(src.ndim, src.shape, static_cast<int>(target.size()), target.data(), &out_ndim,
+                                     out_shape) == TESSERA_OK);
+        CHECK(Shape(out_shape, out_shape + out_ndim) == out);
+        run(broadcast_reference(view, out), out, ty.t, [&](DLTensor& dst) {
+          return tessera_expand_dlpack(&src, static_cast<int>(target.size()), target.data(), &dst);
+        });
+      }
+      for (const Rep& r : repeats) {
+        CAPTURE(test::to_string(r.shape));
+        CAPTURE(test::to_string(r.counts));
+        CAPTURE(r.axis.value_or(-99));
+        test::View view;
+        Shape src_shape, src_strides;
+        const DLTensor src = make(r.shape, src_shape, src_strides, view);
+        Shape out;
+        const auto expected = repeat_reference(view, r.counts, r.axis, &out);
+        const int axis = r.axis ? *r.axis : TESSERA_AXIS_NONE;
+        int out_ndim = -1;
+        int64_t out_shape[TESSERA_MAX_NDIM];
+        REQUIRE(tessera_repeat_shape(src.ndim, src.shape, static_cast<int64_t>(r.counts.size()), r.counts.data(), axis,
+                                     &out_ndim, out_shape) == TESSERA_OK);
+        CHECK(Shape(out_shape, out_shape + out_ndim) == out);
+        run(expected, out, ty.t, [&](DLTensor& dst) {
+          return tessera_repeat_dlpack(&src, static_cast<int64_t>(r.counts.size()), r.counts.data(), axis, &dst);
+        });
+      }
+    }
+  }
+}
+
+TEST_CASE("DLPack: broadcast_to, expand and repeat reject every bad argument, in order, dst untouched") {
+  const float a[2][3] = {{1, 2, 3}, {4, 5, 6}};
+  struct Bad {
+    const char* name;
+    tessera_status status;
+    const char* message;
+    std::function<tessera_status(DLTensor& src, DLTensor& dst)> call;
+  };
+  // Every call starts from a valid C-contiguous float32 src of shape (2, 3) (or (2, 1), src21, over
+  // the same data) and a dst of 96 bytes whose shape each case sets (on).
+  static int64_t shape23[2] = {2, 3}, shape21[2] = {2, 1}, bshape[3] = {2, 2, 4}, eshape[2] = {2, 4};
+  static int64_t rshape[2] = {4, 3}, rshape_cols[2] = {2, 6}, rflat[1] = {12}, wrong[2] = {4, 4};
+  static int64_t bad_target[3] = {2, 4, 1}, shape65[65] = {}, neg_shape[3] = {2, -2, 4}, huge[3] = {int64_t{1} << 62, 2, 4};
+  static int64_t transposed[2] = {1, 4}, bstrides_bad[3] = {8, 1, 2}, huge_strides[2] = {INT64_MAX / 2, 1};
+  static const int64_t t24[2] = {2, 4}, t_neg[2] = {2, -4}, t_bad[2] = {3, 4}, t_many[65] = {};
+  static const int64_t two[1] = {2}, counts3[3] = {1, 1, 2}, counts2[2] = {2, 2}, neg_count[2] = {1, -1};
+  static const int64_t huge_counts[2] = {INT64_MAX, 1};
+  const auto bc = [](DLTensor& s, DLTensor& d) { return tessera_broadcast_to_dlpack(&s, &d); };
+  const auto ex = [](const int64_t* t, int n) {
+    return [t, n](DLTensor& s, DLTensor& d) { return tessera_expand_dlpack(&s, n, t, &d); };
+  };
+  const auto rp = [](int64_t n, const int64_t* c, int axis) {
+    return [n, c, axis](DLTensor& s, DLTensor& d) { return tessera_repeat_dlpack(&s, n, c, axis, &d); };
+  };
+  const auto on = [](int64_t* shape, int ndim, std::function<tessera_status(DLTensor&, DLTensor&)> call,
+                     std::function<void(DLTensor&, DLTensor&)> edit = nullptr) {
+    return [=](DLTensor& s, DLTensor& d) {
+      d.shape = shape;
+      d.ndim = ndim;
+      if (edit) edit(s, d);
+      return call(s, d);
+    };
+  };
+  const auto src21 = [](DLTensor& s, DLTensor&) { s.shape = shape21; };
+  const Bad bad[] = {
+      // The checks every call shares: tensors, devices, dtypes, src's shape (each op once at least).
+      {"broadcast_to: NULL src", TESSERA_INVALID_ARGUMENT, "src is NULL",
+       [](DLTensor&, DLTensor& d) { return tessera_broadcast_to_dlpack(nullptr, &d); }},
+      {"broadcast_to: NULL dst", TESSERA_INVALID_ARGUMENT, "dst is NULL",
+       [](DLTensor& s, DLTensor&) { return tessera_broadcast_to_dlpack(&s, nullptr); }},
+      {"expand: NULL src", TESSERA_INVALID_ARGUMENT, "src is NULL",
+       [](DLTensor&, DLTensor& d) { return tessera_expand_dlpack(nullptr, 2, t24, &d); }},
+      {"expand: NULL dst before a bad target", TESSERA_INVALID_ARGUMENT, "dst is NULL",
+       [](DLTensor& s, DLTensor&) { return tessera_expand_dlpack(&s, 2, t_neg, nullptr); }},
+      {"repeat: NULL src", TESSERA_INVALID_ARGUMENT, "src is NULL",
+       [](DLTensor&, DLTensor& d) { return tessera_repeat_dlpack(nullptr, 1, two, 0, &d); }},
+      {"repeat: NULL dst", TESSERA_INVALID_ARGUMENT, "dst is NULL",
+       [](DLTensor& s, DLTensor&) { return tessera_repeat_dlpack(&s, 1, two, 0, nullptr); }},
+      {"broadcast_to: src on CUDA", TESSERA_INVALID_ARGUMENT,
+       "src is on device CUDA (device_type 2, device_id 3); tessera_broadcast_to_dlpack reads and writes CPU memory only",
+       on(bshape, 3, bc, [](DLTensor& s, DLTensor&) { s.device = {kDLCUDA, 3}; })},
+      {"expand: dst on ROCM", TESSERA_INVALID_ARGUMENT, "dst is on device ROCM (device_type 10, device_id 0); tessera_expand_dlpack",
+       on(shape23, 2, ex(t24, 0), [](DLTensor&, DLTensor& d) { d.device = {kDLROCM, 0}; })},
+      {"repeat: dst on CUDAHost", TESSERA_INVALID_ARGUMENT, "dst is on device CUDAHost (device_type 3, device_id 0); tessera_repeat_dlpack",
+       on(rshape, 2, rp(1, two, 0), [](DLTensor&, DLTensor& d) { d.device = {kDLCUDAHost, 0}; })},
+      {"repeat: unknown device", TESSERA_INVALID_ARGUMENT, "src is on device unknown (device_type 99",
+       on(rshape, 2, rp(1, two, 0), [](DLTensor& s, DLTensor&) {
+         const int32_t v = 99;
+         std::memcpy(&s.device.device_type, &v, sizeof v);
+       })},
+      {"broadcast_to: 12-bit dtype", TESSERA_INVALID_ARGUMENT, "src dtype int12 has 12 bits per element",
+       on(bshape, 3, bc, [](DLTensor& s, DLTensor& d) { s.dtype = d.dtype = dtype(kDLInt, 12); })},
+      {"expand: zero lanes", TESSERA_INVALID_ARGUMENT, "src dtype float32x0 has 0 bits per element",
+       on(shape23, 2, ex(t24, 0), [](DLTensor& s, DLTensor& d) { s.dtype = d.dtype = dtype(kDLFloat, 32, 0); })},
+      {"repeat: dst dtype differs", TESSERA_INVALID_ARGUMENT, "dst dtype uint32 differs from src dtype float32",
+       on(rshape, 2, rp(1, two, 0), [](DLTensor&, DLTensor& d) { d.dtype = dtype(kDLUInt, 32); })},
+      {"broadcast_to: dst lanes differ", TESSERA_INVALID_ARGUMENT, "dst dtype float16x2 differs from src dtype float32",
+       on(bshape, 3, bc, [](DLTensor&, DLTensor& d) { d.dtype = dtype(kDLFloat, 16, 2); })},
+      {"expand: src ndim 65", TESSERA_INVALID_ARGUMENT, "src->ndim = 65 is out of range [0, 64]",
+       on(shape23, 2, ex(t_neg, 2), [](DLTensor& s, DLTensor&) { s.ndim = 65; s.shape = shape65; })},
+      {"repeat: src shape NULL", TESSERA_INVALID_ARGUMENT, "src->shape is NULL but src->ndim = 2",
+       on(rshape, 2, rp(-1, two, 0), [](DLTensor& s, DLTensor&) { s.shape = nullptr; })},
+      {"broadcast_to: src ndim negative", TESSERA_INVALID_ARGUMENT, "src->ndim = -1 is out of range",
+       on(bshape, 3, bc, [](DLTensor& s, DLTensor&) { s.ndim = -1; })},
+
+      // broadcast_to: dst's shape is the target.
+      {"broadcast_to: dst ndim 65", TESSERA_INVALID_ARGUMENT, "dst->ndim = 65 is out of range [0, 64]",
+       on(shape65, 65, bc, src21)},
+      {"broadcast_to: dst shape NULL", TESSERA_INVALID_ARGUMENT, "dst->shape is NULL but dst->ndim = 3",
+       on(nullptr, 3, bc, src21)},
+      {"broadcast_to: dst has fewer axes", TESSERA_INVALID_ARGUMENT,
+       "broadcast_to: the input has 2 axes but shape (12,) has 1", on(rflat, 1, bc, src21)},
+      {"broadcast_to: axis does not broadcast", TESSERA_INVALID_ARGUMENT,
+       "broadcast_to: input axis 0 has extent 2 but shape[1] = 4 (output axis 1", on(bad_target, 3, bc, src21)},
+      {"broadcast_to: negative extent", TESSERA_INVALID_ARGUMENT, "broadcast_to: shape[1] = -2 is negative",
+       on(neg_shape, 3, bc, src21)},
+      {"broadcast_to: src stride overflow", TESSERA_OVERFLOW, "src->strides[0] = 4611686018427387903 elements of 4 bytes",
+       on(bshape, 3, bc, [](DLTensor& s, DLTensor&) { s.shape = shape21; s.strides = huge_strides; })},
+      {"broadcast_to: output count overflows", TESSERA_OVERFLOW, "output element count overflows int64",
+       on(huge, 3, bc, src21)},
+      {"broadcast_to: dst not C-contiguous", TESSERA_INVALID_ARGUMENT,
+       "dst is not C-contiguous: strides (8, 1, 2) (elements) but shape (2, 2, 4) needs (8, 4, 1) or NULL",
+       on(bshape, 3, bc, [](DLTensor& s, DLTensor& d) { s.shape = shape21; d.strides = bstrides_bad; })},
+      {"broadcast_to: src data NULL", TESSERA_INVALID_ARGUMENT, "src is null but the input has 2 elements",
+       on(bshape, 3, bc, [](DLTensor& s, DLTensor&) { s.shape = shape21; s.data = nullptr; })},
+      {"broadcast_to: dst data NULL", TESSERA_INVALID_ARGUMENT, "dst is null but the output has 64 bytes",
+       on(bshape, 3, bc, [](DLTensor& s, DLTensor& d) { s.shape = shape21; d.data = nullptr; })},
+
+      // expand: target, then dst must have the expanded shape.
+      {"expand: target_ndim 65", TESSERA_INVALID_ARGUMENT, "target_ndim = 65 is out of range [0, 64]",
+       on(eshape, 2, ex(t_many, 65))},
+      {"expand: target NULL", TESSERA_INVALID_ARGUMENT, "target is NULL but target_ndim = 2",
+       on(eshape, 2, ex(nullptr, 2))},
+      {"expand: negative target", TESSERA_INVALID_ARGUMENT, "expand: shape[1] = -4 is negative",
+       on(eshape, 2, ex(t_neg, 2))},
+      {"expand: target does not broadcast", TESSERA_INVALID_ARGUMENT,
+       "expand: input axis 0 has extent 2 but shape[0] = 3", on(eshape, 2, ex(t_bad, 2))},
+      {"expand: src stride overflow beats a bad target", TESSERA_OVERFLOW, "src->strides[0]",
+       on(eshape, 2, ex(t_bad, 2), [](DLTensor& s, DLTensor&) { s.strides = huge_strides; })},
+      {"expand: dst shape differs", TESSERA_INVALID_ARGUMENT,
+       "dst has shape (4, 4) but expand(src, target) has shape (2, 4)",
+       on(wrong, 2, ex(t24, 2), [](DLTensor& s, DLTensor&) { s.shape = shape21; })},
+      {"expand: dst ndim differs", TESSERA_INVALID_ARGUMENT,
+       "dst has shape (2, 2, 4) but expand(src, target) has shape (2, 4)",
+       on(bshape, 3, ex(t24, 2), [](DLTensor& s, DLTensor&) { s.shape = shape21; })},
+      {"expand: dst transposed", TESSERA_INVALID_ARGUMENT,
+       "dst is not C-contiguous: strides (1, 4) (elements) but shape (2, 4) needs (4, 1) or NULL",
+       on(eshape, 2, ex(t24, 2), [](DLTensor& s, DLTensor& d) { s.shape = shape21; d.strides = transposed; })},
+      {"expand: dst data NULL", TESSERA_INVALID_ARGUMENT, "dst is null but the output has 32 bytes",
+       on(eshape, 2, ex(t24, 2), [](DLTensor& s, DLTensor& d) { s.shape = shape21; d.data = nullptr; })},
+
+      // repeat: nrepeats, repeats, then the planner's checks, then dst.
+      {"repeat: negative nrepeats", TESSERA_INVALID_ARGUMENT, "nrepeats = -1 is negative", on(rshape, 2, rp(-1, two, 0))},
+      {"repeat: repeats NULL", TESSERA_INVALID_ARGUMENT, "repeats is NULL but nrepeats = 1",
+       on(rshape, 2, rp(1, nullptr, 0))},
+      {"repeat: nrepeats before src strides", TESSERA_INVALID_ARGUMENT, "nrepeats = -3 is negative",
+       on(rshape, 2, rp(-3, two, 0), [](DLTensor& s, DLTensor&) { s.strides = huge_strides; })},
+      {"repeat: axis 2 of 2", TESSERA_INVALID_ARGUMENT, "repeat: axis 2 is out of range for an input of 2 axes",
+       on(rshape, 2, rp(1, two, 2))},
+      {"repeat: axis -3 of 2", TESSERA_INVALID_ARGUMENT, "repeat: axis -3 is out of range", on(rshape, 2, rp(1, two, -3))},
+      {"repeat: 2 counts for 3 elements", TESSERA_INVALID_ARGUMENT,
+       "repeat: 2 counts for 3 elements along axis 1", on(rshape_cols, 2, rp(2, counts2, 1))},
+      {"repeat: 3 counts for 6 flattened elements", TESSERA_INVALID_ARGUMENT,
+       "repeat: 3 counts for 6 elements along the flattened input", on(rflat, 1, rp(3, counts3, TESSERA_AXIS_NONE))},
+      {"repeat: a negative count", TESSERA_INVALID_ARGUMENT, "repeat: repeats[1] = -1 is negative",
+       on(rshape, 2, rp(2, neg_count, 0))},
+      {"repeat: the counts' sum overflows", TESSERA_OVERFLOW, "repeat: the sum of the counts overflows int64",
+       on(rshape, 2, rp(2, huge_counts, 0))},
+      {"repeat: src stride overflow", TESSERA_OVERFLOW, "src->strides[0]",
+       on(rshape, 2, rp(1, two, 0), [](DLTensor& s, DLTensor&) { s.strides = huge_strides; })},
+      {"repeat: dst shape differs", TESSERA_INVALID_ARGUMENT,
+       "dst has shape (4, 4) but repeat(src, repeats, axis) has shape (4, 3)", on(wrong, 2, rp(1, two, 0))},
+      {"repeat: dst 2-d with no axis", TESSERA_INVALID_ARGUMENT,
+       "dst has shape (4, 3) but repeat(src, repeats) (no axis) has shape (12,)", on(rshape, 2, rp(1, two, TESSERA_AXIS_NONE))},
+      {"repeat: dst transposed", TESSERA_INVALID_ARGUMENT, "dst is not C-contiguous: strides (1, 4) (elements) but shape (4, 3)",
+       on(rshape, 2, rp(1, two, 0), [](DLTensor&, DLTensor& d) { d.strides = transposed; })},
+      {"repeat: src data NULL", TESSERA_INVALID_ARGUMENT, "src is null but the input has 6 elements",
+       on(rflat, 1, rp(1, two, TESSERA_AXIS_NONE), [](DLTensor& s, DLTensor&) { s.data = nullptr; })},
+      {"repeat: dst data NULL", TESSERA_INVALID_ARGUMENT, "dst is null but the output has 48 bytes",
+       on(rshape, 2, rp(1, two, 0), [](DLTensor&, DLTensor& d) { d.data = nullptr; })},
+  };
+  float out[24];
+  for (const Bad& b : bad) {
+    CAPTURE(b.name);
+    DLTensor s{}, d{};
+    s.data = const_cast<float*>(&a[0][0]);
+    s.device = d.device = {kDLCPU, 0};
+    s.ndim = 2;
+    s.dtype = d.dtype = dtype(kDLFloat, 32);
+    s.shape = shape23;
+    d.data = out;
+    d.ndim = 2;
+    d.shape = shape23;
+    for (float& v : out) v = -1;
+    CHECK(b.call(s, d) == b.status);
+    CHECK_MESSAGE(contains(tessera_last_error(), b.message), tessera_last_error());
+    for (float v : out) REQUIRE(v == -1);
+  }
+}
+
+TEST_CASE("DLPack: the family's empty outputs accept any dst strides and NULL data") {
+  const int32_t a[3] = {1, 2, 3};
+  int64_t shape[1] = {3};
+  int64_t strides[2] = {7, 3};
+  DLTensor s{}, d{};
+  s.data = const_cast<int32_t*>(a);
+  s.device = d.device = {kDLCPU, 0};
+  s.ndim = 1;
+  s.shape = shape;
+  s.dtype = d.dtype = dtype(kDLInt, 32);
+  d.strides = strides;
+  int64_t empty_target[2] = {0, 3};
+  d.ndim = 2;
+  d.shape = empty_target;
+  CHECK(tessera_broadcast_to_dlpack(&s, &d) == TESSERA_OK);
+  const int64_t expand_target[2] = {0, 1};
+  CHECK(tessera_expand_dlpack(&s, 2, expand_target, &d) == TESSERA_OK);
+  const int64_t zero[1] = {0};
+  int64_t empty_flat[1] = {0};
+  d.ndim = 1;
+  d.shape = empty_flat;
+  CHECK(tessera_repeat_dlpack(&s, 1, zero, TESSERA_AXIS_NONE, &d) == TESSERA_OK);
+  CHECK(tessera_repeat_dlpack(&s, 1, zero, 0, &d) == TESSERA_OK);
+  // An empty input (src data NULL) broadcast into an empty output.
+  int64_t none[1] = {0};
+  s.shape = none;
+  s.data = nullptr;
+  CHECK(tessera_expand_dlpack(&s, 0, nullptr, &d) == TESSERA_OK);
+  CHECK(tessera_repeat_dlpack(&s, 0, nullptr, 0, &d) == TESSERA_OK);
 }
 
 TEST_CASE("DLPack: the C99 translation unit") { CHECK(c_dlpack_check() == 0); }

@@ -1,6 +1,7 @@
 /*
- * tessera — tile for DLPack tensors (C99). A separate header, so that <tessera/tessera.h> does not
- * need <dlpack/dlpack.h>; available when tessera was built with DLPack (Debian: libdlpack-dev).
+ * tessera — tile, broadcast_to, expand and repeat for DLPack tensors (C99). A separate header, so
+ * that <tessera/tessera.h> does not need <dlpack/dlpack.h>; available when tessera was built with
+ * DLPack (Debian: libdlpack-dev).
  *
  * DLPack (https://dmlc.github.io/dlpack/latest/) is how NumPy, PyTorch, JAX and CuPy hand arrays
  * across library boundaries. A DLTensor describes its array as here:
@@ -11,10 +12,22 @@
  *   strides              in ELEMENTS (DLPack's convention, any sign), or NULL for C-contiguous;
  *                        tessera multiplies them by the itemsize to get its byte strides
  *   dtype                the element: itemsize = dtype.bits * dtype.lanes / 8 bytes, any type
- *                        code (bool, int, uint, float, bfloat16, complex, ...: tile only moves
- *                        bytes); bits * lanes must be a positive multiple of 8, else
+ *                        code (bool, int, uint, float, bfloat16, complex, ...: tessera only
+ *                        moves bytes); bits * lanes must be a positive multiple of 8, else
  *                        TESSERA_INVALID_ARGUMENT
- * Semantics, promotion and errors are those of tessera_tile (numpy.tile; see tessera.h).
+ * Semantics, promotion and errors are those of the calls of <tessera/tessera.h> (tessera_tile,
+ * tessera_broadcast_to, tessera_expand, tessera_repeat), with their default options.
+ *
+ * Every call that writes takes the output as a DLTensor dst, which must be: a CPU tensor with
+ * exactly src's dtype (code, bits and lanes), exactly the output's shape, and C-contiguous
+ * (strides NULL, or the compact row-major strides in elements; the stride of an axis of extent 1
+ * is not looked at, nor are any strides of an empty output); its data + byte_offset must hold the
+ * whole output (data may be NULL only when the output is empty, src's only when the input is).
+ * The arguments are checked in this order, and the first bad one is reported: src and dst not
+ * NULL, their devices, src's dtype, dst's dtype, src's ndim and shape, the call's own arguments
+ * (reps, target, nrepeats and repeats; broadcast_to: dst's ndim and shape), src's strides (element strides times the itemsize must fit int64_t:
+ * TESSERA_OVERFLOW), the planning (as the tessera.h call), dst's shape, dst's strides, the data
+ * pointers. On any error nothing is written to dst, and tessera_last_error() names the problem.
  */
 #ifndef TESSERA_TESSERA_DLPACK_H
 #define TESSERA_TESSERA_DLPACK_H
@@ -52,6 +65,68 @@ TESSERA_API tessera_status tessera_tile_dlpack_shape(const DLTensor *src, int nr
  * is written to dst.
  */
 TESSERA_API tessera_status tessera_tile_dlpack(const DLTensor *src, int nreps, const int64_t *reps, DLTensor *dst);
+
+/**
+ * Writes broadcast_to(src, dst->shape) into dst — numpy.broadcast_to(src, dst.shape).copy(): the
+ * output's shape is dst's own (dst->ndim >= src->ndim axes; src's axes, aligned with dst's trailing
+ * axes, must each have extent 1 or dst's).
+ *
+ * src:  a CPU tensor as described above.
+ * dst:  as described above; its shape is the target (any extents >= 0, dst->ndim <= TESSERA_MAX_NDIM).
+ * Errors: TESSERA_INVALID_ARGUMENT (NULL src or dst; a device other than the CPU; a dtype that is
+ * not a whole number of bytes, or dst's differing from src's; a count out of range or a NULL shape
+ * with ndim > 0 in either tensor; dst->ndim < src->ndim, a negative extent, an axis that does not
+ * broadcast — the message names the axis and both extents; dst's strides not C-contiguous; NULL
+ * data with a non-empty tensor), TESSERA_OVERFLOW (src's byte strides, or the output's element
+ * count or byte size, do not fit int64_t), TESSERA_OUT_OF_MEMORY, TESSERA_INTERNAL. On any error
+ * nothing is written to dst.
+ */
+TESSERA_API tessera_status tessera_broadcast_to_dlpack(const DLTensor *src, DLTensor *dst);
+
+/**
+ * Writes expand(src, target) into dst — ONNX Expand: the numpy broadcast of src->shape and target
+ * (the shorter promoted by prepending 1s; on each axis equal extents, or one of them 1). dst must
+ * have exactly tessera_expand_shape(src->ndim, src->shape, target_ndim, target)'s shape.
+ *
+ * src:    a CPU tensor as described above.
+ * target: target_ndim extents in elements (0 <= target_ndim <= TESSERA_MAX_NDIM; may be NULL when
+ *         target_ndim == 0).
+ * dst:    as described above, of the expanded shape.
+ * Errors: TESSERA_INVALID_ARGUMENT (NULL src or dst; a device other than the CPU; a dtype that is
+ * not a whole number of bytes, or dst's differing from src's; a count out of range or a NULL list
+ * with a count > 0 — src's shape, target, dst's shape; a negative extent; an axis that does not
+ * broadcast — the message names it; a dst whose shape or strides do not match — the message shows
+ * both; NULL data with a non-empty tensor), TESSERA_OVERFLOW (src's byte strides, or the output's
+ * element count or byte size, do not fit int64_t), TESSERA_OUT_OF_MEMORY, TESSERA_INTERNAL. On any
+ * error nothing is written to dst.
+ */
+TESSERA_API tessera_status tessera_expand_dlpack(const DLTensor *src, int target_ndim, const int64_t *target,
+                                                 DLTensor *dst);
+
+/**
+ * Writes repeat(src, repeats, axis) into dst — numpy.repeat, torch.repeat_interleave: each element
+ * along `axis` written repeats times in a row. dst must have exactly
+ * tessera_repeat_shape(src->ndim, src->shape, nrepeats, repeats, axis)'s shape.
+ *
+ * src:      a CPU tensor as described above.
+ * repeats:  nrepeats counts in elements (nrepeats >= 0; repeats may be NULL when nrepeats == 0):
+ *           one count for every element (nrepeats == 1), or one per element along the axis (the
+ *           flattened input's size with no axis); each count >= 0.
+ * axis:     in [-src->ndim, src->ndim) (negative counts from the end), or TESSERA_AXIS_NONE: the
+ *           flattened input (C order), a 1-d output. A 0-d src also takes 0 and -1, as
+ *           numpy.repeat does (its one element, flattened).
+ * dst:      as described above, of the repeated shape.
+ * Errors: TESSERA_INVALID_ARGUMENT (NULL src or dst; a device other than the CPU; a dtype that is
+ * not a whole number of bytes, or dst's differing from src's; a count out of range or a NULL shape
+ * with ndim > 0 in either tensor; a negative nrepeats, a NULL repeats with nrepeats > 0; an axis
+ * out of range, nrepeats neither 1 nor the axis' extent, a negative count — each naming the value;
+ * a dst whose shape or strides do not match — the message shows both; NULL data with a non-empty
+ * tensor), TESSERA_OVERFLOW (src's byte strides, the sum of the counts, or the output's element
+ * count or byte size, do not fit int64_t), TESSERA_OUT_OF_MEMORY, TESSERA_INTERNAL. On any error
+ * nothing is written to dst.
+ */
+TESSERA_API tessera_status tessera_repeat_dlpack(const DLTensor *src, int64_t nrepeats, const int64_t *repeats,
+                                                 int axis, DLTensor *dst);
 
 #ifdef __cplusplus
 } /* extern "C" */

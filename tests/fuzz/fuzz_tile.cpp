@@ -1,14 +1,23 @@
-// libFuzzer target for tessera: decodes one tile problem from the input bytes, runs it through
-// every C entry point — tessera_tile_shape(_ex), tessera_tile(_ex), tessera_plan_create(_ex) +
-// tessera_plan_execute and tessera_plan_execute_region, tessera_tile_alloc(_ex), and with DLPack
-// tessera_tile_dlpack_shape and tessera_tile_dlpack — plus a C++ plan with non-temporal stores
-// forced (tessera::NonTemporal::always), and checks against an independent model:
+// libFuzzer target for tessera's replication family: decodes one problem from the input bytes —
+// tile, broadcast_to, expand or repeat (one count, or one per element; along an axis, or of the
+// flattened input) — runs it through every C entry point of its operation — the shape call
+// (tessera_tile_shape(_ex), tessera_broadcast_shape, tessera_expand_shape, tessera_repeat_shape),
+// the one-shot call (and its _ex form), the plan (tessera_plan_create(_ex),
+// tessera_plan_create_broadcast_to, _expand, _repeat) + tessera_plan_execute and
+// tessera_plan_execute_region, the allocating call (tessera_tile_alloc(_ex); the C++ allocating
+// tessera::broadcast_to, expand and repeat), and with DLPack tessera_tile_dlpack_shape,
+// tessera_tile_dlpack, tessera_broadcast_to_dlpack, tessera_expand_dlpack and
+// tessera_repeat_dlpack — plus a C++ plan with non-temporal stores forced
+// (tessera::NonTemporal::always) and its Plan::execute_region, and checks against an independent
+// model:
 //   - the status class each call must return, derived here from the documented rules (and, where
 //     several errors apply at once, the order in which the library checks them);
-//   - on success, the output byte for byte against the scalar reference (tests/reference.cpp; a
-//     faster block reference written from the same definition for outputs over 64 KiB; for a
-//     region of an output too large to build, the region computed element by element from the
-//     definition) and the output shape against ref::tile_shape;
+//   - on success, the output byte for byte against a reference (tile: the tests' scalar reference,
+//     tests/reference.cpp; broadcast_to, expand, repeat: element by element from the definitions
+//     written here, source_offset; outputs over 64 KiB: block references written here from the
+//     same definitions; a region: the reference output's box, or for a region of an output too
+//     large to build, the region computed element by element from the definition) and the output
+//     shape against the model (and, for tile, ref::tile_shape);
 //   - on every rejection, the destination untouched (pre-filled pattern), a non-empty
 //     tessera_last_error(), and no plan / allocation handed out;
 //   - always, a sentinel after the destination's end untouched.
@@ -23,26 +32,41 @@
 // NonTemporal::automatic (TESSERA_STREAM_MIN_BYTES is set to 2 MiB at start-up unless given) and
 // allocating calls of 32 MiB or more (fresh 2 MiB-aligned pages, then the block tessera_free kept,
 // reused by a second call). A valid output too large to allocate anywhere (2^57 bytes or more)
-// must make the allocating call return TESSERA_OUT_OF_MEMORY with *out_data unchanged (checked for
-// rare inputs only: ASan prints a warning for each such request; allocator_may_return_null=1).
+// must make the allocating call return TESSERA_OUT_OF_MEMORY (the C++ calls: std::bad_alloc) with
+// *out_data unchanged (checked for rare inputs only: ASan prints a warning for each such request;
+// allocator_may_return_null=1).
 //
-// Input format (bytes read front to back; a missing byte reads as 0, or as 1 for an extent or rep,
-// so that truncated inputs are not mostly empty outputs):
-//   [0] ndim: b < 0xF0: b % 7; else kManyCounts[b - 0xF0] (7 .. 100, and negative)
-//   [1] nreps: b < 0xF0: b % 8; else kManyCounts[b - 0xF0]
-//   [2] itemsize: b < 0xF0: 1 + b % 40; else kBigItems[b - 0xF0] (41 .. SIZE_MAX)
-//   [3] flags: bit0 strides NULL (C-contiguous source), bit1 src NULL, bits2-4 destination mode
+// Input format (bytes read front to back; a missing byte reads as 0, or as 1 for an extent, rep,
+// target or count, so that truncated inputs are not mostly empty outputs):
+//   [0] operation: b % 4: 0 tile, 1 broadcast_to, 2 expand, 3 repeat. For repeat, a = b >> 2:
+//       a % 4 == 0: no axis (the flattened input; TESSERA_AXIS_NONE); else the axis for
+//       k = a >> 2: 0-5 itself, 6-11 k - 12 (-6 .. -1), 12 ndim, 13 -ndim - 1 (ndim clamped to
+//       [0, 64]), 14 INT_MAX,
+//       15 INT_MIN + 1 (the last four out of range)
+//   [1] ndim: b < 0xF0: b % 7; else kManyCounts[b - 0xF0] (7 .. 100, and negative)
+//   [2] the list's count — tile: nreps, broadcast_to / expand: the target's ndim: b < 0xF0: b % 8;
+//       else kManyCounts[b - 0xF0]. repeat: nrepeats: b < 0xF0: b % 8 in {0, 2, 4, 6} one count,
+//       {1, 3, 5} one per element (the axis' extent, or the input's element count without an
+//       axis; one count if that is unknown or over kMaxCounts), 7 a wrong count (0, or the extent
+//       + 1 if bit 3); else kManyCounts[b - 0xF0]
+//   [3] itemsize: b < 0xF0: 1 + b % 40; else kBigItems[b - 0xF0] (41 .. SIZE_MAX)
+//   [4] flags: bit0 strides NULL (C-contiguous source), bit1 src NULL, bits2-4 destination mode
 //       (see DstMode), bit5 one negative extent, bit6 itemsize 0, bit7 big output allowed
-//   [4] axis permutation of the parent buffer (transposed layouts)
-//   [5] source misalignment (b % 64)   [6] destination misalignment (b % 64)
-//   [7] slack / shortfall of dst_bytes  [8] element pitch: itemsize + b % 8 bytes (gaps)
+//   [5] axis permutation of the parent buffer (transposed layouts)
+//   [6] source misalignment (b % 64)   [7] destination misalignment (b % 64)
+//   [8] slack / shortfall of dst_bytes  [9] element pitch: itemsize + b % 8 bytes (gaps)
 //   min(ndim, 64) x extent byte: kExtents[b % 16] (0-8; an empty axis is 1 in 16); with more than
 //       6 axes, 1 unless b < 0x40
 //   min(ndim, 64) x stride byte: if b >= 0xE0, the next byte as an int8 is the raw byte stride
 //       (any value: misaligned, overlapping, zero, negative); else axis of a parent buffer whose
 //       extent is extent + (b >> 2) % 8 (gaps), negated if b % 4 == 2, zero (broadcast) if b % 4 == 3
-//   min(nreps, 64) x rep byte: b < 0xE0 gives kSmallReps[b % 8] (0-5), else kSpecialReps[b - 0xE0]
-//       (huge, negative, ...); with more than 7 reps, 0x40 <= b < 0xE0 gives 1
+//   the list's values, one byte each (at most 64; repeat: at most kMaxCounts):
+//     tile reps, repeat counts: b < 0xE0 gives kSmallReps[b % 8] (0-5), else kSpecialReps[b - 0xE0]
+//       (huge, negative, ...); tile with more than 7 reps: 0x40 <= b < 0xE0 gives 1
+//     broadcast_to / expand target extents (aligned with the input's trailing axes): b >= 0xE0
+//       kSpecialReps[b - 0xE0]; else b % 8: 0-3 the aligned input extent (a prepended axis:
+//       1 + (b >> 3) % 4), 4 one, 5-7 kSmallTargets[(b >> 3) % 8]; with more than 7 values,
+//       0x40 <= b < 0xE0 gives the aligned extent (or 1)
 //   then, each optional (missing: the calls without _ex, nothing else):
 //   [api] bits0-1 options: 0 the calls without _ex, 1 the _ex calls with NULL options, 2-3 the
 //       _ex calls with [opt]; bit2 output region [region]; bit3 DLPack [dl]; bit4 one NULL
@@ -51,12 +75,16 @@
 //   [opt] (if api options >= 2) bits0-1 nontemporal AUTO/ALWAYS/NEVER/invalid (kBadEnum[b >> 6]),
 //       bit2 clamp_to_zero, bits3-5 max_threads kThreads[..], bits6-7 (nontemporal valid) 2:
 //       negative_reps 2, 3: negative_reps -1 (invalid)
+//   [optsize] (after [opt]) sizeof_options: b % 8 in 0-3 sizeof(tessera_options), 4 zero, 5 just
+//       max_threads (the rest: defaults), 6 up to negative_reps (nontemporal: default), 7 one byte
+//       more than sizeof(tessera_options); bit3 with 0-3: one byte short of max_threads
 //   [null] (if api bit4) which pointer is NULL: see NullArg (b % 8); bit3 picks between two
 //   [dl] (if api bit3) bits0-1 dtype form: 0 the widest lane (bits up to 248), 1 byte lanes, 2
 //       16-bit lanes, 3 not whole bytes (0 or 4 bits, by slack bit0); bits2-4 one fault (see
 //       DlFault; the wrong dst shape has one more axis if slack bit1, else a last extent off by
-//       one); bit5 dst strides given (compact), bit6 dst strides not compact, bit7 a src element
-//       stride whose byte stride overflows int64. The dtype code is slack % 7.
+//       one — broadcast_to, whose dst shape is the target: one more axis of extent 1, else a
+//       negative last extent); bit5 dst strides given (compact), bit6 dst strides not compact,
+//       bit7 a src element stride whose byte stride overflows int64. The dtype code is slack % 7.
 //   [region] (if api bit2) bits0-2 region destination mode (DstMode), then per output axis a start
 //       byte and an extent byte (see region_start, region_extent; missing: the whole output)
 //
@@ -65,8 +93,9 @@
 // executed plans took each executor path (the "[path]" that tessera_plan_describe names, and
 // Plan::kernel_path() of the streaming C++ plans), every path Plan::kernel_paths() lists, those
 // not reached, and how often the rarer kinds of input succeeded or were rejected (Feature);
-// tests/run fails unless every listed path (but those in tests/fuzz/unreached-paths) was reached.
-// tests/fuzz/make_corpus.py writes the seeds (one per executor path among them).
+// tests/run fails unless every listed path (but those in tests/fuzz/unreached-paths) was reached
+// by one of its two runs (the planner chooses paths per SIMD target: HWY_SCALAR has no vector or
+// streaming path). tests/fuzz/make_corpus.py writes the seeds (one per executor path among them).
 #include <tessera/tessera.h>
 #include <tessera/tessera.hpp>
 #if TESSERA_FUZZ_DLPACK
@@ -83,9 +112,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,6 +144,7 @@ constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 constexpr int kCap = TESSERA_MAX_NDIM;  // values decoded per list (counts may be larger: rejected)
 constexpr int kFewDims = 6;             // ndim = b % 7 for the common codes
 constexpr int kFewReps = 7;             // nreps = b % 8
+constexpr int64_t kMaxCounts = 65536;   // repeat: most per-element counts decoded
 // Largest source span and largest output that are really allocated and compared.
 constexpr int64_t kMaxBytes = 64 * 1024;
 constexpr int64_t kMaxBigBytes = 1024 * 1024;
@@ -119,7 +152,7 @@ constexpr int64_t kMaxHugeBytes = int64_t{40} << 20;
 constexpr uint32_t kRareOneIn = 64;  // huge outputs and out-of-memory requests: inputs whose hash is 0 mod this
 // A valid output at least this large cannot be allocated on any machine (57-bit address spaces).
 constexpr int64_t kUnallocatable = int64_t{1} << 57;
-constexpr int64_t kAllocHugeBytes = int64_t{32} << 20;  // tessera_tile_alloc's mapped, reusable outputs
+constexpr int64_t kAllocHugeBytes = int64_t{32} << 20;  // the allocating calls' mapped, reusable outputs
 // Destination capacity used when a valid output is too large to allocate (a too-small buffer).
 constexpr size_t kSmallCapacity = 256;
 constexpr size_t kSentinel = 64;
@@ -127,6 +160,7 @@ constexpr unsigned char kDstFill = 0xA5;
 
 constexpr int64_t kExtents[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 1, 2, 3};  // codes 0-8: the value
 constexpr int64_t kSmallReps[8] = {0, 1, 2, 3, 4, 5, 1, 2};  // codes 0-5 are the value itself
+constexpr int64_t kSmallTargets[8] = {2, 3, 4, 5, 6, 7, 8, 0};
 constexpr int64_t kSpecialReps[32] = {
     6, 7, 8, 9, 16, 31, 100, 1000, 65536, int64_t{1} << 20,
     (int64_t{1} << 31) - 1, int64_t{1} << 31, int64_t{1} << 32, int64_t{1} << 40, int64_t{1} << 61,
@@ -143,6 +177,10 @@ constexpr size_t kBigItems[16] = {41,   47,   48,   64,   100,  128,   255,     
                                   1000, 1024, 1025, 4097, 65536, size_t{1} << 32, size_t{1} << 63, SIZE_MAX};
 constexpr int kThreads[8] = {0, 1, 2, 3, 4, 0, -1, INT_MIN};  // max_threads
 constexpr int kBadEnum[4] = {3, -1, 100, INT_MIN};           // invalid nontemporal values
+
+// The operation ([0] % 4).
+enum Op : unsigned { kTile = 0, kBroadcastTo = 1, kExpand = 2, kRepeat = 3 };
+constexpr const char* kOpNames[4] = {"tile", "broadcast_to", "expand", "repeat"};
 
 // How dst / dst_bytes are passed.
 enum DstMode : unsigned {
@@ -162,12 +200,12 @@ enum OptMode : unsigned { kPlain = 0, kNullOptions = 1, kOptions = 2 };
 enum NullArg : int {
   kNoNull = -1,
   kNullShape = 0,     // shape (and a DLTensor's shape): INVALID_ARGUMENT unless ndim == 0
-  kNullReps = 1,      // reps: INVALID_ARGUMENT unless nreps == 0
-  kNullOutNdim = 2,   // out_ndim of tile_shape, plan_output_shape, tile_alloc, tile_dlpack_shape
+  kNullReps = 1,      // the list (reps, target, repeats; broadcast_to DLPack: dst's shape): INVALID_ARGUMENT unless empty
+  kNullOutNdim = 2,   // out_ndim of the shape calls, plan_output_shape, tile_alloc, tile_dlpack_shape
   kNullOutShape = 3,  // out_shape of the same calls
-  kNullOutPtr = 4,    // out_plan of plan_create; alt: out_bytes, else out_data, of tile_alloc
+  kNullOutPtr = 4,    // out_plan of the plan calls; alt: out_bytes, else out_data, of tile_alloc
   kNullPlan = 5,      // the plan given to plan_execute(_region), output_shape/bytes, describe
-  kNullTensor = 6,    // alt: dst, else src DLTensor of tessera_tile_dlpack (src of dlpack_shape)
+  kNullTensor = 6,    // alt: dst, else src DLTensor of the DLPack calls (src of tile_dlpack_shape)
   kNullRegion = 7,    // alt: extent, else start of plan_execute_region: INVALID_ARGUMENT unless out_ndim == 0
 };
 
@@ -186,10 +224,11 @@ class Reader {
 };
 
 struct Case {
+  unsigned op = kTile;
   int ndim = 0;
-  int nreps = 0;
+  int nreps = 0;  // the list's count: tile's nreps, broadcast_to's / expand's target ndim
   int naxes = 0;  // values of shape / strides decoded: ndim clamped to [0, kCap]
-  int nrepv = 0;  // values of reps decoded
+  int nrepv = 0;  // values of the list decoded
   size_t itemsize = 1;
   bool null_strides = false;
   bool null_src = false;
@@ -200,10 +239,16 @@ struct Case {
   size_t slack = 0;
   int64_t shape[kCap] = {};
   int64_t strides[kCap] = {};
-  int64_t reps[kCap] = {};
+  int64_t reps[kCap] = {};  // tile: reps; broadcast_to, expand: the target
+  // repeat: the axis (has_axis false: TESSERA_AXIS_NONE) and nrepeats counts (all decoded when
+  // nrepeats >= 0; at most kMaxCounts).
+  bool has_axis = false;
+  int axis = 0;
+  int64_t nrepeats = 0;
+  std::vector<int64_t> counts;
   // Trailing, optional fields.
   unsigned opt_mode = kPlain;
-  tessera_options opt{0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO};
+  tessera_options opt{sizeof(tessera_options), 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO};
   bool region = false, dlpack = false, arena = false, huge_asked = false;
   int null_arg = kNoNull;
   bool null_alt = false;
@@ -213,9 +258,25 @@ struct Case {
   bool rare = false;                    // hash gate passed (set by the caller)
 };
 
-bool options_valid(const tessera_options& o) {
-  return o.max_threads >= 0 && o.nontemporal >= 0 && o.nontemporal <= 2 && o.negative_reps >= 0 &&
-         o.negative_reps <= 1;
+// The options tessera reads from `o` (the fields within sizeof_options, defaults for the rest),
+// and whether it accepts them.
+struct Effective {
+  bool valid = false;
+  tessera::Options options;
+};
+
+Effective effective(const tessera_options& o) {
+  Effective e;
+  const size_t size = o.sizeof_options;
+  const auto has = [size](size_t offset) { return size >= offset + sizeof(int); };
+  if (!has(offsetof(tessera_options, max_threads)) || size > sizeof(tessera_options)) return e;
+  e.options.max_threads = o.max_threads;
+  const int neg = has(offsetof(tessera_options, negative_reps)) ? o.negative_reps : TESSERA_NEGATIVE_REPS_ERROR;
+  const int nt = has(offsetof(tessera_options, nontemporal)) ? o.nontemporal : TESSERA_NONTEMPORAL_AUTO;
+  e.options.negative_reps = static_cast<tessera::NegativeReps>(neg);
+  e.options.nontemporal = static_cast<tessera::NonTemporal>(nt);
+  e.valid = o.max_threads >= 0 && nt >= 0 && nt <= 2 && neg >= 0 && neg <= 1;
+  return e;
 }
 
 std::string list(const int64_t* v, int n) {
@@ -224,18 +285,27 @@ std::string list(const int64_t* v, int n) {
   return s + (n == 1 ? ",)" : ")");
 }
 
+std::string counts_text(const Case& c) {
+  const int n = static_cast<int>(std::min<size_t>(c.counts.size(), 16));
+  return list(c.counts.data(), n) + (c.counts.size() > 16 ? " ..." : "");
+}
+
 [[noreturn]] void fail(const Case& c, const char* api, const std::string& what) {
+  std::string op = kOpNames[c.op];
+  if (c.op == kRepeat)
+    op += " nrepeats " + std::to_string(c.nrepeats) + " counts " + counts_text(c) + " axis " +
+          (c.has_axis ? std::to_string(c.axis) : std::string("none"));
   std::fprintf(stderr,
-               "fuzz_tile MISMATCH [%s] %s\n  ndim %d shape %s strides %s%s itemsize %zu nreps %d reps %s\n"
+               "fuzz_tile MISMATCH [%s] %s\n  %s\n  ndim %d shape %s strides %s%s itemsize %zu nreps %d list %s\n"
                "  src %s misalign %zu, dst mode %u misalign %zu slack %zu, target %s\n"
-               "  options mode %u {max_threads %d, negative_reps %d, nontemporal %d}, region %d (mode %u), "
+               "  options mode %u {sizeof %zu, max_threads %d, negative_reps %d, nontemporal %d}, region %d (mode %u), "
                "dlpack %d (0x%02x), null arg %d%s, arena %d, huge %d\n  last error: %s\n",
-               api, what.c_str(), c.ndim, list(c.shape, c.naxes).c_str(), list(c.strides, c.naxes).c_str(),
+               api, what.c_str(), op.c_str(), c.ndim, list(c.shape, c.naxes).c_str(), list(c.strides, c.naxes).c_str(),
                c.null_strides ? " (passed as NULL)" : "", c.itemsize, c.nreps, list(c.reps, c.nrepv).c_str(),
                c.null_src ? "NULL" : "buffer", c.src_misalign, c.dst_mode, c.dst_misalign, c.slack,
-               tessera_active_target(), c.opt_mode, c.opt.max_threads, c.opt.negative_reps, c.opt.nontemporal,
-               c.region, c.region_mode, c.dlpack, c.dl, c.null_arg, c.null_alt ? " (alt)" : "", c.arena,
-               c.huge_asked && c.rare, tessera_last_error());
+               tessera_active_target(), c.opt_mode, c.opt.sizeof_options, c.opt.max_threads, c.opt.negative_reps,
+               c.opt.nontemporal, c.region, c.region_mode, c.dlpack, c.dl, c.null_arg, c.null_alt ? " (alt)" : "",
+               c.arena, c.huge_asked && c.rare, tessera_last_error());
   __builtin_trap();
 }
 
@@ -263,15 +333,39 @@ int64_t sat_mul(int64_t a, int64_t b, int64_t cap) {
   return __builtin_mul_overflow(a, b, &r) || r > cap ? cap : r;
 }
 
+// Number of output axes of the case's operation (for the region codes), valid or not.
+int output_axes(const Case& c) {
+  switch (c.op) {
+    case kTile:
+    case kExpand: return std::max(c.naxes, c.nrepv);
+    case kBroadcastTo: return c.nrepv;
+    default: return c.has_axis ? c.naxes : 1;
+  }
+}
+
 Case decode(const uint8_t* data, size_t size) {
   Reader in(data, size);
   Case c;
+  const uint8_t opb = in.next();
+  c.op = opb % 4;
+  if (c.op == kRepeat) {
+    const unsigned a = opb >> 2, k = a >> 2;
+    c.has_axis = a % 4 != 0;
+    c.axis = 0;  // set once ndim is known
+    if (c.has_axis) c.axis = static_cast<int>(k);  // code for now
+  }
   const uint8_t nd = in.next(), nr = in.next(), is = in.next();
   c.ndim = nd < 0xF0 ? nd % (kFewDims + 1) : kManyCounts[nd - 0xF0];
   c.nreps = nr < 0xF0 ? nr % (kFewReps + 1) : kManyCounts[nr - 0xF0];
   c.itemsize = is < 0xF0 ? 1 + is % 40 : kBigItems[is - 0xF0];
   c.naxes = std::clamp(c.ndim, 0, kCap);
-  c.nrepv = std::clamp(c.nreps, 0, kCap);
+  if (c.op == kRepeat) {
+    const int k = c.axis;
+    if (c.has_axis)
+      c.axis = k < 6 ? k : k < 12 ? k - 12 : k == 12 ? c.naxes : k == 13 ? -c.naxes - 1 : k == 14 ? INT_MAX : INT_MIN + 1;
+    c.nreps = 0;
+  }
+  c.nrepv = c.op == kRepeat ? 0 : std::clamp(c.nreps, 0, kCap);
   const uint8_t flags = in.next();
   c.null_strides = flags & 1;
   c.null_src = flags & 2;
@@ -321,11 +415,6 @@ Case decode(const uint8_t* data, size_t size) {
     else if (b % 4 == 3) s = 0;
     c.strides[ax] = s;
   }
-  const bool many_reps = c.nrepv > kFewReps;
-  for (int i = 0; i < c.nrepv; ++i) {
-    const uint8_t b = in.next(1);
-    c.reps[i] = b >= 0xE0 ? kSpecialReps[b - 0xE0] : !many_reps || b < 0x40 ? kSmallReps[b % 8] : 1;
-  }
   if (c.null_strides) {  // C-contiguous, as the library assumes for NULL strides
     int64_t s = item;
     for (int i = c.naxes - 1; i >= 0; --i) {
@@ -334,6 +423,49 @@ Case decode(const uint8_t* data, size_t size) {
     }
   }
   if (negative_extent && c.naxes > 0) c.shape[c.slack % c.naxes] = -1 - static_cast<int64_t>(c.slack % 3);
+
+  // The list's values.
+  if (c.op == kTile) {
+    const bool many_reps = c.nrepv > kFewReps;
+    for (int i = 0; i < c.nrepv; ++i) {
+      const uint8_t b = in.next(1);
+      c.reps[i] = b >= 0xE0 ? kSpecialReps[b - 0xE0] : !many_reps || b < 0x40 ? kSmallReps[b % 8] : 1;
+    }
+  } else if (c.op != kRepeat) {
+    const bool many_values = c.nrepv > kFewReps;
+    for (int i = 0; i < c.nrepv; ++i) {
+      const uint8_t b = in.next(1);
+      const int ax = i - (c.nrepv - c.naxes);  // the aligned input axis, if any
+      const int64_t same = ax >= 0 && ax < c.naxes ? c.shape[ax] : 1 + (b >> 3) % 4;
+      if (b >= 0xE0) c.reps[i] = kSpecialReps[b - 0xE0];
+      else if (many_values && b >= 0x40) c.reps[i] = ax >= 0 && ax < c.naxes ? c.shape[ax] : 1;
+      else if (b % 8 < 4) c.reps[i] = same;
+      else if (b % 8 == 4) c.reps[i] = 1;
+      else c.reps[i] = kSmallTargets[(b >> 3) % 8];
+    }
+  } else {
+    // The extent the counts go along: the axis' (in range), or the input's element count.
+    int64_t extent = -1;
+    bool known = c.ndim >= 0 && c.ndim <= kCap;
+    for (int i = 0; i < c.naxes; ++i) known = known && c.shape[i] >= 0;
+    const bool flat = !c.has_axis || (c.ndim == 0 && (c.axis == 0 || c.axis == -1));
+    if (known && !flat && c.axis >= -c.ndim && c.axis < c.ndim) {
+      extent = c.shape[c.axis < 0 ? c.axis + c.ndim : c.axis];
+    } else if (known && flat) {
+      extent = 1;
+      for (int i = 0; i < c.naxes; ++i) extent = sat_mul(extent, c.shape[i], kMaxCounts + 1);
+    }
+    if (nr >= 0xF0) c.nrepeats = kManyCounts[nr - 0xF0];
+    else if (nr % 8 == 7) c.nrepeats = (nr & 8) && extent >= 0 ? extent + 1 : 0;
+    else if (nr % 2 == 1 && extent >= 0 && extent <= kMaxCounts) c.nrepeats = extent;
+    else c.nrepeats = 1;
+    if (c.nrepeats > kMaxCounts) c.nrepeats = 1;
+    c.counts.resize(static_cast<size_t>(std::max<int64_t>(c.nrepeats, 0)));
+    for (int64_t& v : c.counts) {
+      const uint8_t b = in.next(1);
+      v = b >= 0xE0 ? kSpecialReps[b - 0xE0] : kSmallReps[b % 8];
+    }
+  }
   if (zero_itemsize) c.itemsize = 0;
 
   // Trailing fields: entry points and options.
@@ -351,6 +483,15 @@ Case decode(const uint8_t* data, size_t size) {
     c.opt.negative_reps = (o & 4) ? TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO : TESSERA_NEGATIVE_REPS_ERROR;
     if (nt < 3 && high >= 2) c.opt.negative_reps = high == 2 ? 2 : -1;
     c.opt.max_threads = kThreads[(o >> 3) & 7];
+    const uint8_t sz = in.next();
+    const size_t just_threads = offsetof(tessera_options, max_threads) + sizeof(int);
+    switch (sz % 8) {
+      case 4: c.opt.sizeof_options = 0; break;
+      case 5: c.opt.sizeof_options = just_threads; break;
+      case 6: c.opt.sizeof_options = offsetof(tessera_options, nontemporal); break;
+      case 7: c.opt.sizeof_options = sizeof(tessera_options) + 1; break;
+      default: c.opt.sizeof_options = (sz & 8) ? just_threads - 1 : sizeof(tessera_options); break;
+    }
   }
   if (null_arg) {
     const uint8_t b = in.next();
@@ -360,29 +501,120 @@ Case decode(const uint8_t* data, size_t size) {
   if (c.dlpack) c.dl = in.next();
   if (c.region) {
     c.region_mode = in.next() & 7;
-    const int n_out = std::max(c.naxes, c.nrepv);
+    const int n_out = output_axes(c);
     for (int i = 0; i < 2 * n_out; ++i) c.region_codes[i] = in.next();
   }
   return c;
 }
 
 // What the planner must answer, from the documented rules (tessera.h, tessera.hpp), in 128-bit
-// arithmetic; where several errors apply, in the order make_plan checks them: options, itemsize,
-// the output shape (negative values, then overflow), the output bytes, the input's element count
-// and, for C-contiguous (NULL) strides, the input's byte size. Preconditions: the counts are in
-// [0, kCap] (a count out of range is INVALID_ARGUMENT before any of this).
+// arithmetic; where several errors apply, in the order the planner checks them: options,
+// itemsize, the input's shape (a negative extent, then its element count overflowing), the
+// operation's own arguments (tile: negative reps, then an output extent overflowing;
+// broadcast_to / expand: a negative target extent, too few target axes (broadcast_to), an axis
+// that does not broadcast; repeat: the axis, the number of counts, a negative count, then their
+// sum overflowing), the output's element count, its byte size and, for C-contiguous (NULL)
+// strides, the input's byte size. Preconditions: the list and ndim counts are in range (a count
+// out of range, or a NULL list, is INVALID_ARGUMENT before any of this; c_status).
 struct Model {
-  tessera_status shape_status = TESSERA_OK;  // tessera_tile_shape(_ex) (no itemsize)
-  tessera_status plan_status = TESSERA_OK;   // tessera_plan_create(_ex) and the planning part of the other calls
+  tessera_status shape_status = TESSERA_OK;  // the shape calls (no itemsize)
+  tessera_status plan_status = TESSERA_OK;   // the plan calls and the planning part of the others
   bool input_nonempty = false;
   int out_ndim = 0;                          // valid when shape_status == OK
   int64_t out_shape[kCap] = {};
   int64_t output_bytes = 0;  // valid when plan_status == OK
+  // repeat (valid when shape_status == OK): the repeated axis (-1: the flattened input), one count
+  // for all (scalar >= 0) or the prefix sums of the per-element counts (negative ones clamped).
+  int axis = -1;
+  int64_t scalar = -1;
+  std::vector<int64_t> prefix;
 };
 
-Model model(const Case& c, bool valid_options, bool clamp, bool contiguous) {
-  Model m;
+// Step 2 of the model: the operation's own checks and the output extents (ext[0 .. *n)).
+tessera_status nest_model(const Case& c, bool clamp, bool list_null, int64_t in_count, Model& m, __int128 ext[kCap],
+                          int* n_out) {
   const int nd = c.ndim, nr = c.nreps;
+  switch (c.op) {
+    case kTile: {
+      int64_t reps[kCap];
+      for (int i = 0; i < nr; ++i) {
+        reps[i] = clamp && c.reps[i] < 0 ? 0 : c.reps[i];
+        if (reps[i] < 0) return TESSERA_INVALID_ARGUMENT;
+      }
+      const int n = nd > nr ? nd : nr;
+      bool overflow = false;
+      for (int i = 0; i < n; ++i) {
+        const int64_t s = i < n - nd ? 1 : c.shape[i - (n - nd)];
+        const int64_t r = i < n - nr ? 1 : reps[i - (n - nr)];
+        ext[i] = static_cast<__int128>(s) * r;
+        overflow = overflow || ext[i] > kInt64Max;
+      }
+      *n_out = n;
+      return overflow ? TESSERA_OVERFLOW : TESSERA_OK;
+    }
+    case kBroadcastTo:
+    case kExpand: {
+      const bool bidirectional = c.op == kExpand;
+      for (int i = 0; i < nr; ++i)
+        if (c.reps[i] < 0) return TESSERA_INVALID_ARGUMENT;
+      if (!bidirectional && nr < nd) return TESSERA_INVALID_ARGUMENT;
+      const int n = nd > nr ? nd : nr;
+      for (int i = 0; i < n; ++i) {
+        const int64_t a = i < n - nd ? 1 : c.shape[i - (n - nd)];
+        const int64_t t = i < n - nr ? 1 : c.reps[i - (n - nr)];
+        if (a == t || (bidirectional && t == 1)) ext[i] = a;
+        else if (a == 1) ext[i] = t;
+        else return TESSERA_INVALID_ARGUMENT;
+      }
+      *n_out = n;
+      return TESSERA_OK;
+    }
+    default: break;
+  }
+  // repeat (a 0-d input takes axis 0 and -1 as numpy.repeat does: its one element, flattened)
+  const bool has_axis = c.has_axis && !(nd == 0 && (c.axis == 0 || c.axis == -1));
+  if (has_axis && (c.axis < -nd || c.axis >= nd)) return TESSERA_INVALID_ARGUMENT;
+  const int axis = has_axis ? (c.axis < 0 ? c.axis + nd : c.axis) : -1;
+  const int64_t extent = has_axis ? c.shape[axis] : in_count;
+  const int64_t count = c.nrepeats;
+  if (count < 0 || (count > 0 && list_null) || (count != 1 && count != extent)) return TESSERA_INVALID_ARGUMENT;
+  std::vector<int64_t> r(c.counts);
+  bool same = true;
+  for (int64_t& v : r) {
+    if (v < 0 && !clamp) return TESSERA_INVALID_ARGUMENT;
+    v = v < 0 ? 0 : v;
+    same = same && v == r[0];
+  }
+  __int128 total = 0;
+  m.axis = axis;
+  m.prefix.clear();
+  if (same) {  // one count (given once, or every count equal)
+    m.scalar = count == 0 ? 0 : r[0];
+    total = static_cast<__int128>(extent) * m.scalar;
+  } else {
+    m.scalar = -1;
+    m.prefix.assign(1, 0);
+    for (int64_t v : r) {
+      total += v;
+      if (total > kInt64Max) return TESSERA_OVERFLOW;
+      m.prefix.push_back(static_cast<int64_t>(total));
+    }
+  }
+  if (total > kInt64Max) return TESSERA_OVERFLOW;
+  if (has_axis) {
+    for (int i = 0; i < nd; ++i) ext[i] = i == axis ? total : c.shape[i];
+    *n_out = nd;
+  } else {
+    ext[0] = total;
+    *n_out = 1;
+  }
+  return TESSERA_OK;
+}
+
+// `list_null`: the list pointer is NULL (repeat: the C++ calls reach the planner with it).
+Model model(const Case& c, bool valid_options, bool clamp, bool contiguous, bool list_null) {
+  Model m;
+  const int nd = c.ndim;
   bool negative = false, input_empty = false;
   __int128 in_count = 1;
   for (int i = 0; i < nd; ++i) {
@@ -391,42 +623,41 @@ Model model(const Case& c, bool valid_options, bool clamp, bool contiguous) {
   }
   for (int i = 0; i < nd && !input_empty; ++i)  // saturated at 2^63 (already an overflow), so that * itemsize fits
     in_count = std::min<__int128>(in_count * c.shape[i], static_cast<__int128>(kInt64Max) + 1);
+  if (input_empty) in_count = 0;
   m.input_nonempty = !input_empty;
   if (!valid_options) {
     m.shape_status = m.plan_status = TESSERA_INVALID_ARGUMENT;
     return m;
   }
-  int64_t reps[kCap];
-  for (int i = 0; i < nr; ++i) {
-    reps[i] = clamp && c.reps[i] < 0 ? 0 : c.reps[i];
-    negative = negative || reps[i] < 0;
-  }
-  const int n = nd > nr ? nd : nr;
   __int128 extents[kCap];
-  bool overflow = false, empty = false;
-  for (int i = 0; i < n && !negative; ++i) {
-    const int64_t s = i < n - nd ? 1 : c.shape[i - (n - nd)];
-    const int64_t r = i < n - nr ? 1 : reps[i - (n - nr)];
-    extents[i] = static_cast<__int128>(s) * r;
-    overflow = overflow || extents[i] > kInt64Max;
-    empty = empty || extents[i] == 0;
+  int n = 0;
+  tessera_status s = TESSERA_OK;
+  if (negative) s = TESSERA_INVALID_ARGUMENT;
+  else if (in_count > kInt64Max) s = TESSERA_OVERFLOW;
+  else s = nest_model(c, clamp, list_null, static_cast<int64_t>(in_count), m, extents, &n);
+  __int128 count = 1;
+  if (s == TESSERA_OK) {
+    for (int i = 0; i < n; ++i)
+      if (extents[i] == 0) count = 0;
+    for (int i = 0; i < n && count != 0; ++i) {
+      count *= extents[i];
+      if (count > kInt64Max) {
+        s = TESSERA_OVERFLOW;
+        break;
+      }
+    }
   }
-  __int128 count = empty ? 0 : 1;
-  for (int i = 0; i < n && !negative && !overflow && !empty; ++i) {
-    count *= extents[i];
-    overflow = count > kInt64Max;
-  }
-  m.shape_status = negative ? TESSERA_INVALID_ARGUMENT : overflow ? TESSERA_OVERFLOW : TESSERA_OK;
-  if (m.shape_status == TESSERA_OK) {
+  m.shape_status = s;
+  if (s == TESSERA_OK) {
     m.out_ndim = n;
     for (int i = 0; i < n; ++i) m.out_shape[i] = static_cast<int64_t>(extents[i]);
   }
   const __int128 isz = c.itemsize;
   if (c.itemsize == 0) m.plan_status = TESSERA_INVALID_ARGUMENT;
   else if (isz > kInt64Max) m.plan_status = TESSERA_OVERFLOW;
-  else if (m.shape_status != TESSERA_OK) m.plan_status = m.shape_status;
+  else if (s != TESSERA_OK) m.plan_status = s;
   else if (count * isz > kInt64Max) m.plan_status = TESSERA_OVERFLOW;
-  else if (!input_empty && (in_count > kInt64Max || (contiguous && in_count * isz > kInt64Max)))
+  else if (!input_empty && contiguous && in_count * isz > kInt64Max)
     m.plan_status = TESSERA_OVERFLOW;  // (an empty output: a zero rep beside a huge input)
   else m.output_bytes = static_cast<int64_t>(count * isz);
   return m;
@@ -442,27 +673,87 @@ tessera_status exec_expect(tessera_status plan_status, bool src_null, bool input
   return TESSERA_OK;
 }
 
-// A second, faster reference for the big outputs, written from the definition by blocks rather
-// than by elements: the output block of axes k.. at source position `src` is the blocks of axes
-// k+1.. for the input's extent along axis k, the whole repeated reps[k] times. Cost: one memcpy
-// per input element plus O(output bytes) in doubling copies. Returns the bytes written.
+// ---- References ---------------------------------------------------------------------------
+// The input promoted to the output's axes (tile, broadcast_to, expand): prepended axes of extent
+// 1; reps[k] copies of axis k (tile's reps; a broadcast axis' target extent; else 1).
 struct Promoted {
   int n = 0;
   int64_t shape[kCap], stride[kCap], reps[kCap];
 };
 
-Promoted promote(const Case& c) {
+Promoted promote(const Case& c, const Model& m) {
   Promoted p;
-  p.n = c.ndim > c.nreps ? c.ndim : c.nreps;
+  p.n = m.out_ndim;
   for (int i = 0; i < p.n; ++i) {
-    const bool in_shape = i >= p.n - c.ndim, in_reps = i >= p.n - c.nreps;
+    const bool in_shape = i >= p.n - c.ndim;
     p.shape[i] = in_shape ? c.shape[i - (p.n - c.ndim)] : 1;
     p.stride[i] = in_shape ? c.strides[i - (p.n - c.ndim)] : 0;
-    p.reps[i] = in_reps ? c.reps[i - (p.n - c.nreps)] : 1;
+    p.reps[i] = p.shape[i] > 0 ? m.out_shape[i] / p.shape[i] : 0;
   }
   return p;
 }
 
+// Source index along a repeated axis of output index j: i with prefix[i] <= j < prefix[i + 1].
+int64_t repeat_source(const Model& m, int64_t j) {
+  if (m.scalar >= 0) return j / m.scalar;
+  return std::upper_bound(m.prefix.begin(), m.prefix.end(), j) - m.prefix.begin() - 1;
+}
+
+// The source byte offset of output element `j` (out_ndim indices), from the definitions:
+//   tile          out[j] = A[j % shape] on the promoted axes
+//   broadcast_to, expand  out[j] = A[j, with 0 on A's axes of extent 1] (aligned to the end)
+//   repeat        along the axis, source index i for prefix[i] <= j < prefix[i + 1] (j / r for
+//                 one count r); without an axis, the i-th element of A in C order
+int64_t source_offset(const Case& c, const Model& m, const int64_t* j) {
+  int64_t off = 0;
+  if (c.op == kRepeat) {
+    if (m.axis >= 0) {
+      for (int k = 0; k < c.ndim; ++k) off += (k == m.axis ? repeat_source(m, j[k]) : j[k]) * c.strides[k];
+      return off;
+    }
+    int64_t flat = repeat_source(m, j[0]);
+    for (int k = c.ndim - 1; k >= 0; --k) {
+      off += (flat % c.shape[k]) * c.strides[k];
+      flat /= c.shape[k];
+    }
+    return off;
+  }
+  const int n = m.out_ndim, pad = n - c.ndim;
+  for (int k = 0; k < c.ndim; ++k) {
+    const int64_t i = c.op == kTile ? j[pad + k] % c.shape[k] : c.shape[k] == 1 ? 0 : j[pad + k];
+    off += i * c.strides[k];
+  }
+  return off;
+}
+
+// The output element by element (small outputs): `nbytes` bytes.
+void elementwise_reference(const Case& c, const Model& m, const unsigned char* first, unsigned char* out,
+                           size_t nbytes) {
+  int64_t j[kCap] = {};
+  const int n = m.out_ndim;
+  for (size_t at = 0; at < nbytes; at += c.itemsize) {
+    std::memcpy(out + at, first + source_offset(c, m, j), c.itemsize);
+    for (int k = n - 1; k >= 0; --k) {
+      if (++j[k] < m.out_shape[k]) break;
+      j[k] = 0;
+    }
+  }
+}
+
+// Copies the `unit` bytes at out to follow them `copies - 1` times more (doubling memcpys).
+void replicate(unsigned char* out, size_t unit, int64_t copies) {
+  for (int64_t done = 1; done < copies;) {
+    const int64_t more = done < copies - done ? done : copies - done;
+    std::memcpy(out + static_cast<size_t>(done) * unit, out, static_cast<size_t>(more) * unit);
+    done += more;
+  }
+}
+
+// A second, faster reference for the big outputs, written from the definitions by blocks rather
+// than by elements. tile, broadcast_to, expand: the output block of axes k.. at source position
+// `src` is the blocks of axes k+1.. for the input's extent along axis k, the whole repeated
+// reps[k] times. Cost: one memcpy per input element plus O(output bytes) in doubling copies.
+// Returns the bytes written.
 size_t block(const Promoted& p, size_t itemsize, int k, const unsigned char* src, unsigned char* out) {
   if (k == p.n) {
     std::memcpy(out, src, itemsize);
@@ -470,20 +761,55 @@ size_t block(const Promoted& p, size_t itemsize, int k, const unsigned char* src
   }
   size_t unit = 0;
   for (int64_t j = 0; j < p.shape[k]; ++j) unit += block(p, itemsize, k + 1, src + j * p.stride[k], out + unit);
-  size_t written = unit;
-  for (int64_t done = 1; done < p.reps[k];) {  // replicate by doubling
-    const int64_t copies = done < p.reps[k] - done ? done : p.reps[k] - done;
-    std::memcpy(out + written, out, static_cast<size_t>(copies) * unit);
-    written += static_cast<size_t>(copies) * unit;
-    done += copies;
+  replicate(out, unit, p.reps[k]);
+  return unit * static_cast<size_t>(p.reps[k]);
+}
+
+// repeat along an axis: the block of axes k.. is, on the repeated axis, each source index's block
+// of axes k+1.. written count(i) times in a row.
+size_t repeat_block(const Case& c, const Model& m, int k, const unsigned char* src, unsigned char* out) {
+  if (k == c.ndim) {
+    std::memcpy(out, src, c.itemsize);
+    return c.itemsize;
+  }
+  size_t written = 0;
+  for (int64_t i = 0; i < c.shape[k]; ++i) {
+    const int64_t copies = k != m.axis ? 1 : m.scalar >= 0 ? m.scalar : m.prefix[i + 1] - m.prefix[i];
+    if (copies == 0) continue;
+    const size_t unit = repeat_block(c, m, k + 1, src + i * c.strides[k], out + written);
+    replicate(out + written, unit, copies);
+    written += unit * static_cast<size_t>(copies);
   }
   return written;
 }
 
-size_t block_reference(const Case& c, const unsigned char* src, unsigned char* out) {
-  return block(promote(c), c.itemsize, 0, src, out);
+// repeat without an axis: the input's elements in C order, element i count(i) times.
+size_t repeat_flat(const Case& c, const Model& m, const unsigned char* first, unsigned char* out) {
+  int64_t j[kCap] = {};
+  size_t written = 0;
+  int64_t total = 1;  // the input's elements (a non-empty input: the output is not empty)
+  for (int k = 0; k < c.ndim; ++k) total *= c.shape[k];
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t off = 0;
+    for (int k = 0; k < c.ndim; ++k) off += j[k] * c.strides[k];
+    const int64_t copies = m.scalar >= 0 ? m.scalar : m.prefix[i + 1] - m.prefix[i];
+    if (copies > 0) {
+      std::memcpy(out + written, first + off, c.itemsize);
+      replicate(out + written, c.itemsize, copies);
+      written += c.itemsize * static_cast<size_t>(copies);
+    }
+    for (int k = c.ndim - 1; k >= 0; --k) {
+      if (++j[k] < c.shape[k]) break;
+      j[k] = 0;
+    }
+  }
+  return written;
 }
 
+size_t block_reference(const Case& c, const Model& m, const unsigned char* first, unsigned char* out) {
+  if (c.op != kRepeat) return block(promote(c, m), c.itemsize, 0, first, out);
+  return m.axis >= 0 ? repeat_block(c, m, 0, first, out) : repeat_flat(c, m, first, out);
+}
 // The source: exactly the bytes the strides address (plus a poisoned misalignment prefix).
 struct Source {
   std::unique_ptr<unsigned char[]> buf;
@@ -634,18 +960,21 @@ void count_path(const char* description) {
 }
 
 // What the inputs reached beyond the executor paths (printed with them): successful calls per
-// entry point and kind of input, and the documented errors of the rarer kinds.
+// operation, entry point and kind of input, and the documented errors of the rarer kinds.
 enum Feature : int {
-  kExOk, kClampOk, kThreadsBigOk, kArenaBigOk, kNtNeverOk, kAutoStreamOk, kRegionOk, kRegionPartOk, kRegionWholeOk,
-  kRegionErr, kDlpackOk, kDlpackErr, kDlpackShapeOk, kNullArgErr, kManyDimsOk, kTooManyDimsErr, kBigItemOk,
-  kOverflowErr, kOutput1MiBOk, kAlloc32MiBOk, kOutOfMemoryErr, kNoSourceCalls, kFeatures
+  kTileOk, kBroadcastToOk, kExpandOk, kRepeatOk, kRepeatCountsOk, kRepeatNoAxisOk, kExOk, kClampOk,
+  kOptionsPartOk, kOptionsSizeErr, kThreadsBigOk, kArenaBigOk, kNtNeverOk, kAutoStreamOk, kRegionOk, kRegionPartOk,
+  kRegionWholeOk, kRegionErr, kCppRegionOk, kCppAllocOk, kDlpackOk, kDlpackErr, kDlpackShapeOk, kNullArgErr,
+  kManyDimsOk, kTooManyDimsErr, kBigItemOk, kOverflowErr, kOutput1MiBOk, kAlloc32MiBOk, kOutOfMemoryErr,
+  kNoSourceCalls, kFeatures
 };
 constexpr const char* kFeatureNames[kFeatures] = {
-    "ex_ok", "clamp_to_zero_ok", "max_threads_threaded_ok", "arena4_threaded_ok", "nontemporal_never_ok",
-    "auto_streaming_ok", "region_ok", "region_part_ok", "region_whole_ok", "region_rejected", "dlpack_ok",
-    "dlpack_rejected", "dlpack_shape_ok", "null_pointer_rejected", "ndim_over_6_ok", "ndim_over_64_rejected",
-    "itemsize_over_40_ok", "overflow_rejected", "output_over_1MiB_ok", "alloc_32MiB_ok", "out_of_memory_rejected",
-    "calls_without_source"};
+    "tile_ok", "broadcast_to_ok", "expand_ok", "repeat_ok", "repeat_counts_ok", "repeat_no_axis_ok", "ex_ok",
+    "clamp_to_zero_ok", "options_partial_size_ok", "options_size_rejected", "max_threads_threaded_ok",
+    "arena4_threaded_ok", "nontemporal_never_ok", "auto_streaming_ok", "region_ok", "region_part_ok",
+    "region_whole_ok", "region_rejected", "cpp_region_ok", "cpp_alloc_ok", "dlpack_ok", "dlpack_rejected",
+    "dlpack_shape_ok", "null_pointer_rejected", "ndim_over_6_ok", "ndim_over_64_rejected", "itemsize_over_40_ok",
+    "overflow_rejected", "output_over_1MiB_ok", "alloc_32MiB_ok", "out_of_memory_rejected", "calls_without_source"};
 long g_features[kFeatures] = {};
 void note(Feature f) { ++g_features[f]; }
 
@@ -696,18 +1025,24 @@ int64_t region_extent(uint8_t b, int64_t ext, int64_t start) {
   }
 }
 
-// tessera_plan_execute_region on `plan` (NULL: must be rejected) for the region the [region]
-// bytes pick on the output `mo` describes. `first`: the source's element (0, ..., 0), NULL where
-// the source was not allocated; `want`: the reference output, if there is one.
-void check_region(const Case& c, const tessera_plan* plan, const Model& mo, const void* src_ptr,
-                  const unsigned char* first, const std::vector<unsigned char>& want, int64_t cap) {
-  const int n = mo.out_ndim;
+
+// One region call: tessera_plan_execute_region, or Plan::execute_region of a C++ plan.
+using RegionCall = std::function<tessera_status(const int64_t* start, const int64_t* extent, void* dst, size_t bytes)>;
+
+// Runs `call` (`api`; plan_ok false: a NULL plan, which must be rejected; `ok` is noted on
+// success) for the region the
+// [region] bytes pick on the output `m` describes, and checks it against the reference output's
+// box. `first`: the source's element (0, ..., 0), NULL where the source was not allocated;
+// `want`: the reference output, if there is one.
+void check_region(const Case& c, const char* api, Feature ok, bool plan_ok, const RegionCall& call, const Model& m,
+                  const void* src_ptr, const unsigned char* first, const std::vector<unsigned char>& want, int64_t cap) {
+  const int n = m.out_ndim;
   int64_t start[kCap], extent[kCap];
   bool bad = false, empty = false;
   for (int i = 0; i < n; ++i) {
-    start[i] = region_start(c.region_codes[2 * i], mo.out_shape[i]);
-    extent[i] = region_extent(c.region_codes[2 * i + 1], mo.out_shape[i], start[i]);
-    bad = bad || start[i] < 0 || extent[i] < 0 || static_cast<__int128>(start[i]) + extent[i] > mo.out_shape[i];
+    start[i] = region_start(c.region_codes[2 * i], m.out_shape[i]);
+    extent[i] = region_extent(c.region_codes[2 * i + 1], m.out_shape[i], start[i]);
+    bad = bad || start[i] < 0 || extent[i] < 0 || static_cast<__int128>(start[i]) + extent[i] > m.out_shape[i];
     empty = empty || extent[i] == 0;
   }
   int64_t count = bad || empty ? 0 : 1;
@@ -721,8 +1056,8 @@ void check_region(const Case& c, const tessera_plan* plan, const Model& mo, cons
   const int64_t* start_arg = c.null_arg == kNullRegion && !c.null_alt ? nullptr : start;
   const int64_t* extent_arg = c.null_arg == kNullRegion && c.null_alt ? nullptr : extent;
   tessera_status want_st = TESSERA_OK;
-  if (plan == nullptr || ((start_arg == nullptr || extent_arg == nullptr) && n > 0) || bad ||
-      (src_ptr == nullptr && mo.input_nonempty) || (rp.null_dst && rbytes > 0))
+  if (!plan_ok || ((start_arg == nullptr || extent_arg == nullptr) && n > 0) || bad ||
+      (src_ptr == nullptr && m.input_nonempty) || (rp.null_dst && rbytes > 0))
     want_st = TESSERA_INVALID_ARGUMENT;
   else if (rp.dst_bytes < rbytes)
     want_st = TESSERA_BUFFER_TOO_SMALL;
@@ -733,7 +1068,7 @@ void check_region(const Case& c, const tessera_plan* plan, const Model& mo, cons
     int64_t j[kCap] = {};  // index in the region
     if (!want.empty()) {   // rows of the reference output, whose innermost axis is contiguous
       int64_t ostride[kCap];  // the output's C-contiguous element strides (it was allocated: no overflow)
-      for (int i = n - 1; i >= 0; --i) ostride[i] = i == n - 1 ? 1 : ostride[i + 1] * mo.out_shape[i + 1];
+      for (int i = n - 1; i >= 0; --i) ostride[i] = i == n - 1 ? 1 : ostride[i + 1] * m.out_shape[i + 1];
       const size_t row = (n > 0 ? static_cast<size_t>(extent[n - 1]) : 1) * isz;
       for (size_t at = 0; at < rbytes; at += row) {
         int64_t flat = 0;
@@ -744,12 +1079,11 @@ void check_region(const Case& c, const tessera_plan* plan, const Model& mo, cons
           j[i] = 0;
         }
       }
-    } else {  // out[k0, k1, ...] = src[k0 % shape[0], k1 % shape[1], ...] on the promoted axes
-      const Promoted p = promote(c);
+    } else {  // element by element from the definition (source_offset)
+      int64_t index[kCap];
       for (size_t at = 0; at < rbytes; at += isz) {
-        int64_t off = 0;
-        for (int i = 0; i < n; ++i) off += ((start[i] + j[i]) % p.shape[i]) * p.stride[i];
-        std::memcpy(rwant.data() + at, first + off, isz);
+        for (int i = 0; i < n; ++i) index[i] = start[i] + j[i];
+        std::memcpy(rwant.data() + at, first + source_offset(c, m, index), isz);
         for (int i = n - 1; i >= 0; --i) {
           if (++j[i] < extent[i]) break;
           j[i] = 0;
@@ -758,28 +1092,44 @@ void check_region(const Case& c, const tessera_plan* plan, const Model& mo, cons
     }
   }
   Dest dst(c.dst_misalign, rp.capacity);
-  const tessera_status st = tessera_plan_execute_region(plan, src_ptr, start_arg, extent_arg,
-                                                        rp.null_dst ? nullptr : dst.data(), rp.dst_bytes);
-  expect_status(c, "tessera_plan_execute_region", st, want_st);
-  check_output(c, "tessera_plan_execute_region", st, dst, rwant, rbytes);
+  const tessera_status st = call(start_arg, extent_arg, rp.null_dst ? nullptr : dst.data(), rp.dst_bytes);
+  expect_status(c, api, st, want_st);
+  check_output(c, api, st, dst, rwant, rbytes);
   if (st != TESSERA_OK) note(kRegionErr);
-  else if (rbytes > 0) note(rbytes == tessera_plan_output_bytes(plan) ? kRegionWholeOk : kRegionPartOk);
-  if (st == TESSERA_OK) note(kRegionOk);
+  else if (rbytes > 0) note(rbytes == static_cast<size_t>(m.output_bytes) ? kRegionWholeOk : kRegionPartOk);
+  if (st == TESSERA_OK) note(ok);
   if (first == nullptr) note(kNoSourceCalls);
 }
 
+// Runs a C++ call and returns the status class of what it threw (TESSERA_OK if nothing).
+template <class F>
+tessera_status cpp_status(const Case& c, const char* api, F&& f) {
+  try {
+    f();
+    return TESSERA_OK;
+  } catch (const tessera::Error& e) {
+    return static_cast<tessera_status>(e.status());
+  } catch (const std::bad_alloc&) {
+    return TESSERA_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    fail(c, api, std::string("threw a non-tessera exception: ") + e.what());
+  }
+}
+
 #if TESSERA_FUZZ_DLPACK
-// tessera_tile_dlpack_shape and tessera_tile_dlpack for the same problem as DLTensors (element
-// strides, byte_offset; default options, as these calls take none); the [dl] byte picks the
-// dtype's form and at most one fault. `first`: the source's element (0, ..., 0) (the poisoned
-// stand-in where `base`, the start of the allocated source, is NULL).
-void check_dlpack(const Case& c, const Model& md, bool args_ok, const unsigned char* first, const unsigned char* base,
-                  const std::vector<unsigned char>& want, int64_t cap) {
+// The DLPack calls for the same problem as DLTensors (element strides, byte_offset; default
+// options, as these calls take none): tessera_tile_dlpack_shape and tessera_tile_dlpack,
+// tessera_broadcast_to_dlpack (whose target is dst's shape), tessera_expand_dlpack,
+// tessera_repeat_dlpack. The [dl] byte picks the dtype's form and at most one fault. `first`: the
+// source's element (0, ..., 0) (the poisoned stand-in where `base`, the start of the allocated
+// source, is NULL). `args_ok`: the C calls' own argument checks pass.
+void check_dlpack(const Case& c, const Model& md, bool args_ok, bool list_ptr_null, const unsigned char* first,
+                  const unsigned char* base, const std::vector<unsigned char>& want, int64_t cap) {
   const uint8_t d = c.dl;
   const unsigned fault = (d >> 2) & 7;
   const size_t isz = c.itemsize;
   const int64_t* shape_ptr = c.null_arg == kNullShape ? nullptr : c.shape;
-  const int64_t* reps_ptr = c.null_arg == kNullReps ? nullptr : c.reps;
+  const int64_t* list_ptr = list_ptr_null ? nullptr : c.op == kRepeat ? c.counts.data() : c.reps;
   const auto c_status = [&](tessera_status s) { return args_ok ? s : TESSERA_INVALID_ARGUMENT; };
 
   // dtype: itemsize = bits * lanes / 8, as one wide lane, byte lanes or 16-bit lanes.
@@ -805,7 +1155,7 @@ void check_dlpack(const Case& c, const Model& md, bool args_ok, const unsigned c
   }
 
   // tessera_tile_dlpack_shape reads only src's ndim and shape.
-  {
+  if (c.op == kTile) {
     DLTensor s{};
     s.device = {kDLCPU, 0};
     s.ndim = c.ndim;
@@ -818,7 +1168,7 @@ void check_dlpack(const Case& c, const Model& md, bool args_ok, const unsigned c
     const bool null_t = c.null_arg == kNullTensor;
     const tessera_status want_st =
         null_t || !ndim_arg || !shape_arg ? TESSERA_INVALID_ARGUMENT : c_status(md.shape_status);
-    const tessera_status st = tessera_tile_dlpack_shape(null_t ? nullptr : &s, c.nreps, reps_ptr, ndim_arg, shape_arg);
+    const tessera_status st = tessera_tile_dlpack_shape(null_t ? nullptr : &s, c.nreps, list_ptr, ndim_arg, shape_arg);
     expect_status(c, "tessera_tile_dlpack_shape", st, want_st);
     if (st == TESSERA_OK) note(kDlpackShapeOk);
     if (st == TESSERA_OK && (out_ndim != md.out_ndim || !std::equal(out_shape, out_shape + out_ndim, md.out_shape)))
@@ -838,46 +1188,81 @@ void check_dlpack(const Case& c, const Model& md, bool args_ok, const unsigned c
   const bool stride_overflow = (d & 128) && !c.null_strides && c.naxes > 0 && isz >= 2 && dtype_ok;
   if (stride_overflow) el[0] = kInt64Max / static_cast<int64_t>(isz) + 1;  // times isz: past INT64_MAX
 
-  // The status, in the order tessera_tile_dlpack checks: pointers, devices, dtypes, shape and reps
-  // lists, stride conversion, planning, dst's shape and strides, the data pointers.
+  // The status, in the order the DLPack calls check: pointers, devices, dtypes, src's shape, the
+  // call's own list (broadcast_to: dst's shape), stride conversion, planning, dst's shape and
+  // strides, the data pointers.
   const bool null_src_t = c.null_arg == kNullTensor && !c.null_alt;
   const bool null_dst_t = c.null_arg == kNullTensor && c.null_alt;
   const bool dst_data_null = c.dst_mode == kNullDst;
-  tessera_status want_st = md.plan_status;
-  if (null_src_t || null_dst_t || fault == kSrcDevice || fault == kDstDevice || !dtype_ok || fault == kDtypeMismatch ||
-      !args_ok)
-    want_st = TESSERA_INVALID_ARGUMENT;
-  else if (stride_overflow)
-    want_st = TESSERA_OVERFLOW;
-  const size_t dl_bytes = want_st == TESSERA_OK ? static_cast<size_t>(md.output_bytes) : 0;
+  const bool pre_invalid = null_src_t || null_dst_t || fault == kSrcDevice || fault == kDstDevice || !dtype_ok ||
+                           fault == kDtypeMismatch || !args_ok;
+  tessera_status want_st = pre_invalid ? TESSERA_INVALID_ARGUMENT : stride_overflow ? TESSERA_OVERFLOW : md.plan_status;
   // An output that would really be written must fit the cap and have its source (as the case
   // describes it): else dst's shape is made wrong, which must be refused before anything is read.
-  bool shape_fault = fault == kDstShape;
   const bool writable = md.output_bytes <= cap && base != nullptr && whole;
-  if (want_st == TESSERA_OK && dl_bytes > 0 && !dst_data_null && !writable) shape_fault = true;
+  const bool forced = want_st == TESSERA_OK && md.output_bytes > 0 && !dst_data_null && !writable;
+  bool shape_fault = fault == kDstShape || forced;
   int64_t dshape[kCap + 1] = {}, dstr[kCap + 1] = {};
-  int dndim = md.shape_status == TESSERA_OK ? md.out_ndim : c.naxes;
-  for (int i = 0; i < dndim; ++i) dshape[i] = md.shape_status == TESSERA_OK ? md.out_shape[i] : 1;
-  if (shape_fault) {
-    if ((c.slack & 2) || dndim == 0) {  // one more (leading) axis
-      for (int i = dndim; i > 0; --i) dshape[i] = dshape[i - 1];
-      dshape[0] = 1;
-      ++dndim;
-    } else {  // the last extent off by one
-      dshape[dndim - 1] += dshape[dndim - 1] < kInt64Max ? 1 : -1;
+  int dndim = 0;
+  Model mb;  // broadcast_to: the model of the target dst's shape says
+  const Model* m = &md;
+  if (c.op == kBroadcastTo) {
+    // dst's shape is the target: one more leading axis of extent 1 (where the target is valid: the
+    // same output) or, where the call must fail, a negative last extent (an ndim of -1 for a 0-d
+    // or NULL target).
+    dndim = c.nreps;
+    for (int i = 0; i < c.nrepv; ++i) dshape[i] = c.reps[i];
+    if (shape_fault && !pre_invalid) {
+      if ((c.slack & 2) && !forced && md.plan_status == TESSERA_OK && !list_ptr_null) {  // valid: the same output
+        for (int i = dndim; i > 0; --i) dshape[i] = dshape[i - 1];
+        dshape[0] = 1;
+        ++dndim;
+      } else if (list_ptr_null || dndim == 0) {
+        dndim = -1;
+      } else {
+        dshape[dndim - 1] = -1;
+      }
+    }
+    if (!pre_invalid) {
+      if (dndim < 0 || dndim > kCap) {
+        want_st = TESSERA_INVALID_ARGUMENT;
+      } else if (!stride_overflow) {
+        Case c2 = c;
+        c2.nreps = c2.nrepv = dndim;
+        std::copy(dshape, dshape + dndim, c2.reps);
+        mb = model(c2, true, false, c.null_strides, false);
+        m = &mb;
+        want_st = mb.plan_status;
+      }
+    }
+    shape_fault = false;  // (any fault is in the model now)
+  } else {
+    dndim = md.shape_status == TESSERA_OK ? md.out_ndim : c.naxes;
+    for (int i = 0; i < dndim; ++i) dshape[i] = md.shape_status == TESSERA_OK ? md.out_shape[i] : 1;
+    if (shape_fault) {
+      if ((c.slack & 2) || dndim == 0) {  // one more (leading) axis
+        for (int i = dndim; i > 0; --i) dshape[i] = dshape[i - 1];
+        dshape[0] = 1;
+        ++dndim;
+      } else {  // the last extent off by one
+        dshape[dndim - 1] += dshape[dndim - 1] < kInt64Max ? 1 : -1;
+      }
     }
   }
-  for (int i = dndim - 1; i >= 0; --i)  // compact element strides (saturated where dst is refused anyway)
-    dstr[i] = i == dndim - 1 ? 1 : sat_mul(dstr[i + 1], std::max<int64_t>(dshape[i + 1], 1), kInt64Max);
+  const int sdim = std::clamp(dndim, 0, kCap + 1);
+  const size_t dl_bytes = want_st == TESSERA_OK ? static_cast<size_t>(m->output_bytes) : 0;
+  for (int i = sdim - 1; i >= 0; --i)  // compact element strides (saturated where dst is refused anyway)
+    dstr[i] = i == sdim - 1 ? 1 : sat_mul(dstr[i + 1], std::max<int64_t>(dshape[i + 1], 1), kInt64Max);
   bool noncompact = false;
   if ((d & 64) && dl_bytes > 0)
-    for (int i = 0; i < dndim && !noncompact; ++i)
+    for (int i = 0; i < sdim && !noncompact; ++i)
       if (dshape[i] > 1) dstr[i] ^= 1, noncompact = true;
   if (want_st == TESSERA_OK) {
     if (shape_fault || noncompact) want_st = TESSERA_INVALID_ARGUMENT;
     else if (c.null_src && md.input_nonempty) want_st = TESSERA_INVALID_ARGUMENT;
     else if (dst_data_null && dl_bytes > 0) want_st = TESSERA_INVALID_ARGUMENT;
   }
+  if (want_st == TESSERA_OK && dl_bytes > 0 && !writable) fail(c, "model", "a DLPack call would read or write out of bounds");
 
   Dest dst(c.dst_misalign, want_st == TESSERA_OK ? dl_bytes : kSmallCapacity);
   unsigned char* sbase = const_cast<unsigned char*>(base != nullptr ? base : first - 128);
@@ -894,47 +1279,72 @@ void check_dlpack(const Case& c, const Model& md, bool args_ok, const unsigned c
   t.byte_offset = c.dst_misalign;
   t.device = {fault == kDstDevice ? kDLOpenCL : kDLCPU, 0};
   t.ndim = dndim;
-  t.shape = dshape;
+  t.shape = c.op == kBroadcastTo && list_ptr_null ? nullptr : dshape;
   t.dtype = dtype;
   if (fault == kDtypeMismatch) t.dtype.code = static_cast<uint8_t>(t.dtype.code ^ 1);
   t.strides = (d & (32 | 64)) ? dstr : nullptr;
   const std::vector<unsigned char> none;
   const std::vector<unsigned char>& dwant = want_st == TESSERA_OK ? want : none;
-  if (dwant.size() != (want_st == TESSERA_OK ? dl_bytes : 0)) fail(c, "tessera_tile_dlpack", "no reference output");
-  const tessera_status st = tessera_tile_dlpack(null_src_t ? nullptr : &s, c.nreps, reps_ptr, null_dst_t ? nullptr : &t);
-  expect_status(c, "tessera_tile_dlpack", st, want_st);
-  check_output(c, "tessera_tile_dlpack", st, dst, dwant, want_st == TESSERA_OK ? dl_bytes : 0);
+  if (dwant.size() != (want_st == TESSERA_OK ? dl_bytes : 0)) fail(c, "DLPack", "no reference output");
+  const DLTensor* sp = null_src_t ? nullptr : &s;
+  DLTensor* tp = null_dst_t ? nullptr : &t;
+  tessera_status st = TESSERA_OK;
+  const char* api = "";
+  switch (c.op) {
+    case kTile: api = "tessera_tile_dlpack", st = tessera_tile_dlpack(sp, c.nreps, list_ptr, tp); break;
+    case kBroadcastTo: api = "tessera_broadcast_to_dlpack", st = tessera_broadcast_to_dlpack(sp, tp); break;
+    case kExpand: api = "tessera_expand_dlpack", st = tessera_expand_dlpack(sp, c.nreps, list_ptr, tp); break;
+    default:
+      api = "tessera_repeat_dlpack";
+      st = tessera_repeat_dlpack(sp, c.nrepeats, list_ptr, c.has_axis ? c.axis : TESSERA_AXIS_NONE, tp);
+      break;
+  }
+  expect_status(c, api, st, want_st);
+  check_output(c, api, st, dst, dwant, want_st == TESSERA_OK ? dl_bytes : 0);
   note(st == TESSERA_OK ? kDlpackOk : kDlpackErr);
 }
 #endif
 
 // Everything one input runs; see LLVMFuzzerTestOneInput.
 void run(const Case& c) {
-  const bool counts_ok = c.ndim >= 0 && c.ndim <= kCap && c.nreps >= 0 && c.nreps <= kCap;
+  const bool repeat = c.op == kRepeat;
+  const int64_t list_count = repeat ? c.nrepeats : c.nreps;
+  const bool dims_ok = c.ndim >= 0 && c.ndim <= kCap && (repeat || (c.nreps >= 0 && c.nreps <= kCap));
   const int64_t* shape_ptr = c.null_arg == kNullShape ? nullptr : c.shape;
-  const int64_t* reps_ptr = c.null_arg == kNullReps ? nullptr : c.reps;
-  // Every C call (and the C++ Dims) rejects a count out of range or a NULL list with values first.
-  const bool args_ok = counts_ok && (shape_ptr != nullptr || c.ndim == 0) && (reps_ptr != nullptr || c.nreps == 0);
+  const int64_t* list_ptr = c.null_arg == kNullReps ? nullptr : repeat ? c.counts.data() : c.reps;
+  const bool list_null = c.null_arg == kNullReps && list_count > 0;
+  const int axis_c = c.has_axis ? c.axis : TESSERA_AXIS_NONE;
+  const std::optional<int> axis_cpp = c.has_axis ? std::optional<int>(c.axis) : std::nullopt;
+  // Every C call (and the C++ Dims) rejects a count out of range or a NULL list with values first;
+  // the C calls also a negative nrepeats (the C++ repeat calls reach the planner with it, and
+  // with a NULL list of counts).
+  const bool shape_ok = dims_ok && (shape_ptr != nullptr || c.ndim == 0);
+  const bool args_ok = shape_ok && !list_null && list_count >= 0;
+  const bool cpp_args_ok = repeat ? shape_ok : args_ok;
   const bool ex = c.opt_mode != kPlain;
   tessera_options options;  // the case's options over tessera_options_init's defaults
+  options.sizeof_options = 1;
   options.max_threads = options.negative_reps = options.nontemporal = -99;
   tessera_options_init(&options);
   tessera_options_init(nullptr);  // a no-op
-  if (options.max_threads != 0 || options.negative_reps != TESSERA_NEGATIVE_REPS_ERROR ||
-      options.nontemporal != TESSERA_NONTEMPORAL_AUTO)
+  if (options.sizeof_options != sizeof(tessera_options) || options.max_threads != 0 ||
+      options.negative_reps != TESSERA_NEGATIVE_REPS_ERROR || options.nontemporal != TESSERA_NONTEMPORAL_AUTO)
     fail(c, "tessera_options_init", "not the documented defaults");
   options = c.opt;
   const tessera_options* opt_ptr = c.opt_mode == kOptions ? &options : nullptr;
-  const bool opt_valid = !ex || opt_ptr == nullptr || options_valid(c.opt);
-  const bool clamp = opt_ptr != nullptr && opt_valid && c.opt.negative_reps == TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO;
+  const Effective eff = opt_ptr != nullptr ? effective(c.opt) : Effective{true, {}};
+  const bool size_ok = opt_ptr == nullptr || (c.opt.sizeof_options >= offsetof(tessera_options, max_threads) + sizeof(int) &&
+                                              c.opt.sizeof_options <= sizeof(tessera_options));
+  const bool clamp = opt_ptr != nullptr && eff.valid && eff.options.negative_reps == tessera::NegativeReps::clamp_to_zero;
   Model md, mo;  // under the default options (C++ plan, DLPack), under the case's options (C calls)
-  if (counts_ok) {
-    md = model(c, true, false, c.null_strides);
-    mo = model(c, opt_valid, clamp, c.null_strides);
+  if (dims_ok) {
+    md = model(c, true, false, c.null_strides, list_null);
+    mo = model(c, eff.valid, clamp, c.null_strides, list_null);
   } else {
     md.shape_status = md.plan_status = mo.shape_status = mo.plan_status = TESSERA_INVALID_ARGUMENT;
   }
   auto c_status = [&](tessera_status s) { return args_ok ? s : TESSERA_INVALID_ARGUMENT; };
+  auto cpp_status_of = [&](tessera_status s) { return cpp_args_ok ? s : TESSERA_INVALID_ARGUMENT; };
 
   Source src;
   const bool have_src = make_source(c, &src);
@@ -952,25 +1362,49 @@ void run(const Case& c) {
     int64_t out_shape[TESSERA_MAX_NDIM];
     int* ndim_arg = c.null_arg == kNullOutNdim ? nullptr : &out_ndim;
     int64_t* shape_arg = c.null_arg == kNullOutShape ? nullptr : out_shape;
+    const Model& m = c.op == kTile ? mo : md;  // only tile's shape call takes options
     const tessera_status want_st =
-        ndim_arg == nullptr || shape_arg == nullptr ? TESSERA_INVALID_ARGUMENT : c_status(mo.shape_status);
-    const tessera_status st =
-        ex ? tessera_tile_shape_ex(c.ndim, shape_ptr, c.nreps, reps_ptr, opt_ptr, ndim_arg, shape_arg)
-           : tessera_tile_shape(c.ndim, shape_ptr, c.nreps, reps_ptr, ndim_arg, shape_arg);
-    expect_status(c, ex ? "tile_shape_ex" : "tile_shape", st, want_st);
+        ndim_arg == nullptr || shape_arg == nullptr ? TESSERA_INVALID_ARGUMENT : c_status(m.shape_status);
+    tessera_status st = TESSERA_OK;
+    const char* api = "";
+    switch (c.op) {
+      case kTile:
+        api = ex ? "tessera_tile_shape_ex" : "tessera_tile_shape";
+        st = ex ? tessera_tile_shape_ex(c.ndim, shape_ptr, c.nreps, list_ptr, opt_ptr, ndim_arg, shape_arg)
+                : tessera_tile_shape(c.ndim, shape_ptr, c.nreps, list_ptr, ndim_arg, shape_arg);
+        break;
+      case kBroadcastTo:
+        api = "tessera_broadcast_shape";
+        st = tessera_broadcast_shape(c.ndim, shape_ptr, c.nreps, list_ptr, ndim_arg, shape_arg);
+        break;
+      case kExpand:
+        api = "tessera_expand_shape";
+        st = tessera_expand_shape(c.ndim, shape_ptr, c.nreps, list_ptr, ndim_arg, shape_arg);
+        break;
+      default:
+        api = "tessera_repeat_shape";
+        st = tessera_repeat_shape(c.ndim, shape_ptr, c.nrepeats, list_ptr, axis_c, ndim_arg, shape_arg);
+        break;
+    }
+    expect_status(c, api, st, want_st);
     if (st == TESSERA_OK) {
-      std::vector<int64_t> reps(c.reps, c.reps + c.nreps);
-      for (int64_t& r : reps) r = clamp && r < 0 ? 0 : r;
-      const ref::Shape want = ref::tile_shape({c.shape, c.shape + c.ndim}, reps);
-      if (out_ndim != static_cast<int>(want.size()) || !std::equal(want.begin(), want.end(), out_shape))
-        fail(c, "tile_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", reference " +
-                                  list(want.data(), static_cast<int>(want.size())));
+      if (out_ndim != m.out_ndim || !std::equal(out_shape, out_shape + out_ndim, m.out_shape))
+        fail(c, api, "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", model " + list(m.out_shape, m.out_ndim));
+      if (c.op == kTile) {
+        std::vector<int64_t> reps(c.reps, c.reps + c.nreps);
+        for (int64_t& r : reps) r = clamp && r < 0 ? 0 : r;
+        const ref::Shape want = ref::tile_shape({c.shape, c.shape + c.ndim}, reps);
+        if (out_ndim != static_cast<int>(want.size()) || !std::equal(want.begin(), want.end(), out_shape))
+          fail(c, api, "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", reference " +
+                           list(want.data(), static_cast<int>(want.size())));
+      }
     }
   }
 
-  // The output both models agree on where both succeed (a negative rep clamped to 0 empties it).
+  // The output both models agree on where both succeed (a negative rep clamped to 0 changes it).
   const bool planned = mo.plan_status == TESSERA_OK || md.plan_status == TESSERA_OK;
-  const int64_t out_bytes = mo.plan_status == TESSERA_OK ? mo.output_bytes : md.output_bytes;
+  const Model& mr = mo.plan_status == TESSERA_OK ? mo : md;
+  const int64_t out_bytes = mr.output_bytes;
   const size_t nbytes = planned ? static_cast<size_t>(out_bytes) : 0;
   const bool huge = c.huge_asked && c.rare;
   const int64_t cap = huge ? kMaxHugeBytes : c.big ? kMaxBigBytes : kMaxBytes;
@@ -982,17 +1416,19 @@ void run(const Case& c) {
     return c_status(exec_expect(m.plan_status, c.null_src, m.input_nonempty, dp.null_dst, dp.dst_bytes, nbytes));
   };
 
-  // The reference output, wherever some call may succeed (the allocating call ignores dst).
-  // (ref::tile multiplies the output extents unchecked: skip it for empty outputs, whose other
-  // extents may be huge.)
+  // The reference output, wherever some call may succeed (the allocating calls ignore dst). (Skipped
+  // for empty outputs, whose other extents may be huge.)
   std::vector<unsigned char> want;
   if (fits && readable && nbytes > 0 && have_src) {
-    if (out_bytes <= kMaxBytes) {
+    if (c.op == kTile && out_bytes <= kMaxBytes) {
       want = ref::tile(src.first, {c.shape, c.shape + c.ndim}, {c.strides, c.strides + c.ndim}, c.itemsize,
                        {c.reps, c.reps + c.nreps});
-    } else {  // ref::tile walks element by element: too slow for a megabyte under ASan
+    } else if (out_bytes <= kMaxBytes) {
       want.resize(nbytes);
-      if (block_reference(c, src.first, want.data()) != nbytes) fail(c, "model", "block reference size");
+      elementwise_reference(c, mr, src.first, want.data(), nbytes);
+    } else {  // element by element is too slow for a megabyte under ASan
+      want.resize(nbytes);
+      if (block_reference(c, mr, src.first, want.data()) != nbytes) fail(c, "model", "block reference size");
     }
     if (want.size() != nbytes) fail(c, "model", "reference size disagrees with the model");
   }
@@ -1002,26 +1438,57 @@ void run(const Case& c) {
 
   // One-shot.
   if (const tessera_status want_st = exec_status(mo); may_call(want_st, nbytes)) {
-    const char* api = ex ? "tessera_tile_ex" : "tessera_tile";
-    const tessera_status st =
-        ex ? tessera_tile_ex(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, dst_ptr, dp.dst_bytes,
-                             opt_ptr)
-           : tessera_tile(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, dst_ptr, dp.dst_bytes);
+    tessera_status st = TESSERA_OK;
+    const char* api = "";
+    switch (c.op) {
+      case kTile:
+        api = ex ? "tessera_tile_ex" : "tessera_tile";
+        st = ex ? tessera_tile_ex(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, dst_ptr,
+                                  dp.dst_bytes, opt_ptr)
+                : tessera_tile(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, dst_ptr, dp.dst_bytes);
+        break;
+      case kBroadcastTo:
+        api = ex ? "tessera_broadcast_to_ex" : "tessera_broadcast_to";
+        st = ex ? tessera_broadcast_to_ex(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, dst_ptr,
+                                          dp.dst_bytes, opt_ptr)
+                : tessera_broadcast_to(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, dst_ptr,
+                                       dp.dst_bytes);
+        break;
+      case kExpand:
+        api = ex ? "tessera_expand_ex" : "tessera_expand";
+        st = ex ? tessera_expand_ex(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, dst_ptr,
+                                    dp.dst_bytes, opt_ptr)
+                : tessera_expand(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, dst_ptr,
+                                 dp.dst_bytes);
+        break;
+      default:
+        api = ex ? "tessera_repeat_ex" : "tessera_repeat";
+        st = ex ? tessera_repeat_ex(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nrepeats, list_ptr, axis_c,
+                                    dst_ptr, dp.dst_bytes, opt_ptr)
+                : tessera_repeat(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nrepeats, list_ptr, axis_c, dst_ptr,
+                                 dp.dst_bytes);
+        break;
+    }
     expect_status(c, api, st, want_st);
     check_output(c, api, st, dst, want, nbytes);
     if (!have_src) note(kNoSourceCalls);
     if (st == TESSERA_OK) {
+      note(static_cast<Feature>(kTileOk + c.op));
+      if (repeat && mr.scalar < 0) note(kRepeatCountsOk);
+      if (repeat && !c.has_axis) note(kRepeatNoAxisOk);
       if (ex) note(kExOk);
       if (clamp) note(kClampOk);
+      if (opt_ptr && c.opt.sizeof_options < sizeof(tessera_options)) note(kOptionsPartOk);
       if (c.ndim > kFewDims) note(kManyDimsOk);
       if (c.itemsize > 40) note(kBigItemOk);
       if (nbytes > static_cast<size_t>(kMaxBigBytes)) note(kOutput1MiBOk);
-      if (opt_ptr && c.opt.max_threads > 0 && nbytes >= 512 * 1024) note(kThreadsBigOk);
+      if (eff.options.max_threads > 0 && nbytes >= 512 * 1024) note(kThreadsBigOk);
       if (c.arena && nbytes >= 512 * 1024) note(kArenaBigOk);
     } else {
       if (c.null_arg != kNoNull) note(kNullArgErr);
       if (c.ndim > kCap || c.nreps > kCap) note(kTooManyDimsErr);
       if (st == TESSERA_OVERFLOW) note(kOverflowErr);
+      if (!size_ok && args_ok) note(kOptionsSizeErr);
     }
   }
 
@@ -1029,12 +1496,31 @@ void run(const Case& c) {
   {
     dst.refill();
     tessera_plan* plan = nullptr;
-    const char* api = ex ? "tessera_plan_create_ex" : "tessera_plan_create";
     tessera_plan** out_plan = c.null_arg == kNullOutPtr ? nullptr : &plan;
     const tessera_status want_st = out_plan == nullptr ? TESSERA_INVALID_ARGUMENT : c_status(mo.plan_status);
-    const tessera_status st =
-        ex ? tessera_plan_create_ex(c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, opt_ptr, out_plan)
-           : tessera_plan_create(c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, out_plan);
+    tessera_status st = TESSERA_OK;
+    const char* api = "";
+    switch (c.op) {
+      case kTile:
+        api = ex ? "tessera_plan_create_ex" : "tessera_plan_create";
+        st = ex ? tessera_plan_create_ex(c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, opt_ptr, out_plan)
+                : tessera_plan_create(c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, out_plan);
+        break;
+      case kBroadcastTo:
+        api = "tessera_plan_create_broadcast_to";
+        st = tessera_plan_create_broadcast_to(c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, opt_ptr,
+                                              out_plan);
+        break;
+      case kExpand:
+        api = "tessera_plan_create_expand";
+        st = tessera_plan_create_expand(c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, opt_ptr, out_plan);
+        break;
+      default:
+        api = "tessera_plan_create_repeat";
+        st = tessera_plan_create_repeat(c.ndim, shape_ptr, strides, c.itemsize, c.nrepeats, list_ptr, axis_c, opt_ptr,
+                                        out_plan);
+        break;
+    }
     expect_status(c, api, st, want_st);
     if (st != TESSERA_OK) {
       if (plan != nullptr) fail(c, api, "failed but handed out a plan");
@@ -1058,7 +1544,7 @@ void run(const Case& c) {
       if (shape_args && (out_ndim != mo.out_ndim || !std::equal(out_shape, out_shape + out_ndim, mo.out_shape)))
         fail(c, "tessera_plan_output_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", model " +
                                                  list(mo.out_shape, mo.out_ndim));
-      if (shape_args) {
+      if (shape_args && c.op == kTile) {
         std::vector<int64_t> reps(c.reps, c.reps + c.nreps);
         for (int64_t& r : reps) r = clamp && r < 0 ? 0 : r;
         const ref::Shape ws = ref::tile_shape({c.shape, c.shape + c.ndim}, reps);
@@ -1067,6 +1553,8 @@ void run(const Case& c) {
       }
       if (std::strstr(tessera_plan_describe(plan), "kernel: ") == nullptr)
         fail(c, "tessera_plan_describe", "description names no kernel");
+      if (std::strncmp(tessera_plan_describe(plan), kOpNames[c.op], std::strlen(kOpNames[c.op])) != 0)
+        fail(c, "tessera_plan_describe", std::string("description does not start with ") + kOpNames[c.op]);
       if (tessera_plan_describe(nullptr)[0] != '\0') fail(c, "tessera_plan_describe", "NULL plan: not \"\"");
       const tessera_status want_ex = use == nullptr ? TESSERA_INVALID_ARGUMENT : exec_status(mo);
       for (int run = 0; run < (large ? 1 : 2) && may_call(want_ex, nbytes); ++run) {  // a plan is reusable
@@ -1076,48 +1564,79 @@ void run(const Case& c) {
         check_output(c, "tessera_plan_execute", ex_st, dst, want, nbytes);
         if (ex_st == TESSERA_OK && run == 0) {
           count_path(tessera_plan_describe(plan));
-          if (opt_ptr && c.opt.nontemporal == TESSERA_NONTEMPORAL_NEVER) note(kNtNeverOk);
-          if ((!opt_ptr || c.opt.nontemporal == TESSERA_NONTEMPORAL_AUTO) && std::strstr(tessera_plan_describe(plan), ".nt"))
+          if (opt_ptr && eff.options.nontemporal == tessera::NonTemporal::never) note(kNtNeverOk);
+          if ((!opt_ptr || eff.options.nontemporal == tessera::NonTemporal::automatic) &&
+              std::strstr(tessera_plan_describe(plan), ".nt"))
             note(kAutoStreamOk);
         }
       }
 
       // Output region: start/extent per output axis from the region codes.
-      if (c.region) check_region(c, use, mo, src_ptr, have_src ? src.first : nullptr, want, cap);
+      if (c.region)
+        check_region(c, "tessera_plan_execute_region", kRegionOk, use != nullptr,
+                     [&](const int64_t* start, const int64_t* extent, void* d, size_t bytes) {
+                       return tessera_plan_execute_region(use, src_ptr, start, extent, d, bytes);
+                     },
+                     mo, src_ptr, have_src ? src.first : nullptr, want, cap);
     }
   }
 
-  // C++ plan with streaming stores forced: the ".nt" executor paths. Same statuses as the one-shot
-  // under the default options (the Dims reject a count out of range or a NULL list).
-  if (const tessera_status want_st = exec_status(md); !large && may_call(want_st, nbytes)) {
+  // C++ plan with streaming stores forced: the ".nt" executor paths (and its regions, which use
+  // ordinary stores). Same statuses as the one-shot under the default options (the Dims reject a
+  // count out of range or a NULL list; Repeats reach the planner).
+  const auto cpp_shape = [&] { return tessera::Dims(shape_ptr, static_cast<size_t>(c.ndim)); };
+  const auto cpp_strides = [&] {
+    return c.null_strides ? tessera::Dims() : tessera::Dims(c.strides, static_cast<size_t>(c.ndim));
+  };
+  const auto cpp_plan = [&](const tessera::Options& o) {
+    const tessera::Dims shape = cpp_shape(), st = cpp_strides();
+    switch (c.op) {
+      case kTile: return tessera::Plan(shape, st, c.itemsize, tessera::Dims(list_ptr, static_cast<size_t>(c.nreps)), o);
+      case kBroadcastTo:
+        return tessera::Plan::broadcast_to(shape, st, c.itemsize, tessera::Dims(list_ptr, static_cast<size_t>(c.nreps)), o);
+      case kExpand:
+        return tessera::Plan::expand(shape, st, c.itemsize, tessera::Dims(list_ptr, static_cast<size_t>(c.nreps)), o);
+      default:
+        return tessera::Plan::repeat(shape, st, c.itemsize,
+                                     tessera::Repeats(list_ptr, static_cast<size_t>(c.nrepeats)), axis_cpp, o);
+    }
+  };
+  const tessera_status want_cpp =
+      cpp_status_of(exec_expect(md.plan_status, c.null_src, md.input_nonempty, dp.null_dst, dp.dst_bytes, nbytes));
+  if (!large && may_call(want_cpp, nbytes)) {
     dst.refill();
-    tessera_status st = TESSERA_OK;
-    try {
-      const tessera::Plan plan(tessera::Dims(shape_ptr, static_cast<size_t>(c.ndim)),
-                               c.null_strides ? tessera::Dims() : tessera::Dims(c.strides, static_cast<size_t>(c.ndim)),
-                               c.itemsize, tessera::Dims(reps_ptr, static_cast<size_t>(c.nreps)),
-                               tessera::Options{tessera::NonTemporal::always});
-      if (plan.nbytes() != nbytes) fail(c, "tessera::Plan(nt)", "nbytes " + std::to_string(plan.nbytes()));
-      const std::string path = plan.kernel_path();
+    std::optional<tessera::Plan> plan;
+    const tessera_status st = cpp_status(c, "tessera::Plan(nt)", [&] {
+      plan.emplace(cpp_plan(tessera::Options{tessera::NonTemporal::always}));
+      if (plan->nbytes() != nbytes) fail(c, "tessera::Plan(nt)", "nbytes " + std::to_string(plan->nbytes()));
+      const std::string path = plan->kernel_path();
       static const std::vector<std::string> paths = tessera::Plan::kernel_paths();
       if (std::find(paths.begin(), paths.end(), path) == paths.end())
         fail(c, "tessera::Plan(nt)", "kernel_path() \"" + path + "\" is not listed by Plan::kernel_paths()");
-      plan.execute(src_ptr, dst_ptr, dp.dst_bytes);
-      if (want_st == TESSERA_OK) ++path_counts()[path];
-    } catch (const tessera::Error& e) {
-      st = static_cast<tessera_status>(e.status());
-    } catch (const std::exception& e) {
-      fail(c, "tessera::Plan(nt)", std::string("threw a non-tessera exception: ") + e.what());
-    }
-    if (st != want_st)
-      fail(c, "tessera::Plan(nt)", std::string("status ") + status_name(st) + ", expected " + status_name(want_st));
+      plan->execute(src_ptr, dst_ptr, dp.dst_bytes);
+      if (want_cpp == TESSERA_OK) ++path_counts()[path];
+    });
+    if (st != want_cpp)
+      fail(c, "tessera::Plan(nt)", std::string("status ") + status_name(st) + ", expected " + status_name(want_cpp));
     check_output(c, "tessera::Plan(nt)", st, dst, want, nbytes);
+    if (c.region && plan)
+      check_region(c, "tessera::Plan::execute_region", kCppRegionOk, true,
+                   [&](const int64_t* start, const int64_t* extent, void* d, size_t bytes) {
+                     const int n = plan->ndim();
+                     return cpp_status(c, "tessera::Plan::execute_region", [&] {
+                       plan->execute_region(src_ptr, tessera::Dims(start, static_cast<size_t>(n)),
+                                            tessera::Dims(extent, static_cast<size_t>(n)), d, bytes);
+                     });
+                   },
+                   md, src_ptr, have_src ? src.first : nullptr, want, cap);
   }
 
-  // Allocating call: where it cannot allocate an output larger than the caps — an output that
-  // fits, or a failure before allocating, or one of 2^57 bytes or more (OUT_OF_MEMORY; rare
-  // inputs only). From 32 MiB on, twice: a fresh mapping, then the block tessera_free kept.
-  {
+  // Allocating call — tile: tessera_tile_alloc(_ex); the others: the C++ allocating call with the
+  // options the C calls read (defaults where sizeof_options is refused). Where it cannot allocate
+  // an output larger than the caps: an output that fits, or a failure before allocating, or one
+  // of 2^57 bytes or more (OUT_OF_MEMORY; rare inputs only). From 32 MiB on, twice: a fresh
+  // mapping, then the block tessera_free kept.
+  if (c.op == kTile) {
     const char* api = ex ? "tessera_tile_alloc_ex" : "tessera_tile_alloc";
     int marker = 0;
     void* out = &marker;  // must stay as is on failure
@@ -1139,9 +1658,9 @@ void run(const Case& c) {
     for (int round = 0; callable && round < (want_st == TESSERA_OK && out_bytes >= kAllocHugeBytes ? 2 : 1); ++round) {
       out = &marker;
       const tessera_status st =
-          ex ? tessera_tile_alloc_ex(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, opt_ptr,
+          ex ? tessera_tile_alloc_ex(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, opt_ptr,
                                      data_arg, bytes_arg, ndim_arg, shape_arg)
-             : tessera_tile_alloc(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, reps_ptr, data_arg,
+             : tessera_tile_alloc(src_ptr, c.ndim, shape_ptr, strides, c.itemsize, c.nreps, list_ptr, data_arg,
                                   bytes_arg, ndim_arg, shape_arg);
       expect_status(c, api, st, want_st);
       if (st == TESSERA_OUT_OF_MEMORY) note(kOutOfMemoryErr);
@@ -1161,15 +1680,63 @@ void run(const Case& c) {
                            list(mo.out_shape, mo.out_ndim));
       }
     }
+  } else {
+    const char* api = c.op == kBroadcastTo ? "tessera::broadcast_to (allocating)"
+                      : c.op == kExpand    ? "tessera::expand (allocating)"
+                                           : "tessera::repeat (allocating)";
+    const Model& ma = opt_ptr != nullptr && size_ok ? mo : md;
+    const tessera::Options o = opt_ptr != nullptr && size_ok ? eff.options : tessera::Options();
+    tessera_status want_st = ma.plan_status;
+    if (want_st == TESSERA_OK && !readable) want_st = TESSERA_INVALID_ARGUMENT;
+    const bool oom = want_st == TESSERA_OK && ma.output_bytes >= kUnallocatable;
+    if (oom) want_st = TESSERA_OUT_OF_MEMORY;
+    want_st = cpp_status_of(want_st);
+    const size_t abytes = want_st == TESSERA_OK ? static_cast<size_t>(ma.output_bytes) : 0;
+    const bool callable = want_st != TESSERA_OK ? (want_st != TESSERA_OUT_OF_MEMORY || c.rare)
+                                                : (fits || abytes == 0) && may_call(want_st, abytes);
+    for (int round = 0; callable && round < (want_st == TESSERA_OK && ma.output_bytes >= kAllocHugeBytes ? 2 : 1);
+         ++round) {
+      tessera::Array a;
+      const tessera_status st = cpp_status(c, api, [&] {
+        const tessera::Dims shape = cpp_shape(), st_ = cpp_strides();
+        switch (c.op) {
+          case kBroadcastTo:
+            a = tessera::broadcast_to(src_ptr, shape, st_, c.itemsize, tessera::Dims(list_ptr, static_cast<size_t>(c.nreps)), o);
+            break;
+          case kExpand:
+            a = tessera::expand(src_ptr, shape, st_, c.itemsize, tessera::Dims(list_ptr, static_cast<size_t>(c.nreps)), o);
+            break;
+          default:
+            a = tessera::repeat(src_ptr, shape, st_, c.itemsize,
+                                tessera::Repeats(list_ptr, static_cast<size_t>(c.nrepeats)), axis_cpp, o);
+            break;
+        }
+      });
+      if (st != want_st) fail(c, api, std::string("status ") + status_name(st) + ", expected " + status_name(want_st));
+      if (st == TESSERA_OUT_OF_MEMORY) note(kOutOfMemoryErr);
+      if (st != TESSERA_OK) {
+        if (a.data() != nullptr || a.nbytes() != 0) fail(c, api, "failed but returned an array");
+        continue;
+      }
+      note(kCppAllocOk);
+      if (ma.output_bytes >= kAllocHugeBytes) note(kAlloc32MiBOk);
+      if (a.nbytes() != abytes || want.size() != abytes)
+        fail(c, api, "nbytes " + std::to_string(a.nbytes()) + ", expected " + std::to_string(abytes));
+      if (abytes > 0 && (a.data() == nullptr || std::memcmp(a.data(), want.data(), abytes) != 0))
+        fail(c, api, "output differs from the reference");
+      if (abytes > 0 && reinterpret_cast<uintptr_t>(a.data()) % 64 != 0) fail(c, api, "not 64-byte aligned");
+      if (a.itemsize() != c.itemsize || a.ndim() != ma.out_ndim ||
+          !std::equal(a.shape().begin(), a.shape().end(), ma.out_shape))
+        fail(c, api, "shape " + list(a.shape().data(), a.ndim()) + ", model " + list(ma.out_shape, ma.out_ndim));
+    }
   }
 
 #if TESSERA_FUZZ_DLPACK
-  if (c.dlpack) check_dlpack(c, md, args_ok, first, have_src ? src.buf.get() : nullptr, want, cap);
+  if (c.dlpack) check_dlpack(c, md, args_ok, c.null_arg == kNullReps, first, have_src ? src.buf.get() : nullptr, want, cap);
 #endif
 }
 
 }  // namespace
-
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Outputs of 2 MiB or more stream under NonTemporal::automatic, so that the rare large outputs
   // (up to kMaxHugeBytes) reach that choice whatever this machine's last-level cache.
