@@ -187,6 +187,47 @@ int64_t product(const std::vector<int64_t>& v) {
   return p;
 }
 
+std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return "[" + s + "]";
+}
+
+// numpy.tile: the shorter of shape and reps is promoted by prepending 1s.
+std::vector<int64_t> tile_out_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& reps) {
+  const std::size_t nd = std::max(shape.size(), reps.size());
+  std::vector<int64_t> out(nd, 1);
+  for (std::size_t i = 0; i < nd; ++i) {
+    const std::size_t si = i + shape.size(), ri = i + reps.size();
+    const int64_t extent = si >= nd ? shape[si - nd] : 1;
+    const int64_t rep = ri >= nd ? reps[ri - nd] : 1;
+    out[i] = checked_mul(extent, rep);
+  }
+  return out;
+}
+
+// numpy.broadcast_to (bidirectional = false: the output is target) or ONNX Expand (true: the
+// numpy broadcast of both shapes, the shorter promoted by prepending 1s).
+std::vector<int64_t> broadcast_out_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& target,
+                                         bool bidirectional) {
+  if (!bidirectional && target.size() < shape.size())
+    throw std::runtime_error("\"target\" has fewer axes than \"shape\"");
+  const std::size_t nd = std::max(shape.size(), target.size());
+  std::vector<int64_t> out(nd);
+  for (std::size_t i = 0; i < nd; ++i) {
+    const std::size_t si = i + shape.size(), ti = i + target.size();
+    const int64_t a = si >= nd ? shape[si - nd] : 1, b = ti >= nd ? target[ti - nd] : 1;
+    if (a == b || a == 1)
+      out[i] = b;
+    else if (bidirectional && b == 1)
+      out[i] = a;
+    else
+      throw std::runtime_error("input extent " + std::to_string(a) + " does not broadcast to " + std::to_string(b) +
+                               " on output axis " + std::to_string(i));
+  }
+  return out;
+}
+
 Case to_case(const Json& obj) {
   if (obj.kind != Json::Kind::object) throw std::runtime_error("each case must be an object");
   Case c;
@@ -196,36 +237,106 @@ Case to_case(const Json& obj) {
   try {
     c.dtype = to_string(obj.find("dtype"), "\"dtype\"", true);
     c.note = to_string(obj.find("note"), "\"note\"", false);
+    const std::string op = to_string(obj.find("op"), "\"op\"", false);
+    if (op.empty() || op == "tile")
+      c.op = Op::tile;
+    else if (op == "broadcast_to")
+      c.op = Op::broadcast_to;
+    else if (op == "expand")
+      c.op = Op::expand;
+    else if (op == "repeat")
+      c.op = Op::repeat;
+    else
+      throw std::runtime_error("unknown \"op\" \"" + op + "\" (tile, broadcast_to, expand, repeat)");
     c.itemsize = itemsize_of(c.dtype);
     c.shape = to_ints(obj.find("shape"), "\"shape\"");
-    c.reps = to_ints(obj.find("reps"), "\"reps\"");
     const auto isz = static_cast<int64_t>(c.itemsize);
 
     // The input buffer is C-contiguous; with "transpose_of" the input is its reversed-axes view.
-    std::vector<int64_t> base = c.shape;
+    c.base = c.shape;
     if (const Json* t = obj.find("transpose_of")) {
-      base = to_ints(t, "\"transpose_of\"");
-      if (std::vector<int64_t>(base.rbegin(), base.rend()) != c.shape)
+      c.base = to_ints(t, "\"transpose_of\"");
+      c.transposed = true;
+      if (std::vector<int64_t>(c.base.rbegin(), c.base.rend()) != c.shape)
         throw std::runtime_error("\"shape\" must be \"transpose_of\" reversed");
     }
-    std::vector<int64_t> base_strides(base.size());
+    std::vector<int64_t> base_strides(c.base.size());
     int64_t stride = isz;
-    for (std::size_t i = base.size(); i-- > 0;) {
+    for (std::size_t i = c.base.size(); i-- > 0;) {
       base_strides[i] = stride;
-      stride = checked_mul(stride, base[i]);
+      stride = checked_mul(stride, c.base[i]);
     }
-    c.strides =
-        obj.find("transpose_of") ? std::vector<int64_t>(base_strides.rbegin(), base_strides.rend()) : base_strides;
-    c.input_bytes = static_cast<std::size_t>(checked_mul(product(base), isz));
+    c.strides = c.transposed ? std::vector<int64_t>(base_strides.rbegin(), base_strides.rend()) : base_strides;
+    c.input_bytes = static_cast<std::size_t>(checked_mul(product(c.base), isz));
 
-    // numpy.tile: the shorter of shape and reps is promoted by prepending 1s.
-    const std::size_t nd = std::max(c.shape.size(), c.reps.size());
-    c.out_shape.assign(nd, 1);
-    for (std::size_t i = 0; i < nd; ++i) {
-      const std::size_t si = i + c.shape.size(), ri = i + c.reps.size();
-      const int64_t extent = si >= nd ? c.shape[si - nd] : 1;
-      const int64_t rep = ri >= nd ? c.reps[ri - nd] : 1;
-      c.out_shape[i] = checked_mul(extent, rep);
+    // Each op's own arguments, and no other op's.
+    const std::string_view own[4][2] = {{"reps", ""}, {"target", ""}, {"target", ""}, {"repeats", "axis"}};
+    for (const char* key : {"reps", "target", "repeats", "axis"}) {
+      const auto& mine = own[static_cast<int>(c.op)];
+      if (obj.find(key) && key != mine[0] && key != mine[1])
+        throw std::runtime_error(std::string("\"") + key + "\" does not apply to \"op\" " + op_name(c.op));
+    }
+    switch (c.op) {
+      case Op::tile:
+        c.reps = to_ints(obj.find("reps"), "\"reps\"");
+        c.out_shape = tile_out_shape(c.shape, c.reps);
+        break;
+      case Op::broadcast_to:
+      case Op::expand:
+        c.target = to_ints(obj.find("target"), "\"target\"");
+        c.out_shape = broadcast_out_shape(c.shape, c.target, c.op == Op::expand);
+        break;
+      case Op::repeat: {
+        const int nd = static_cast<int>(c.shape.size());
+        const Json* axis = obj.find("axis");
+        if (axis && axis->kind != Json::Kind::null) {
+          const int64_t a = to_int(*axis, "\"axis\"");
+          if (a < -nd || a >= nd)
+            throw std::runtime_error("\"axis\" " + std::to_string(a) + " is out of range for " + std::to_string(nd) +
+                                     " axes");
+          c.axis = static_cast<int>(a < 0 ? a + nd : a);
+        }
+        const int64_t extent = c.axis ? c.shape[*c.axis] : product(c.shape);
+        const Json* r = obj.find("repeats");
+        if (!r) throw std::runtime_error("missing \"repeats\"");
+        if (r->kind == Json::Kind::number) {
+          c.repeats = {to_int(*r, "\"repeats\"")};
+          if (c.repeats[0] < 0) throw std::runtime_error("\"repeats\" is negative");
+          c.repeats_text = std::to_string(c.repeats[0]);
+        } else if (r->kind == Json::Kind::array) {
+          c.repeats = to_ints(r, "\"repeats\"");
+          if (c.repeats.size() != 1 && static_cast<int64_t>(c.repeats.size()) != extent)
+            throw std::runtime_error("\"repeats\" holds " + std::to_string(c.repeats.size()) +
+                                     " counts for an extent of " + std::to_string(extent));
+          c.repeats_text =
+              c.repeats.size() == 1 ? std::to_string(c.repeats[0]) : std::to_string(c.repeats.size()) + " counts";
+        } else if (r->kind == Json::Kind::object) {
+          const std::vector<int64_t> range = to_ints(r->find("random"), "\"repeats\".\"random\"");
+          if (range.size() != 2 || range[0] > range[1])
+            throw std::runtime_error("\"repeats\".\"random\" must be [LO, HI] with LO <= HI");
+          const Json* seed = r->find("seed");
+          const int64_t s = seed ? to_int(*seed, "\"repeats\".\"seed\"") : 0;
+          c.repeats = random_counts(extent, range[0], range[1], static_cast<uint64_t>(s));
+          c.repeats_text = "random " + std::to_string(range[0]) + "-" + std::to_string(range[1]) + " (seed " +
+                           std::to_string(s) + ")";
+        } else {
+          throw std::runtime_error("\"repeats\" must be an integer, a list or {\"random\": [LO, HI], \"seed\": S}");
+        }
+        int64_t total = 0;
+        if (c.repeats.size() == 1) {
+          total = checked_mul(extent, c.repeats[0]);
+        } else {
+          c.repeat_ends.resize(c.repeats.size());
+          for (std::size_t i = 0; i < c.repeats.size(); ++i) c.repeat_ends[i] = total += c.repeats[i];
+        }
+        if (c.axis) {
+          c.out_shape = c.shape;
+          c.out_shape[*c.axis] = total;
+        } else {
+          c.out_shape = {total};
+        }
+        break;
+      }
     }
     c.out_bytes = static_cast<std::size_t>(checked_mul(product(c.out_shape), isz));
   } catch (const std::exception& e) {
@@ -255,6 +366,75 @@ std::vector<Case> load_cases(const std::string& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
+}
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::tile: return "tile";
+    case Op::broadcast_to: return "broadcast_to";
+    case Op::expand: return "expand";
+    case Op::repeat: return "repeat";
+  }
+  return "?";
+}
+
+std::string Case::arguments() const {
+  switch (op) {
+    case Op::tile: return "reps " + join(reps);
+    case Op::broadcast_to:
+    case Op::expand: return "target " + join(target);
+    case Op::repeat:
+      return "repeats " + repeats_text + ", axis " + (axis ? std::to_string(*axis) : std::string("None"));
+  }
+  return "";
+}
+
+std::vector<int64_t> random_counts(int64_t count, int64_t lo, int64_t hi, uint64_t seed) {
+  std::vector<int64_t> out(static_cast<std::size_t>(std::max<int64_t>(count, 0)));
+  const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+  uint64_t state = seed;
+  for (int64_t& v : out) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    v = lo + static_cast<int64_t>(z % span);
+  }
+  return out;
+}
+
+std::vector<int64_t> source_index(const Case& c, const std::vector<int64_t>& out_index) {
+  const std::size_t n = c.shape.size(), nd = out_index.size();
+  std::vector<int64_t> in(n);
+  switch (c.op) {
+    case Op::tile:
+      for (std::size_t i = 0; i < n; ++i) in[i] = out_index[nd - n + i] % c.shape[i];
+      break;
+    case Op::broadcast_to:
+    case Op::expand:
+      for (std::size_t i = 0; i < n; ++i) in[i] = c.shape[i] == 1 ? 0 : out_index[nd - n + i];
+      break;
+    case Op::repeat: {
+      // The output position along the repeated axis (or in the flattened output) -> the element.
+      const int64_t pos = c.axis ? out_index[*c.axis] : out_index[0];
+      const int64_t element =
+          c.repeat_ends.empty()
+              ? pos / c.repeats[0]
+              : std::upper_bound(c.repeat_ends.begin(), c.repeat_ends.end(), pos) - c.repeat_ends.begin();
+      if (c.axis) {
+        in = out_index;
+        in[*c.axis] = element;
+      } else {
+        int64_t rest = element;
+        for (std::size_t i = n; i-- > 0;) {
+          in[i] = rest % c.shape[i];
+          rest /= c.shape[i];
+        }
+      }
+      break;
+    }
+  }
+  return in;
 }
 
 }  // namespace tessera::bench

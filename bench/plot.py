@@ -3,11 +3,12 @@
 
 Usage: bench/plot.py [--cpp RESULTS.json] [--python PYTHON.json] [--threads N] -o FILE.png
 
---cpp:    tile_bench's Google Benchmark JSON (what bench/run --json keeps): tessera's tile and
-          tile_alloc at N threads (default: the most threads measured) and the limits stream,
-          store and fresh_thp measured in the same run.
---python: bench/python_bench.py --json: numpy.tile, torch.tile, tessera.tile (new output and out=)
-          and the C API through ctypes, measured in one Python process.
+--cpp:    tile_bench's Google Benchmark JSON (what bench/run --json keeps): tessera's Plan::execute
+          and allocating call of each case's op (tile, broadcast_to, expand, repeat) at N threads
+          (default: the most threads measured), the Eigen peer of the broadcast cases and the
+          limits stream, store and fresh_thp measured in the same run.
+--python: bench/python_bench.py --json: numpy, torch, tessera (new output and out=) and the C API
+          through ctypes, each calling the case's op, measured in one Python process.
 Left panel: into a preallocated output; right panel: a new output (allocation and page faults
 included; fresh_thp is left out below 4 MiB, where its mmap and munmap are all it measures). Grouped horizontal bars per case, log-scale GB/s (1 GB = 1e9 bytes), each bar labelled.
 Needs matplotlib (Debian python3-matplotlib); draws with the Agg backend (no display).
@@ -26,16 +27,20 @@ PREALLOCATED = [
     ("limit: stream (C++)", "#bbbbbb", "cpp", "limit/stream"),
     ("limit: store (C++)", "#dddddd", "cpp", "limit/store"),
     ("tessera Plan.execute (C++)", "#1f4e9c", "cpp", "tile"),
+    ("Eigen Tensor broadcast (C++)", "#6a9f3a", "cpp", "peer/eigen"),
     ("tessera C API via ctypes (Py)", "#5b8fd6", "py", "c_api"),
-    ("tessera.tile(out=) (Py)", "#9cc3f0", "py", "tessera_out"),
+    ("tessera out= (Py)", "#9cc3f0", "py", "tessera_out"),
 ]
 NEW_OUTPUT = [
     ("limit: fresh_thp (C++)", "#bbbbbb", "cpp", "limit/fresh_thp"),
-    ("tessera::tile allocating (C++)", "#1f4e9c", "cpp", "tile_alloc"),
-    ("tessera.tile (Py)", "#5b8fd6", "py", "tessera"),
-    ("numpy.tile (Py)", "#e08a2c", "py", "numpy"),
-    ("torch.tile (Py)", "#c4412f", "py", "torch"),
+    ("tessera allocating call (C++)", "#1f4e9c", "cpp", "tile_alloc"),
+    ("tessera (Py)", "#5b8fd6", "py", "tessera"),
+    ("numpy (Py)", "#e08a2c", "py", "numpy"),
+    ("torch (Py)", "#c4412f", "py", "torch"),
 ]
+# tile_bench's families of the other ops, drawn as tile's ("tile", "tile_alloc").
+OP_KINDS = {"broadcast_to": "tile", "expand": "tile", "repeat": "tile", "broadcast_to_alloc": "tile_alloc",
+            "expand_alloc": "tile_alloc", "repeat_alloc": "tile_alloc"}
 
 
 def load_cpp(path, threads):
@@ -49,8 +54,10 @@ def load_cpp(path, threads):
     values, sizes = {}, {}
     for (kind, case, thr), r in results.items():
         if thr == t and r:
-            values[(kind, case)] = r["gbps"]
+            values[(OP_KINDS.get(kind, kind), case)] = r["gbps"]
     for b in data.get("benchmarks", []):
+        if b.get("aggregate_name", "median") != "median":
+            continue  # the stddev (and cv) of a constant is 0
         try:
             sizes[table.parse_name(b.get("run_name", b["name"]))[1]] = b["output_bytes"]
         except (KeyError, StopIteration, ValueError, IndexError):
@@ -144,7 +151,8 @@ def main():
     if py:
         who.append(f"Python: numpy {py_ctx.get('numpy', '?')}, torch {py_ctx.get('torch', '?')} "
                    f"({py_ctx.get('torch_threads', '?')} thread), tessera default arena ({py_ctx.get('date', '?')})")
-    fig.suptitle("tessera tile throughput per case, medians; " + "; ".join(who), fontsize=9.5)
+    fig.suptitle("tessera throughput per case (tile, broadcast_to, expand, repeat), medians; " + "; ".join(who),
+                 fontsize=9.5)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(args.output, dpi=110)
     print(f"bench/plot.py: wrote {args.output}", file=sys.stderr)

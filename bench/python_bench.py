@@ -1,17 +1,27 @@
 #!/usr/bin/python3
-"""tessera's Python benchmark: tessera.tile against numpy.tile and torch.tile, in one process.
+"""tessera's Python benchmark: tessera.tile, broadcast_to, expand and repeat against numpy and torch.
 
 Usage: bench/python_bench.py [--filter REGEX] [--json FILE] [--repetitions N] [--min-sample-ms MS]
                              [--cases FILE] [--lib PATH] [--torch-threads N] [--seed N]
 
 For every case of bench/cases.json (its "transpose_of" honoured as bench/cases.cpp does: the input
-is the transposed view of a C-contiguous array of that shape), five calls are timed:
+is the transposed view of a C-contiguous array of that shape; its "op", default "tile", and the
+op's arguments as bench/cases.h describes them), five calls are timed:
 
   numpy         numpy.tile(A, reps)                      (a new output)
+                numpy.broadcast_to(A, s).copy()          (broadcast_to and expand; s the output shape)
+                numpy.repeat(A, repeats, axis)
   torch         torch.tile(T, reps), T = torch.from_numpy(A): the same memory, strides and view
-  tessera       tessera.tile(A, reps)                    (a new output)
-  tessera out=  tessera.tile(A, reps, out=buf)           (buf preallocated and touched)
-  C API         tessera_tile_ex through ctypes into the same buf (libtessera.so.0, default options)
+                T.expand(s).contiguous()
+                torch.repeat_interleave(T, repeats, dim=axis)   (per-element counts as an int64 tensor)
+  tessera       tessera.tile(A, reps), tessera.broadcast_to(A, target), tessera.expand(A, target),
+                tessera.repeat(A, repeats, axis)         (a new output)
+  tessera out=  the same with out=buf                    (buf preallocated and touched)
+  C API         tessera_tile_ex, tessera_broadcast_to_ex, tessera_expand_ex or tessera_repeat_ex
+                through ctypes into the same buf (libtessera.so.0, default options)
+
+A tessera module without the op's function (built before it was added) gets "-" in its two
+columns, with a message; the other calls are still timed.
 
 Each repetition runs one sample of each call, in a random order (the machine is shared and noisy:
 only ratios measured in the same run mean something). A sample repeats the call enough times to
@@ -42,6 +52,17 @@ MiB = 2**20
 METHODS = ["numpy", "torch", "tessera", "tessera_out", "c_api"]
 LABELS = {"numpy": "numpy.tile", "torch": "torch.tile", "tessera": "tessera.tile",
           "tessera_out": "tessera out=", "c_api": "C API"}
+# The other ops' table: what each column calls.
+FAMILY_LABELS = {"numpy": "numpy", "torch": "torch", "tessera": "tessera", "tessera_out": "tessera out=",
+                 "c_api": "C API"}
+FAMILY_CALLS = {
+    "broadcast_to": ("np.broadcast_to(A, s).copy()", "T.expand(s).contiguous()", "tessera.broadcast_to(A, s)",
+                     "tessera_broadcast_to_ex"),
+    "expand": ("np.broadcast_to(A, s).copy()", "T.expand(s).contiguous()", "tessera.expand(A, target)",
+               "tessera_expand_ex"),
+    "repeat": ("np.repeat(A, r, axis)", "torch.repeat_interleave(T, r, dim=axis)", "tessera.repeat(A, r, axis)",
+               "tessera_repeat_ex"),
+}
 
 # Targets (reported, never enforced): for outputs of 60-64 MiB, tessera.tile with a new output at
 # least this many times as fast as numpy.tile, and TORCH_TARGET times as fast as torch.tile;
@@ -53,6 +74,10 @@ NUMPY_TARGET_DEFAULT = 1.5
 TORCH_TARGET = 2.0
 OUT_TARGET = 0.85
 TINY_TARGET_NS = 1000.0
+# The other ops (outputs of at least LARGE_MIN_BYTES): tessera with a new output at least this many
+# times as fast as torch's call (torch.repeat_interleave; T.expand(s).contiguous()); no numpy target.
+FAMILY_TORCH_TARGET = {"repeat": 3.0, "broadcast_to": 2.0, "expand": 2.0}
+AXIS_NONE = -2147483648  # TESSERA_AXIS_NONE
 
 
 def parse_args():
@@ -142,6 +167,83 @@ def make_input(np, case):
     return base.T if "transpose_of" in case else base
 
 
+def random_counts(np, count, lo, hi, seed):
+    """bench/cases.cpp's random_counts: count i is lo + splitmix64_i % (hi - lo + 1), splitmix64_i
+    the i-th output (from 0) of SplitMix64 started at seed."""
+    u = np.uint64
+    with np.errstate(over="ignore"):
+        z = (np.arange(1, count + 1, dtype=u) * u(0x9E3779B97F4A7C15) + u(seed % 2**64))
+        z = (z ^ (z >> u(30))) * u(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> u(27))) * u(0x94D049BB133111EB)
+        z = z ^ (z >> u(31))
+    return (z % u(hi - lo + 1)).astype(np.int64) + lo
+
+
+class Op:
+    """A case's operation and its arguments, the calls that compute it and their checked result."""
+
+    def __init__(self, np, case, A):
+        self.name = case.get("op", "tile")
+        if self.name == "tile":
+            self.reps = tuple(case["reps"])
+            self.out_shape = None  # set from numpy's result (reference)
+            self.args_text = f"reps {list(self.reps)}"
+        elif self.name in ("broadcast_to", "expand"):
+            self.target = tuple(case["target"])
+            self.out_shape = self.target if self.name == "broadcast_to" else np.broadcast_shapes(A.shape, self.target)
+            self.args_text = f"target {list(self.target)}"
+        elif self.name == "repeat":
+            self.axis = case.get("axis")
+            extent = A.size if self.axis is None else A.shape[self.axis]
+            r = case["repeats"]
+            if isinstance(r, dict):
+                lo, hi = r["random"]
+                self.repeats = random_counts(np, extent, lo, hi, r.get("seed", 0))
+                text = f"random {lo}-{hi} (seed {r.get('seed', 0)})"
+            elif isinstance(r, list):
+                self.repeats = np.array(r, dtype=np.int64)
+                text = f"{len(r)} counts"
+            else:
+                self.repeats = int(r)
+                text = str(r)
+            self.counts = np.atleast_1d(np.asarray(self.repeats, dtype=np.int64))
+            self.out_shape = None  # set from numpy's result (reference)
+            self.args_text = f"repeats {text}, axis {self.axis}"
+        else:
+            sys.exit(f"python_bench: case {case['name']}: unknown op {self.name!r}")
+
+    def reference(self, np, A):
+        """numpy's result, the output every call is checked against."""
+        if self.name == "tile":
+            return np.tile(A, self.reps)
+        if self.name == "repeat":
+            return np.repeat(A, self.repeats, self.axis)
+        return np.broadcast_to(A, self.out_shape).copy()
+
+    def statements(self):
+        """{method: statement} for timeit, over the names of namespace()."""
+        if self.name == "tile":
+            return {"numpy": "np_tile(A, reps)", "torch": "torch_tile(T, reps)", "tessera": "f(A, reps)",
+                    "tessera_out": "f(A, reps, out=buf)", "c_api": "c_call(*c_args)"}
+        if self.name == "repeat":
+            return {"numpy": "np_repeat(A, r, axis)", "torch": "torch_ri(T, r_t, dim=axis)", "tessera": "f(A, r, axis)",
+                    "tessera_out": "f(A, r, axis, out=buf)", "c_api": "c_call(*c_args)"}
+        return {"numpy": "np_bt(A, s).copy()", "torch": "T.expand(s).contiguous()", "tessera": "f(A, target)",
+                "tessera_out": "f(A, target, out=buf)", "c_api": "c_call(*c_args)"}
+
+    def namespace(self, np, torch, tessera, A, T, buf):
+        ns = {"np_tile": np.tile, "torch_tile": torch.tile, "np_repeat": np.repeat, "torch_ri": torch.repeat_interleave,
+              "np_bt": np.broadcast_to, "A": A, "T": T, "buf": buf, "f": getattr(tessera, self.name, None)}
+        if self.name == "tile":
+            ns["reps"] = self.reps
+        elif self.name == "repeat":
+            ns.update(r=self.repeats, axis=self.axis,
+                      r_t=self.repeats if isinstance(self.repeats, int) else torch.from_numpy(self.repeats))
+        else:
+            ns.update(s=tuple(self.out_shape), target=self.target)
+        return ns
+
+
 def same_bytes(np, a, b):
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a.reshape(-1).view(np.uint8),
@@ -157,23 +259,60 @@ class CApi:
         self.lib.tessera_version.restype = ctypes.c_char_p
         self.path = path
 
-    def args(self, A, reps, buf):
-        """The prebuilt argument tuple of tessera_tile_ex(A, reps) into buf (no conversion at call time)."""
+    def function(self, op):
+        """The C call of an op: tessera_tile_ex, tessera_broadcast_to_ex, ..."""
+        return getattr(self.lib, f"tessera_{op.name}_ex")
+
+    def args(self, A, op, buf):
+        """The prebuilt argument tuple of the op's C call (function()) on A into buf (no conversion
+        at call time)."""
         I64 = ctypes.c_int64
-        nd, nr = A.ndim, len(reps)
-        return (ctypes.c_void_p(A.ctypes.data), ctypes.c_int(nd), (I64 * max(nd, 1))(*A.shape),
-                (I64 * max(nd, 1))(*A.strides), ctypes.c_size_t(A.itemsize), ctypes.c_int(nr),
-                (I64 * max(nr, 1))(*reps), ctypes.c_void_p(buf.ctypes.data), ctypes.c_size_t(buf.nbytes), None)
+        nd = A.ndim
+        head = (ctypes.c_void_p(A.ctypes.data), ctypes.c_int(nd), (I64 * max(nd, 1))(*A.shape),
+                (I64 * max(nd, 1))(*A.strides), ctypes.c_size_t(A.itemsize))
+        tail = (ctypes.c_void_p(buf.ctypes.data), ctypes.c_size_t(buf.nbytes), None)
+        if op.name == "tile":
+            nr = len(op.reps)
+            return head + (ctypes.c_int(nr), (I64 * max(nr, 1))(*op.reps)) + tail
+        if op.name == "repeat":
+            op.counts_c = op.counts.ctypes.data_as(ctypes.POINTER(I64))  # op.counts outlives the calls
+            axis = AXIS_NONE if op.axis is None else op.axis
+            return head + (I64(op.counts.size), op.counts_c, ctypes.c_int(axis)) + tail
+        nt = len(op.target)
+        return head + (ctypes.c_int(nt), (I64 * max(nt, 1))(*op.target)) + tail
+
+    def kernel_path(self, A, op):
+        """The executor path of the op's plan, from tessera_plan_create_* and tessera_plan_describe."""
+        I64, plan = ctypes.c_int64, ctypes.c_void_p()
+        head = (ctypes.c_int(A.ndim), (I64 * max(A.ndim, 1))(*A.shape), (I64 * max(A.ndim, 1))(*A.strides),
+                ctypes.c_size_t(A.itemsize))
+        if op.name == "repeat":
+            axis = AXIS_NONE if op.axis is None else op.axis
+            args = head + (I64(op.counts.size), op.counts.ctypes.data_as(ctypes.POINTER(I64)), ctypes.c_int(axis))
+        elif op.name == "tile":
+            args = head + (ctypes.c_int(len(op.reps)), (I64 * max(len(op.reps), 1))(*op.reps))
+        else:
+            args = head + (ctypes.c_int(len(op.target)), (I64 * max(len(op.target), 1))(*op.target))
+        create = getattr(self.lib, "tessera_plan_create_" + ("ex" if op.name == "tile" else op.name))
+        if create(*args, None, ctypes.byref(plan)) != 0:
+            return ""
+        self.lib.tessera_plan_describe.restype = ctypes.c_char_p
+        self.lib.tessera_plan_describe.argtypes = [ctypes.c_void_p]
+        self.lib.tessera_plan_destroy.argtypes = [ctypes.c_void_p]
+        text = self.lib.tessera_plan_describe(plan).decode()
+        self.lib.tessera_plan_destroy(plan)
+        m = re.search(r"kernel: \w+ \[([^\]]+)\]", text)
+        return m.group(1) if m else ""
 
     def overhead_ns(self):
-        """Median time of a ctypes call to a no-op (tessera_options_init(NULL)): ctypes' own cost."""
-        t = timeit.Timer("f(None)", globals={"f": self.lib.tessera_options_init})
+        """Median time of a ctypes call to a no-op (tessera_plan_destroy(NULL)): ctypes' own cost."""
+        t = timeit.Timer("f(None)", globals={"f": self.lib.tessera_plan_destroy})
         n = 20000
         return statistics.median(t.timeit(n) / n for _ in range(7)) * 1e9
 
-    def check(self, status):
+    def check(self, status, op):
         if status != 0:
-            raise RuntimeError(f"tessera_tile_ex: status {status}: {self.lib.tessera_last_error().decode()}")
+            raise RuntimeError(f"tessera_{op.name}_ex: status {status}: {self.lib.tessera_last_error().decode()}")
 
 
 # -- timing ------------------------------------------------------------------------------------
@@ -192,33 +331,45 @@ def calibrate(timer, target_s):
 
 def run_case(np, torch, tessera, capi, case, args, rng):
     A = make_input(np, case)
-    reps = tuple(case["reps"])
+    op = Op(np, case, A)
     T = torch.from_numpy(A)
-    expect = np.tile(A, reps)
+    expect = op.reference(np, A)
+    op.out_shape = expect.shape
     out_shape, out_bytes = expect.shape, expect.nbytes
     buf = np.empty(out_shape, dtype=A.dtype)
     buf.reshape(-1).view(np.uint8).fill(0)  # touched: every page mapped before it is timed
 
-    # Every call checked once against numpy.tile before it is timed.
-    checks = {"torch": torch.tile(T, reps).numpy(), "tessera": tessera.tile(A, reps)}
-    tessera.tile(A, reps, out=buf)
-    checks["tessera_out"] = buf.copy()
+    ns = op.namespace(np, torch, tessera, A, T, buf)
+    stmts = op.statements()
+    methods = [m for m in METHODS if m != "c_api" or capi]
+    missing = ns["f"] is None
+    if missing:
+        print(f"python_bench: case {case['name']}: this tessera module has no {op.name}(); "
+              "no tessera and tessera out= columns", file=sys.stderr)
+        methods = [m for m in methods if m not in ("tessera", "tessera_out")]
     c_args = None
     if capi:
-        buf.reshape(-1).view(np.uint8).fill(0)
-        c_args = capi.args(A, reps, buf)
-        capi.check(capi.lib.tessera_tile_ex(*c_args))
-        checks["c_api"] = buf.copy()
+        ns["c_call"] = capi.function(op)
+        ns["c_args"] = c_args = capi.args(A, op, buf)
+
+    # Every call checked once against numpy's result before it is timed (out= and the C API
+    # into a zeroed buf).
+    checks = {}
+    for m in methods:
+        if m in ("tessera_out", "c_api"):
+            buf.reshape(-1).view(np.uint8).fill(0)
+            result = eval(stmts[m], ns)  # noqa: S307 -- our own statements
+            if m == "c_api":
+                capi.check(result, op)
+            checks[m] = buf.copy()
+        else:
+            result = eval(stmts[m], ns)  # noqa: S307
+            checks[m] = result.numpy() if m == "torch" else result
     wrong = [m for m, v in checks.items() if not same_bytes(np, v, expect)]
     if wrong:
-        sys.exit(f"python_bench: case {case['name']}: {', '.join(wrong)} differ from numpy.tile")
-    del checks, expect
+        sys.exit(f"python_bench: case {case['name']}: {', '.join(wrong)} differ from numpy's {op.name}")
+    del checks, expect, result
 
-    ns = {"np_tile": np.tile, "torch_tile": torch.tile, "tile": tessera.tile, "A": A, "T": T, "reps": reps,
-          "buf": buf, "c_tile": capi.lib.tessera_tile_ex if capi else None, "c_args": c_args}
-    stmts = {"numpy": "np_tile(A, reps)", "torch": "torch_tile(T, reps)", "tessera": "tile(A, reps)",
-             "tessera_out": "tile(A, reps, out=buf)", "c_api": "c_tile(*c_args)"}
-    methods = [m for m in METHODS if m != "c_api" or capi]
     timers = {m: timeit.Timer(stmts[m], globals=ns) for m in methods}
     target = args.min_sample_ms / 1e3
     inner = {}
@@ -233,15 +384,21 @@ def run_case(np, torch, tessera, capi, case, args, rng):
             samples[m].append(timers[m].timeit(inner[m]) / inner[m])
     kernel_path = ""
     try:
-        kernel_path = tessera.Plan(A.shape, reps, A.dtype, strides=A.strides).kernel_path
+        if capi:
+            kernel_path = capi.kernel_path(A, op)
+        elif op.name == "tile":
+            kernel_path = tessera.Plan(A.shape, op.reps, A.dtype, strides=A.strides).kernel_path
     except Exception:  # noqa: BLE001 -- informational only
         pass
-    return {
-        "name": case["name"], "dtype": case["dtype"], "shape": list(A.shape), "strides": list(A.strides),
-        "reps": list(reps), "out_shape": list(out_shape), "out_bytes": out_bytes, "kernel_path": kernel_path,
+    result = {
+        "name": case["name"], "op": op.name, "args": op.args_text, "dtype": case["dtype"], "shape": list(A.shape),
+        "strides": list(A.strides), "out_shape": list(out_shape), "out_bytes": out_bytes, "kernel_path": kernel_path,
         "methods": {m: {"inner": inner[m], "samples_s": samples[m], "median_s": statistics.median(samples[m]),
                         "gbps": out_bytes / statistics.median(samples[m]) / 1e9} for m in methods},
     }
+    if op.name == "tile":
+        result["reps"] = list(op.reps)
+    return result
 
 
 # -- table -------------------------------------------------------------------------------------
@@ -273,20 +430,25 @@ def verdict(r):
     """(speed-up of tessera over the best peer, out=/C API, PASS/MISS text) for one case."""
     m = r["methods"]
     t = lambda k: m[k]["median_s"] if k in m else None  # noqa: E731
+    op = r.get("op", "tile")
     best_peer = min(t("numpy"), t("torch"))
-    speedup = best_peer / t("tessera")
-    out_pct = t("c_api") / t("tessera_out") if t("c_api") else None
+    speedup = best_peer / t("tessera") if t("tessera") else None
+    out_pct = t("c_api") / t("tessera_out") if t("c_api") and t("tessera_out") else None
     misses = []
-    if r["out_bytes"] >= LARGE_MIN_BYTES:
-        need = NUMPY_TARGET.get(r["name"], NUMPY_TARGET_DEFAULT)
+    if t("tessera") is None:
+        misses.append(f"no tessera.{op}")
+    elif r["out_bytes"] >= LARGE_MIN_BYTES:
         vs_np, vs_torch = t("numpy") / t("tessera"), t("torch") / t("tessera")
-        if vs_np < need:
-            misses.append(f"numpy {vs_np:.2f}x<{need:g}x")
-        if vs_torch < TORCH_TARGET:
-            misses.append(f"torch {vs_torch:.2f}x<{TORCH_TARGET:g}x")
-    if out_pct is not None and out_pct < OUT_TARGET:
+        if op == "tile":
+            need = NUMPY_TARGET.get(r["name"], NUMPY_TARGET_DEFAULT)
+            if vs_np < need:
+                misses.append(f"numpy {vs_np:.2f}x<{need:g}x")
+        need_torch = TORCH_TARGET if op == "tile" else FAMILY_TORCH_TARGET[op]
+        if vs_torch < need_torch:
+            misses.append(f"torch {vs_torch:.2f}x<{need_torch:g}x")
+    if op == "tile" and out_pct is not None and out_pct < OUT_TARGET:
         misses.append(f"out= {100 * out_pct:.0f}%<{100 * OUT_TARGET:.0f}%")
-    if r["name"] == "tiny" and t("tessera") * 1e9 > TINY_TARGET_NS:
+    if r["name"] == "tiny" and t("tessera") and t("tessera") * 1e9 > TINY_TARGET_NS:
         misses.append(f"call {t('tessera') * 1e6:.2f}us>1us")
     return speedup, out_pct, "PASS" if not misses else "MISS " + ", ".join(misses)
 
@@ -305,15 +467,37 @@ def print_results(results, ctx):
     print(f"module {ctx['module']}, C API {ctx['lib'] or '-'}")
     print(f"medians of {ctx['repetitions']} interleaved repetitions; each cell: time per call, GB/s of output")
     print()
-    rows = []
-    for r in results:
-        m = r["methods"]
-        cell = lambda k: (f"{fmt_time(m[k]['median_s'])} {fmt_gbps(m[k]['gbps'])}" if k in m else "-")  # noqa: E731
-        speedup, out_pct, text = verdict(r)
-        rows.append([r["name"], fmt_size(r["out_bytes"])] + [cell(k) for k in METHODS]
-                    + [f"{speedup:.2f}x", f"{100 * out_pct:.0f}%" if out_pct else "-", text])
-    print_table(["case", "output"] + [LABELS[k] for k in METHODS] + ["new/best", "out=/C", "targets"], rows)
-    print()
+    tile_results = [r for r in results if r.get("op", "tile") == "tile"]
+    family = [r for r in results if r.get("op", "tile") != "tile"]
+    if tile_results:
+        rows = []
+        for r in tile_results:
+            m = r["methods"]
+            cell = lambda k: (f"{fmt_time(m[k]['median_s'])} {fmt_gbps(m[k]['gbps'])}" if k in m else "-")  # noqa: E731
+            speedup, out_pct, text = verdict(r)
+            rows.append([r["name"], fmt_size(r["out_bytes"])] + [cell(k) for k in METHODS]
+                        + [f"{speedup:.2f}x" if speedup else "-", f"{100 * out_pct:.0f}%" if out_pct else "-", text])
+        print_table(["case", "output"] + [LABELS[k] for k in METHODS] + ["new/best", "out=/C", "targets"], rows)
+        print()
+    if family:
+        rows = []
+        for r in family:
+            m = r["methods"]
+            t = lambda k: m[k]["median_s"] if k in m else None  # noqa: E731
+            cell = lambda k: (f"{fmt_time(m[k]['median_s'])} {fmt_gbps(m[k]['gbps'])}" if k in m else "-")  # noqa: E731
+            ratio = lambda k: f"{t(k) / t('tessera'):.2f}x" if t(k) and t("tessera") else "-"  # noqa: E731
+            speedup, out_pct, text = verdict(r)
+            rows.append([r["name"], r["op"], fmt_size(r["out_bytes"])] + [cell(k) for k in METHODS]
+                        + [ratio("numpy"), ratio("torch"), f"{100 * out_pct:.0f}%" if out_pct else "-",
+                           r.get("kernel_path") or "-", text])
+        print_table(["case", "op", "output"] + [FAMILY_LABELS[k] for k in METHODS]
+                    + ["vs numpy", "vs torch", "out=/C", "kernel path", "targets"], rows)
+        print("calls: " + "; ".join(f"{op}: numpy {c[0]}, torch {c[1]}, tessera {c[2]}, C API {c[3]}"
+                                    for op, c in FAMILY_CALLS.items() if any(r["op"] == op for r in family)))
+        print("vs numpy / vs torch: tessera (new output) as a speed-up over them; targets (outputs >= 60 MiB): "
+              + ", ".join(f"{op} >= {v:g}x torch" for op, v in FAMILY_TORCH_TARGET.items())
+              + "; out=/C: tessera out= as a share of the C API's speed (no target).")
+        print()
     tiny = next((r for r in results if r["name"] == "tiny"), None)
     if tiny:
         m = tiny["methods"]
@@ -322,13 +506,14 @@ def print_results(results, ctx):
               f"({'PASS' if ns('tessera') <= TINY_TARGET_NS else 'MISS'}, target <= {TINY_TARGET_NS:.0f} ns), "
               f"numpy.tile {ns('numpy'):.0f} ns, torch.tile {ns('torch'):.0f} ns, "
               f"tessera.tile(out=) {ns('tessera_out'):.0f} ns, C API through ctypes {ns('c_api'):.0f} ns")
-    print("new/best: speed-up of tessera.tile (new output) over the faster of numpy.tile and torch.tile; "
-          "out=/C: tessera.tile(out=) as a share of the C API's speed.")
-    print(f"targets: outputs >= 60 MiB: tessera.tile >= {NUMPY_TARGET_DEFAULT:g}x numpy.tile "
-          f"(>= 3x on {', '.join(NUMPY_TARGET)}) and >= {TORCH_TARGET:g}x torch.tile; "
-          f"out= >= {100 * OUT_TARGET:.0f}% of the C API; tiny call <= 1 us.")
+    if tile_results:
+        print("new/best: speed-up of tessera.tile (new output) over the faster of numpy.tile and torch.tile; "
+              "out=/C: tessera.tile(out=) as a share of the C API's speed.")
+        print(f"targets: outputs >= 60 MiB: tessera.tile >= {NUMPY_TARGET_DEFAULT:g}x numpy.tile "
+              f"(>= 3x on {', '.join(NUMPY_TARGET)}) and >= {TORCH_TARGET:g}x torch.tile; "
+              f"out= >= {100 * OUT_TARGET:.0f}% of the C API; tiny call <= 1 us.")
     ov = ctx.get("ctypes_overhead_ns")
-    print("C API: tessera_tile_ex through ctypes (arguments prebuilt, GIL released); ctypes' own cost per call "
+    print("C API: the tessera_*_ex call through ctypes (arguments prebuilt, GIL released); ctypes' own cost per call "
           + (f"(a no-op C call) is {ov:.0f} ns here (up to ~1 us elsewhere), " if ov else "(~1 us) ")
           + "which dominates the tiny and small cases: out=/C above 100% there is ctypes' overhead, not a gain.")
     print(f"torch uses {ctx['torch_threads']} thread(s) (torch 1.13 defaults to hardware_concurrency / 2 on x86-64); "

@@ -126,14 +126,15 @@ class Tessera:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
 
-        class Options(ctypes.Structure):
-            _fields_ = [("max_threads", ctypes.c_int), ("negative_reps", ctypes.c_int), ("nontemporal", ctypes.c_int)]
+        class Options(ctypes.Structure):  # tessera_options (tessera.h), sizeof_options first
+            _fields_ = [("sizeof_options", ctypes.c_size_t), ("max_threads", ctypes.c_int),
+                        ("negative_reps", ctypes.c_int), ("nontemporal", ctypes.c_int)]
         self.Options = Options
 
     def alloc_args(self, A, reps, max_threads=0):
         I64 = ctypes.c_int64
         self.out, self.nbytes, self.ndim, self.shape = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int(), (I64 * 64)()
-        self.opt = self.Options(max_threads, 0, 0)
+        self.opt = self.Options(ctypes.sizeof(self.Options), max_threads, 0, 0)
         return (ctypes.c_void_p(A.ctypes.data), ctypes.c_int(A.ndim), (I64 * A.ndim)(*A.shape),
                 (I64 * A.ndim)(*A.strides), ctypes.c_size_t(A.itemsize), ctypes.c_int(len(reps)),
                 (I64 * len(reps))(*reps), ctypes.byref(self.opt), ctypes.byref(self.out), ctypes.byref(self.nbytes),
@@ -491,7 +492,7 @@ def section_chunks(args, results):
     for lname, t in libs:
         for mt in (0, 1):
             for k, (A, reps) in cases.items():
-                opt = t.Options(mt, 0, 0)
+                opt = t.Options(ctypes.sizeof(t.Options), mt, 0, 0)
                 o = outs[k]
                 c_args = (ctypes.c_void_p(A.ctypes.data), ctypes.c_int(A.ndim), (I64 * A.ndim)(*A.shape),
                           (I64 * A.ndim)(*A.strides), ctypes.c_size_t(A.itemsize), ctypes.c_int(len(reps)),

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Prints the table of a tile_bench run from its Google Benchmark JSON output.
+"""Prints the tables of a tile_bench run from its Google Benchmark JSON output.
 
 Usage: bench/table.py RESULTS.json
 
-Per case and thread count: output size (MiB = 2^20 bytes), tile throughput (GB/s, 1 GB = 1e9
-bytes of output) and its percentage of the `stream` and `store` limits, the allocating call's
-throughput and its percentage of `fresh_thp`, the time per tile call (a prebuilt plan), the time
-per one-shot C call (tessera_tile, outputs up to 64 KiB) and the plan's kernel path;
-then the limits themselves. Every value is the median over the run's repetitions.
+The tile cases, per case and thread count: output size (MiB = 2^20 bytes), tile throughput (GB/s,
+1 GB = 1e9 bytes of output) and its percentage of the `stream` and `store` limits, the allocating
+call's throughput and its percentage of `fresh_thp`, the time per tile call (a prebuilt plan), the
+time per one-shot C call (tessera_tile, outputs up to 64 KiB) and the plan's kernel path.
+Then the broadcast_to, expand and repeat cases, likewise, with the Eigen Tensor broadcast peer
+(TensorFlow's CPU BroadcastTo kernel) where the case has one, tessera's speed-up over it, and the
+target of the case: outputs of 60 MiB or more at least TARGET_DEFAULT of `stream` (TARGETS names
+the exceptions), at every thread count. Then the limits themselves. Every value is the median
+over the run's repetitions.
 """
 import json
 import statistics
@@ -15,6 +19,13 @@ import sys
 
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 LIMITS = ["stream", "store", "memcpy", "fresh", "fresh_thp"]
+OPS = ["tile", "broadcast_to", "expand", "repeat"]  # tile_bench's benchmark families, by the case's op
+
+# Targets of the broadcast_to / expand / repeat cases (reported, never enforced): outputs of at
+# least TARGET_MIN_BYTES reach this share of the `stream` limit at 1 and at 2 threads.
+TARGET_MIN_BYTES = 60 * 2**20
+TARGET_DEFAULT = 0.90
+TARGETS = {"rep2": 0.80}  # repeat by 2 of 4-byte elements
 
 
 def parse_name(name):
@@ -119,25 +130,72 @@ def main():
     print(f"medians of {'/'.join(map(str, reps)) or '?'} repetitions; GB/s = 1e9 bytes of output per second")
     print()
 
-    rows = []
-    for case in cases:
-        for t in threads:
-            tile = get("tile", case, t)
-            alloc = get("tile_alloc", case, t)
-            label = next((b.get("label", "") for b in data["benchmarks"]
-                          if parse_name(b.get("run_name", b["name"])) == ("tile", case, t)), "")
-            rows.append([case, size(output_bytes[case]), t, gbps(tile),
-                         percent(tile, get("limit/stream", case, t)), percent(tile, get("limit/store", case, t)),
-                         gbps(alloc), percent(alloc, get("limit/fresh_thp", case, t)),
-                         duration(get("tile", case, t, "ns")), duration(get("tile_c", case, t, "ns")), label])
-    print_table(["case", "output", "thr", "tile GB/s", "%stream", "%store", "alloc GB/s", "%fresh_thp",
-                 "tile time", "C one-shot", "kernel path"], rows)
+    def op_of(case):
+        return next((op for op in OPS if any((op, case, t) in results for t in threads)), "tile")
+
+    def label_of(kind, case, t):
+        return next((b.get("label", "") for b in data["benchmarks"]
+                     if parse_name(b.get("run_name", b["name"])) == (kind, case, t)), "")
+
+    tile_cases = [c for c in cases if op_of(c) == "tile"]
+    other_cases = [c for c in cases if op_of(c) != "tile"]
+    if tile_cases:
+        rows = []
+        for case in tile_cases:
+            for t in threads:
+                tile = get("tile", case, t)
+                alloc = get("tile_alloc", case, t)
+                rows.append([case, size(output_bytes[case]), t, gbps(tile),
+                             percent(tile, get("limit/stream", case, t)), percent(tile, get("limit/store", case, t)),
+                             gbps(alloc), percent(alloc, get("limit/fresh_thp", case, t)),
+                             duration(get("tile", case, t, "ns")), duration(get("tile_c", case, t, "ns")),
+                             label_of("tile", case, t)])
+        print_table(["case", "output", "thr", "tile GB/s", "%stream", "%store", "alloc GB/s", "%fresh_thp",
+                     "tile time", "C one-shot", "kernel path"], rows)
+
+    misses, met = [], []
+    if other_cases:
+        if tile_cases:
+            print()
+        eigen = ctx.get("eigen_peer", "")
+        print("broadcast_to, expand, repeat: Plan::execute into a touched output (GB/s), the allocating call (alloc), "
+              "and Eigen's Tensor broadcast" + (f" ({eigen})" if eigen else " (not built: no Eigen column)"))
+        rows = []
+        for case in other_cases:
+            op = op_of(case)
+            need = TARGETS.get(case, TARGET_DEFAULT) if output_bytes[case] >= TARGET_MIN_BYTES else None
+            for t in threads:
+                run = get(op, case, t)
+                alloc = get(op + "_alloc", case, t)
+                eig = get("peer/eigen", case, t)
+                stream = get("limit/stream", case, t)
+                verdict = "-"
+                if need is not None and run is not None and stream:
+                    ok = run >= need * stream
+                    verdict = f"{'PASS' if ok else 'MISS'} >={100 * need:.0f}%"
+                    (met if ok else misses).append(
+                        f"{case} at {t} thr {100 * run / stream:.0f}% (>= {100 * need:.0f}%)")
+                rows.append([case, op, size(output_bytes[case]), t, gbps(run), percent(run, stream),
+                             percent(run, get("limit/store", case, t)), gbps(alloc),
+                             percent(alloc, get("limit/fresh_thp", case, t)), gbps(eig),
+                             f"{run / eig:.2f}x" if run and eig else "-", duration(get(op, case, t, "ns")),
+                             label_of(op, case, t), verdict])
+        print_table(["case", "op", "output", "thr", "GB/s", "%stream", "%store", "alloc GB/s", "%fresh_thp",
+                     "Eigen GB/s", "vs Eigen", "time", "kernel path", "target (%stream)"], rows)
+        eigen_rows = [(c, label_of("peer/eigen", c, threads[0])) for c in other_cases]
+        eigen_rows = [(c, e) for c, e in eigen_rows if e]
+        if eigen_rows:
+            print("Eigen expressions: " + "; ".join(f"{c}: {e}" for c, e in eigen_rows))
 
     print()
     print("limits, GB/s of output:")
     rows = [[case, t] + [gbps(get("limit/" + k, case, t)) for k in LIMITS] for case in cases for t in threads]
     print_table(["case", "thr"] + LIMITS, rows)
-
+    if met or misses:
+        print()
+        print(f"targets (outputs >= {TARGET_MIN_BYTES // 2**20} MiB: >= {100 * TARGET_DEFAULT:.0f}% of stream, "
+              + ", ".join(f"{c} >= {100 * v:.0f}%" for c, v in TARGETS.items()) + f"): {len(met)} met, "
+              + f"{len(misses)} missed" + (": " + "; ".join(misses) if misses else ""))
 
 if __name__ == "__main__":
     main()

@@ -1,17 +1,22 @@
-// tessera's benchmark. For each case of cases.json, at 1 thread and at all hardware threads:
-//   tile/<case>/threads:<T>          Plan::execute into a preallocated, already touched output
-//   tile_alloc/<case>/threads:<T>    the allocating tessera::tile (the Array is freed each time)
-//   tile_c/<case>/threads:<T>        the one-shot C call tessera_tile into the preallocated output
+// tessera's benchmark. For each case of cases.json, at 1 thread and at all hardware threads, with
+// <op> the case's operation (tile, broadcast_to, expand or repeat; cases.h):
+//   <op>/<case>/threads:<T>          Plan::execute into a preallocated, already touched output
+//   <op>_alloc/<case>/threads:<T>    the allocating call, e.g. tessera::tile (the Array is freed each time)
+//   <op>_c/<case>/threads:<T>        the one-shot C call, e.g. tessera_tile, into the preallocated output
 //                                    (outputs of at most 64 KiB)
+//   peer/eigen/<case>/threads:<T>    broadcast_to and expand cases: Eigen's Tensor broadcast, as
+//                                    TensorFlow's CPU BroadcastTo kernel runs it, into the same output
+//                                    (eigen_peer.h; when Eigen was found at build time)
 //   limit/<kind>/<case>/threads:<T>  the same output byte count written the fastest plain ways:
 //     stream     non-temporal stores, plus one read of the input's bytes
 //     store      regular stores
 //     memcpy     memcpy from a second touched buffer (for reference)
 //     fresh      memset into freshly mmapped 4 KiB pages (MADV_NOHUGEPAGE), then munmap
 //     fresh_thp  the same on a 2 MiB aligned mapping advised MADV_HUGEPAGE
-// Every benchmark runs inside a tbb::task_arena of T threads and reports bytes_per_second = bytes
-// of output written. Before a case is timed, its output is checked on sampled indices against the
-// index mapping out[i] = in[i % shape]; a wrong output stops the program.
+// Every benchmark runs inside a tbb::task_arena of T threads (Eigen: its own pool of T threads) and
+// reports bytes_per_second = bytes of output written. Before a case is timed, its output (and
+// Eigen's) is checked on sampled indices against the op's index mapping (source_index in cases.h,
+// e.g. out[i] = in[i % shape] for tile); a wrong output stops the program.
 //
 // Usage: tile_bench [--cases=FILE] [--case_filter=REGEX] [--describe] [Google Benchmark flags]
 
@@ -42,8 +47,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench_config.h"  // TESSERA_BENCH_CASES: the default cases file
+#include "bench_config.h"  // TESSERA_BENCH_CASES: the default cases file; TESSERA_BENCH_EIGEN_NEEDS_AVX
+#include "case_plan.h"
 #include "cases.h"
+#include "eigen_peer.h"
 #include "limit_loops.h"
 
 namespace tessera::bench {
@@ -58,7 +65,7 @@ constexpr uint8_t kFillByte = 0x5a;
 constexpr int kSamples = 64;  // output elements checked per case, plus the first and the last
 
 // Google Benchmark flags applied unless given on the command line (later flags win): about
-// 3.5 minutes for the 13 cases on 2 cores.
+// 6.5 minutes for the 24 cases on 2 cores.
 const char* const kDefaultFlags[] = {
     "--benchmark_min_time=0.1",
     "--benchmark_repetitions=7",
@@ -142,16 +149,22 @@ void for_each_piece(std::size_t bytes, int threads, const F& f) {
       tbb::static_partitioner());
 }
 
-// One case, ready to run: its input and plan, built and checked on first use.
+// Whether the Eigen peer can run on this CPU (it may have been compiled with -mavx).
+bool eigen_runs_here() {
+#if TESSERA_BENCH_EIGEN_NEEDS_AVX
+  return __builtin_cpu_supports("avx");
+#else
+  return true;
+#endif
+}
+
+// One case, ready to run: its input, plan and Eigen peer, built and checked on first use.
 struct Prepared {
-  explicit Prepared(const Case& c_)
-      : c(c_), input(c_.input_bytes), shape(c_.shape), strides(c_.strides), reps(c_.reps) {
-    fill_input(input.data(), c.input_bytes);
-  }
+  explicit Prepared(const Case& c_) : c(c_), input(c_.input_bytes) { fill_input(input.data(), c.input_bytes); }
   const Case& c;
   Buffer input;
-  tessera::Dims shape, strides, reps;
   std::optional<tessera::Plan> plan;
+  std::unique_ptr<EigenBroadcast> eigen;  // broadcast_to and expand cases, when built
 };
 
 class Bench {
@@ -178,10 +191,11 @@ class Bench {
     if (!prepared_[index]) {
       auto p = std::make_unique<Prepared>(cases_[index]);
       try {
-        p->plan.emplace(p->shape, p->strides, p->c.itemsize, p->reps);
+        p->plan.emplace(make_plan(p->c));
       } catch (const std::exception& e) {
-        die("case \"" + p->c.name + "\": tessera::Plan failed: " + e.what());
+        die("case \"" + p->c.name + "\": tessera::Plan for " + op_name(p->c.op) + " failed: " + e.what());
       }
+      if (eigen_runs_here()) p->eigen = make_eigen_broadcast(p->c);
       check(*p);
       prepared_[index] = std::move(p);
     }
@@ -214,16 +228,23 @@ class Bench {
       tbb::task_arena& arena = this->arena(t);
       std::memset(out, 0, c.out_bytes);  // poison: input bytes are never 0
       arena.execute([&] { plan.execute(p.input.data(), out, c.out_bytes); });
-      check_samples(p, out, "tile", t);
+      check_samples(p, out, op_name(c.op), t);
 
+      const std::string alloc = std::string(op_name(c.op)) + "_alloc";
       tessera::Array array;
-      arena.execute([&] { array = tessera::tile(p.input.data(), p.shape, p.strides, c.itemsize, p.reps); });
+      arena.execute([&] { array = make_array(c, p.input.data()); });
       if (array.shape().to_vector() != c.out_shape || array.nbytes() != c.out_bytes)
-        die("case \"" + c.name + "\": tile_alloc returned shape " + join(array.shape().to_vector()) + " (" +
+        die("case \"" + c.name + "\": " + alloc + " returned shape " + join(array.shape().to_vector()) + " (" +
             std::to_string(array.nbytes()) + " bytes), expected " + join(c.out_shape));
       if (reinterpret_cast<std::uintptr_t>(array.data()) % kAlign != 0)
-        die("case \"" + c.name + "\": tile_alloc output is not 64-byte aligned");
-      check_samples(p, static_cast<const unsigned char*>(array.data()), "tile_alloc", t);
+        die("case \"" + c.name + "\": " + alloc + " output is not 64-byte aligned");
+      check_samples(p, static_cast<const unsigned char*>(array.data()), alloc.c_str(), t);
+
+      if (p.eigen) {
+        std::memset(out, 0, c.out_bytes);
+        p.eigen->run(p.input.data(), out, t);
+        check_samples(p, out, "the Eigen peer", t);
+      }
     }
   }
 
@@ -231,21 +252,19 @@ class Bench {
   static void check_samples(const Prepared& p, const unsigned char* out, const char* what, int threads) {
     const Case& c = p.c;
     const auto count = static_cast<int64_t>(c.out_bytes / c.itemsize);
-    const std::size_t nd = c.out_shape.size(), lead = nd - c.shape.size();
+    const std::size_t nd = c.out_shape.size();
     uint64_t rng = std::hash<std::string>{}(c.name);
     for (int s = 0; s < kSamples + 2 && count > 0; ++s) {
       const int64_t k = s == 0 ? 0 : s == 1 ? count - 1 : static_cast<int64_t>(splitmix64(rng) % count);
-      std::vector<int64_t> out_index(nd), in_index(c.shape.size());
+      std::vector<int64_t> out_index(nd);
       int64_t rest = k;
       for (std::size_t i = nd; i-- > 0;) {
         out_index[i] = rest % c.out_shape[i];
         rest /= c.out_shape[i];
       }
+      const std::vector<int64_t> in_index = source_index(c, out_index);
       int64_t offset = 0;
-      for (std::size_t i = 0; i < c.shape.size(); ++i) {
-        in_index[i] = out_index[lead + i] % c.shape[i];
-        offset += in_index[i] * c.strides[i];
-      }
+      for (std::size_t i = 0; i < c.shape.size(); ++i) offset += in_index[i] * c.strides[i];
       const unsigned char* got = out + k * c.itemsize;
       const unsigned char* want = p.input.data() + offset;
       if (std::memcmp(got, want, c.itemsize) != 0)
@@ -284,14 +303,30 @@ void run_tile_alloc(benchmark::State& state, Bench& bench, std::size_t index, in
   tbb::task_arena& arena = bench.arena(threads);
   arena.execute([&] {
     for (auto _ : state) {
-      tessera::Array array = tessera::tile(p.input.data(), p.shape, p.strides, p.c.itemsize, p.reps);
+      tessera::Array array = make_array(p.c, p.input.data());
       benchmark::DoNotOptimize(array.data());
     }
   });
   report_bytes(state, p.c);
 }
 
-// The one-shot C call (tessera_tile: plan and execute in one call) into the preallocated output;
+// The Eigen peer into the preallocated output, on its own pool of `threads` threads.
+void run_eigen(benchmark::State& state, Bench& bench, std::size_t index, int threads) {
+  Prepared& p = bench.prepare(index);
+  unsigned char* out = bench.output();
+  if (!p.eigen) {
+    state.SkipWithError("no Eigen peer for this case");
+    return;
+  }
+  for (auto _ : state) {
+    p.eigen->run(p.input.data(), out, threads);
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(p.eigen->describe());
+  report_bytes(state, p.c);
+}
+
+// The one-shot C call (e.g. tessera_tile: plan and execute in one call) into the preallocated output;
 // registered for outputs of at most kOneShotMaxBytes, where its fixed cost shows.
 constexpr std::size_t kOneShotMaxBytes = std::size_t{64} << 10;
 
@@ -300,12 +335,10 @@ void run_tile_c(benchmark::State& state, Bench& bench, std::size_t index, int th
   unsigned char* out = bench.output();
   tbb::task_arena& arena = bench.arena(threads);
   const Case& c = p.c;
-  const int ndim = static_cast<int>(c.shape.size()), nreps = static_cast<int>(c.reps.size());
   tessera_status status = TESSERA_OK;
   arena.execute([&] {
     for (auto _ : state) {
-      status = tessera_tile(p.input.data(), ndim, c.shape.data(), c.strides.data(), c.itemsize, nreps, c.reps.data(),
-                            out, c.out_bytes);
+      status = c_one_shot(c, p.input.data(), out, c.out_bytes);
       benchmark::DoNotOptimize(status);
     }
   });
@@ -402,19 +435,27 @@ void run_limit(benchmark::State& state, Bench& bench, std::size_t index, int thr
 
 void register_benchmarks(Bench& bench) {
   for (std::size_t i = 0; i < bench.cases().size(); ++i) {
-    const std::string& name = bench.cases()[i].name;
+    const Case& c = bench.cases()[i];
+    const std::string& name = c.name;
+    const std::string op = op_name(c.op);
+    // Whether the case has an Eigen peer (without building the case's input yet).
+    const bool eigen = eigen_runs_here() && make_eigen_broadcast(c) != nullptr;
     for (int t : bench.threads()) {
       const std::string suffix = name + "/threads:" + std::to_string(t);
       Bench* b = &bench;
-      benchmark::RegisterBenchmark(("tile/" + suffix).c_str(), [=](benchmark::State& s) {
+      benchmark::RegisterBenchmark((op + "/" + suffix).c_str(), [=](benchmark::State& s) {
         run_tile(s, *b, i, t);
       })->UseRealTime();
-      benchmark::RegisterBenchmark(("tile_alloc/" + suffix).c_str(), [=](benchmark::State& s) {
+      benchmark::RegisterBenchmark((op + "_alloc/" + suffix).c_str(), [=](benchmark::State& s) {
         run_tile_alloc(s, *b, i, t);
       })->UseRealTime();
-      if (bench.cases()[i].out_bytes <= kOneShotMaxBytes)
-        benchmark::RegisterBenchmark(("tile_c/" + suffix).c_str(), [=](benchmark::State& s) {
+      if (c.out_bytes <= kOneShotMaxBytes)
+        benchmark::RegisterBenchmark((op + "_c/" + suffix).c_str(), [=](benchmark::State& s) {
           run_tile_c(s, *b, i, t);
+        })->UseRealTime();
+      if (eigen)
+        benchmark::RegisterBenchmark(("peer/eigen/" + suffix).c_str(), [=](benchmark::State& s) {
+          run_eigen(s, *b, i, t);
         })->UseRealTime();
       for (Limit kind : kLimits)
         benchmark::RegisterBenchmark(("limit/" + std::string(limit_name(kind)) + "/" + suffix).c_str(),
@@ -476,18 +517,21 @@ void run_benchmarks() {
         100 * share);
 }
 
-// Prints each case's output shape and the plan tessera chose for it.
+// Prints each case's output shape, the plan tessera chose for it and the Eigen peer's expression.
 void describe(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
-    std::printf("%s: %s %s, reps %s -> %s\n", c.name.c_str(), c.dtype.c_str(), join(c.shape).c_str(),
-                join(c.reps).c_str(), join(c.out_shape).c_str());
+    std::printf("%s: %s %s %s%s, %s -> %s\n", c.name.c_str(), op_name(c.op), c.dtype.c_str(), join(c.shape).c_str(),
+                c.transposed ? " (transposed view)" : "", c.arguments().c_str(), join(c.out_shape).c_str());
     try {
-      std::string plan = tessera::Plan(c.shape, c.strides, c.itemsize, c.reps).describe();
+      std::string plan = make_plan(c).describe();
       while (!plan.empty() && plan.back() == '\n') plan.pop_back();
-      std::printf("%s\n\n", plan.c_str());
+      std::printf("%s\n", plan.c_str());
     } catch (const std::exception& e) {
-      std::printf("  error: %s\n\n", e.what());
+      std::printf("  error: %s\n", e.what());
     }
+    if (const auto eigen = eigen_runs_here() ? make_eigen_broadcast(c) : nullptr)
+      std::printf("Eigen peer: %s\n", eigen->describe().c_str());
+    std::printf("\n");
   }
 }
 
@@ -552,6 +596,7 @@ int bench_main(int argc, char** argv) {
   benchmark::AddCustomContext("transparent_hugepage", first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
   benchmark::AddCustomContext("tbb_default_concurrency", std::to_string(tbb::info::default_concurrency()));
   benchmark::AddCustomContext("cases_file", cases_path);
+  benchmark::AddCustomContext("eigen_peer", eigen_runs_here() ? eigen_info() : "");
   benchmark::AddCustomContext("cases", names);
   benchmark::AddCustomContext("threads", thread_list);
 

@@ -1,8 +1,9 @@
 // Instruction counts of tessera's executor per case, for valgrind's callgrind (bench/instructions
-// runs it). Builds the case's plan with max_threads 1, executes it once outside the measurement
-// (first touch, lazy initialisation), then executes it --calls times with callgrind's collection
-// switched on around those calls only. Prints the case, the output bytes and the calls; callgrind
-// writes the instruction count. Outside valgrind the client requests do nothing.
+// runs it). Builds the case's plan (of its op: tile, broadcast_to, expand or repeat) with
+// max_threads 1, executes it once outside the measurement (first touch, lazy initialisation), then
+// executes it --calls times with callgrind's collection switched on around those calls only.
+// Prints the case, the output bytes and the calls; callgrind writes the instruction count.
+// Outside valgrind the client requests do nothing.
 //
 // Usage: tile_count --case=NAME [--calls=N] [--cases=FILE]
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "bench_config.h"  // TESSERA_BENCH_CASES
+#include "case_plan.h"
 #include "cases.h"
 
 int main(int argc, char** argv) {
@@ -54,8 +56,7 @@ int main(int argc, char** argv) {
       unsigned char* out = out_buffer.get();
       tessera::Options options;
       options.max_threads = 1;  // one thread: the count does not depend on scheduling
-      const tessera::Plan plan(tessera::Dims(c.shape), tessera::Dims(c.strides), c.itemsize, tessera::Dims(c.reps),
-                               options);
+      const tessera::Plan plan = tessera::bench::make_plan(c, options);
       plan.execute(input.data(), out, c.out_bytes);
       CALLGRIND_TOGGLE_COLLECT;
       for (long k = 0; k < calls; ++k) plan.execute(input.data(), out, c.out_bytes);
