@@ -156,8 +156,16 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
     // The group: consecutive rows while their distinct source rows fit the tile.
     std::memset(slot, 0, sizeof(slot));
     int64_t g = 0, D = 0;
+    const uint8_t* prev = nullptr;
     while (r + g < r1 && g < kMaxGroup) {
       const uint8_t* row = src + at.src_off;
+      if (row == prev) {  // a replica of the row before (an inner zero-stride loop): no lookup
+        which[g] = which[g - 1];
+        ++g;
+        at.Advance(p, 1);
+        continue;
+      }
+      prev = row;
       uint64_t h = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(row)) * 0x9E3779B97F4A7C15ull) >> 53;
       while (slot[h] != 0 && uniq[slot[h] - 1] != row) h = (h + 1) % kHash;
       if (slot[h] == 0) {

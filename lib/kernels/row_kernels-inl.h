@@ -291,6 +291,11 @@ HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT el
 // hwy::FlushStream() at the end of every range. SCALAR has no such stores: it uses the ordinary
 // copy.
 
+// Lambdas called once per row: inlined into their kernel even where they are large.
+#ifndef TESSERA_ROW_INLINE
+#define TESSERA_ROW_INLINE __attribute__((always_inline))
+#endif
+
 /// Bytes from `dst` up to the next multiple of `v`.
 HWY_INLINE size_t HeadBytes(const uint8_t* dst, size_t v) {
   return (v - reinterpret_cast<uintptr_t>(dst) % v) % v;
@@ -332,22 +337,48 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
 template <size_t kSize>
 HWY_INLINE void FillElementStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
   const size_t nbytes = n * kSize;
+  // Ordinary stores of `bytes` bytes of the sequence from byte `phase` of an element: the vector
+  // fill where whole elements start at dst, FillPattern otherwise.
+  const auto plain = [elem](uint8_t* d, size_t bytes, size_t phase) TESSERA_ROW_INLINE {
+    if (bytes == 0) return;
+    if (phase == 0 && bytes % kSize == 0) {
+      if constexpr (kSize == 16) {
+        Fill16(d, elem, bytes / 16);
+      } else {
+        FillElement<hwy::UnsignedFromSize<kSize>>(d, elem, bytes / kSize);
+      }
+    } else {
+      FillPattern(d, bytes, elem, kSize, phase);
+    }
+  };
 #if HWY_TARGET != HWY_SCALAR
   const size_t head = HeadBytes(dst, kLineBytes);
   if (nbytes >= head + kLineBytes) {
     const hn::CappedTag<uint8_t, kLineBytes> d;  // at most one line: divides every line
     const size_t N = hn::Lanes(d);
-    HWY_ALIGN uint8_t line[kLineBytes];  // the bytes of a line that starts `head` bytes in
-    FillPattern(line, kLineBytes, elem, kSize, head % kSize);
-    const auto v = hn::Load(d, line);
-    FillPattern(dst, head, elem, kSize, 0);
+    hn::Vec<decltype(d)> v;
+    if (head % kSize == 0) {  // dst is element-aligned (the usual case): the element from a register
+      if constexpr (kSize == 16) {
+        v = hn::LoadDup128(d, elem);
+      } else {
+        const hn::Repartition<hwy::UnsignedFromSize<kSize>, decltype(d)> dt;
+        hwy::UnsignedFromSize<kSize> value;
+        std::memcpy(&value, elem, kSize);
+        v = hn::BitCast(d, hn::Set(dt, value));
+      }
+    } else {  // the bytes of a line that starts `head` bytes in, through memory
+      HWY_ALIGN uint8_t line[kLineBytes];
+      FillPattern(line, kLineBytes, elem, kSize, head % kSize);
+      v = hn::Load(d, line);
+    }
+    plain(dst, head, 0);
     const size_t body = (nbytes - head) / kLineBytes * kLineBytes;
     for (size_t i = head; i < head + body; i += N) hn::Stream(v, d, dst + i);
-    FillPattern(dst + head + body, nbytes - head - body, elem, kSize, (head + body) % kSize);
+    plain(dst + head + body, nbytes - head - body, (head + body) % kSize);
     return;
   }
 #endif
-  FillPattern(dst, nbytes, elem, kSize, 0);
+  plain(dst, nbytes, 0);
 }
 
 /// FillPattern for long runs (at least one vector), each run a streamed copy from the source run.
@@ -505,9 +536,33 @@ struct SegmentCursor {
   }
 };
 
-/// The source index whose segment holds output index t: prefix[i] <= t < prefix[i + 1].
+/// The source index whose segment holds output index t: prefix[i] <= t < prefix[i + 1]
+/// (t < prefix[count]). Starts where the average count puts t and gallops out from there, so that
+/// evenly spread counts take a few loads, not log2(count) cache misses, then bisects.
 HWY_INLINE int64_t SegmentOf(const int64_t* prefix, int64_t count, int64_t t) {
   int64_t lo = 0, hi = count;  // prefix[lo] <= t < prefix[hi]
+  const int64_t total = prefix[count];
+  int64_t guess = static_cast<int64_t>(static_cast<double>(t) / static_cast<double>(total) * static_cast<double>(count));
+  guess = guess < 0 ? 0 : guess >= count ? count - 1 : guess;
+  if (prefix[guess] <= t) {
+    lo = guess;
+    for (int64_t step = 1; lo + step < hi; step *= 2) {
+      if (prefix[lo + step] > t) {
+        hi = lo + step;
+        break;
+      }
+      lo += step;
+    }
+  } else {
+    hi = guess;
+    for (int64_t step = 1; hi - step > lo; step *= 2) {
+      if (prefix[hi - step] <= t) {
+        lo = hi - step;
+        break;
+      }
+      hi -= step;
+    }
+  }
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
     if (prefix[mid] <= t) lo = mid; else hi = mid;
