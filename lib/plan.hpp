@@ -27,8 +27,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
+
+#include "allocator.hpp"
 
 namespace tessera::detail {
 
@@ -179,6 +181,28 @@ inline constexpr int64_t kLineBytes = 64;
 inline constexpr int64_t kBlockedGatherStride = 64;
 inline constexpr int64_t kBlockedGatherMaxItem = 16;
 
+/// The prefix sums of per-element repeat counts: immutable once planned, shared by copies of the
+/// plan. Held in an output block of the allocator (allocator.hpp): large ones get transparent huge
+/// pages and are kept for reuse after the plan dies, so planning millions of counts again does not
+/// fault in fresh pages each time.
+class Prefix {
+ public:
+  /// Room for n values (once, before the push_backs). Throws std::bad_alloc.
+  void reserve(std::size_t n) {
+    bool fresh = false;
+    buf_.reset(static_cast<int64_t*>(allocate_output(n * sizeof(int64_t), &fresh)), free_output);
+  }
+  void push_back(int64_t v) noexcept { buf_.get()[size_++] = v; }  // within the reserved room
+  const int64_t* data() const noexcept { return buf_.get(); }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  int64_t back() const noexcept { return buf_.get()[size_ - 1]; }
+
+ private:
+  std::shared_ptr<int64_t> buf_;
+  std::size_t size_ = 0;
+};
+
 /// One axis of the nest (see the file comment): the source axis' `extent` (elements) and byte
 /// `stride`, replicated `reps` times — as a whole when !elementwise (tile, broadcast), element by
 /// element when elementwise (repeat). A segment axis (elementwise, reps == kSegmentReps) repeats
@@ -237,7 +261,7 @@ struct PlanData {
   int nest_size = 0;
   NestAxis nest[max_ndim];
   bool flattened = false;
-  std::vector<int64_t> prefix;  // segment axis: extent + 1 prefix sums of the counts (prefix[0] = 0)
+  Prefix prefix;                // segment axis: extent + 1 prefix sums of the counts (prefix[0] = 0)
   int64_t seg_max_count = 0;    // segment axis: the largest count
   // The segment axis' source as the segments kernel walks it: one axis, or a flattened input's
   // axes (outermost first) in C order.

@@ -246,34 +246,43 @@ void nest_repeat(PlanData& p, const int64_t* repeats, int64_t count, bool has_ax
             (has_axis ? "axis " + std::to_string(axis) : std::string("the flattened input")) +
             " (give one count, or one per element)");
   const bool clamp = p.options.negative_reps == NegativeReps::clamp_to_zero;
-  const auto at = [&](int64_t i) {
-    const int64_t r = repeats[i];
-    if (r < 0 && !clamp)
-      invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(r) + " is negative (numpy.repeat needs counts >= 0)");
-    return r < 0 ? int64_t{0} : r;
-  };
-  // One count for all (given once, or every count equal): a scalar repeat.
-  bool scalar = count <= 1;
-  int64_t r = count == 0 ? 0 : at(0);
-  if (!scalar) {
-    scalar = true;
-    for (int64_t i = 1; i < count; ++i) scalar = at(i) == r && scalar;  // every count checked
+  // One read of the counts: any negative one (reported, or 0 under clamp_to_zero), all equal?
+  bool negative = false, equal = true;
+  const int64_t first = count == 0 ? 0 : repeats[0];
+  for (int64_t i = 0; i < count; ++i) {
+    negative = negative || repeats[i] < 0;
+    equal = equal && repeats[i] == first;
   }
+  if (negative && !clamp)
+    for (int64_t i = 0; i < count; ++i)
+      if (repeats[i] < 0)
+        invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(repeats[i]) +
+                " is negative (numpy.repeat needs counts >= 0)");
+  const auto at = [&](int64_t i) { return repeats[i] < 0 ? int64_t{0} : repeats[i]; };
+  // One count for all (given once, or every count equal after clamping): a scalar repeat.
+  bool scalar = count <= 1 || equal;
+  if (!scalar && negative) {
+    scalar = true;
+    for (int64_t i = 1; i < count && scalar; ++i) scalar = at(i) == at(0);
+  }
+  const int64_t r = count == 0 ? 0 : at(0);
   int64_t total = 0;  // output extent along the axis
   if (scalar) {
     if (__builtin_mul_overflow(extent, r, &total))
       overflow("repeat: " + std::to_string(extent) + " elements * " + std::to_string(r) + " repeats overflows int64");
     p.repeats = r;
   } else {
-    p.prefix.resize(static_cast<std::size_t>(count) + 1);
-    p.prefix[0] = 0;
+    p.prefix.reserve(static_cast<std::size_t>(count) + 1);  // no zero fill: written once
+    p.prefix.push_back(0);
+    int64_t max_count = 0;
     for (int64_t i = 0; i < count; ++i) {
       const int64_t c = at(i);
       if (__builtin_add_overflow(total, c, &total))
         overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
-      p.prefix[static_cast<std::size_t>(i) + 1] = total;
-      p.seg_max_count = c > p.seg_max_count ? c : p.seg_max_count;
+      p.prefix.push_back(total);
+      max_count = c > max_count ? c : max_count;
     }
+    p.seg_max_count = max_count;
     p.repeats = kSegmentReps;
   }
   const int64_t reps = scalar ? r : kSegmentReps;
