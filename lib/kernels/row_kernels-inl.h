@@ -353,9 +353,17 @@ HWY_INLINE void FillElementStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_
   };
 #if HWY_TARGET != HWY_SCALAR
   const size_t head = HeadBytes(dst, kLineBytes);
+  const hn::CappedTag<uint8_t, kLineBytes> d;  // at most one line: divides every line
+  const size_t N = hn::Lanes(d);
+  if (head == 0 && nbytes % kLineBytes == 0 && kSize != 16) {  // whole lines (rows of a line-aligned output)
+    const hn::Repartition<hwy::UnsignedFromSize<kSize == 16 ? 8 : kSize>, decltype(d)> dt;
+    hwy::UnsignedFromSize<kSize == 16 ? 8 : kSize> value;
+    std::memcpy(&value, elem, sizeof value);
+    const auto v = hn::BitCast(d, hn::Set(dt, value));
+    for (size_t i = 0; i < nbytes; i += N) hn::Stream(v, d, dst + i);
+    return;
+  }
   if (nbytes >= head + kLineBytes) {
-    const hn::CappedTag<uint8_t, kLineBytes> d;  // at most one line: divides every line
-    const size_t N = hn::Lanes(d);
     hn::Vec<decltype(d)> v;
     if (head % kSize == 0) {  // dst is element-aligned (the usual case): the element from a register
       if constexpr (kSize == 16) {
