@@ -150,8 +150,8 @@ const char* kernel_name(Kernel k) noexcept;
 /// most kShuffleRunBytes are generated in vector registers by byte shuffles ("pattern.shuffle").
 inline constexpr int64_t kLongRunBytes = 256;
 inline constexpr int64_t kShuffleRunBytes = 16;
-/// The shuffle paths' index tables cost about a vector store per entry: only outputs of at least
-/// this many bytes take them.
+/// pattern.shuffle's index table costs about a vector store per entry: only outputs of at least
+/// this many bytes take it (repeat.shuffle's tables are r vectors, built per range).
 inline constexpr int64_t kShuffleMinBytes = 4096;
 /// Element repeats of fewer than kRepeatMaxBytes bytes per source element (reps * itemsize), and
 /// every repeat "repeat.shuffle" takes (contiguous sources of 1-, 2-, 4- and 8-byte elements
