@@ -496,9 +496,9 @@ HWY_INLINE void RepeatShuffleRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
 #else
   size_t j = off / reps;  // source element
   const size_t phase = off % reps;
-  if (phase != 0) {
+  if (phase != 0) {  // the rest of a partly written element's run
     const size_t c = reps - phase < n ? reps - phase : n;
-    FillCopies<kSize>(dst, src + j * kSize, c, kSize);
+    RepeatRow<kSize>(dst, src, kSize, reps, off, c, kSize);
     dst += c * kSize;
     n -= c;
     ++j;

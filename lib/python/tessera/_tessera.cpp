@@ -338,6 +338,33 @@ PyArrayObject* check_out(PyObject* out, PyArray_Descr* descr, const tessera::Dim
   return o;
 }
 
+// A planned call's result: written into `out` (checked first), or into a new array — from the
+// allocating C++ call (the plan made once, GIL released) for kFreshMinBytes or more.
+py::object write_result(const tessera::Plan& plan, const char* src, const tessera::Dims& shape,
+                        const tessera::Dims& strides, std::size_t itemsize, PyArray_Descr* descr, py::handle out) {
+  check_numpy_output(plan.shape(), plan.nbytes(), itemsize);
+  if (!out.is_none()) {
+    PyArrayObject* o = check_out(out.ptr(), descr, plan.shape(), "the result");
+    execute_into(plan, src, span_of(src, shape, strides, itemsize), static_cast<char*>(PyArray_DATA(o)));
+    return py::reinterpret_borrow<py::object>(out);
+  }
+  if (plan.nbytes() >= kFreshMinBytes) {
+    tessera::Array result;
+    try {
+      py::gil_scoped_release release;
+      result = plan.execute(src);  // the plan made once, re-chosen for fresh pages
+    } catch (const std::bad_alloc&) {
+      PyErr_Format(PyExc_MemoryError, "tessera: cannot allocate %zu bytes for an output of shape %s", plan.nbytes(),
+                   shape_str(plan.shape()).c_str());
+      throw_python();
+    }
+    return adopt(std::move(result), descr);
+  }
+  py::object result = new_array(descr, plan.shape());
+  execute_into(plan, src, ByteSpan{}, static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
+  return result;
+}
+
 // tessera.tile for anything but a torch tensor (see __init__.py for the contract).
 py::object tile(py::handle A, py::handle reps, py::handle out, py::handle max_threads, py::handle nontemporal,
                 py::handle negative_reps) {
@@ -364,27 +391,7 @@ py::object tile(py::handle A, py::handle reps, py::handle out, py::handle max_th
   }
 
   const tessera::Plan plan(shape, strides, itemsize, r, options);
-  check_numpy_output(plan.shape(), plan.nbytes(), itemsize);
-  if (!out.is_none()) {
-    PyArrayObject* o = check_out(out.ptr(), descr, plan.shape(), "the result");
-    execute_into(plan, src, span_of(src, shape, strides, itemsize), static_cast<char*>(PyArray_DATA(o)));
-    return py::reinterpret_borrow<py::object>(out);
-  }
-  if (plan.nbytes() >= kFreshMinBytes) {
-    tessera::Array result;
-    try {
-      py::gil_scoped_release release;
-      result = plan.execute(src);  // the plan made once, re-chosen for fresh pages
-    } catch (const std::bad_alloc&) {
-      PyErr_Format(PyExc_MemoryError, "tessera: cannot allocate %zu bytes for an output of shape %s", plan.nbytes(),
-                   shape_str(plan.shape()).c_str());
-      throw_python();
-    }
-    return adopt(std::move(result), descr);
-  }
-  py::object result = new_array(descr, plan.shape());
-  execute_into(plan, src, ByteSpan{}, static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
-  return result;
+  return write_result(plan, src, shape, strides, itemsize, descr, out);
 }
 
 // tessera.tile_shape(shape, reps, negative_reps)
@@ -617,27 +624,7 @@ py::object family(py::handle op, py::handle A, py::handle arg, py::handle axis, 
   }
 
   const tessera::Plan plan = plan_for(args, shape, strides, itemsize, options);
-  check_numpy_output(plan.shape(), plan.nbytes(), itemsize);
-  if (!out.is_none()) {
-    PyArrayObject* o = check_out(out.ptr(), descr, plan.shape(), "the result");
-    execute_into(plan, src, span_of(src, shape, strides, itemsize), static_cast<char*>(PyArray_DATA(o)));
-    return py::reinterpret_borrow<py::object>(out);
-  }
-  if (plan.nbytes() >= kFreshMinBytes) {
-    tessera::Array result;
-    try {
-      py::gil_scoped_release release;
-      result = plan.execute(src);  // the plan made once, re-chosen for fresh pages
-    } catch (const std::bad_alloc&) {
-      PyErr_Format(PyExc_MemoryError, "tessera: cannot allocate %zu bytes for an output of shape %s", plan.nbytes(),
-                   shape_str(plan.shape()).c_str());
-      throw_python();
-    }
-    return adopt(std::move(result), descr);
-  }
-  py::object result = new_array(descr, plan.shape());
-  execute_into(plan, src, ByteSpan{}, static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
-  return result;
+  return write_result(plan, src, shape, strides, itemsize, descr, out);
 }
 
 // The output shape of an operation on an input of `shape` (the torch path allocates it).
