@@ -5,6 +5,7 @@
 #include "executor.hpp"
 #include "kernels/kernels.hpp"
 #include "planner.hpp"
+#include "reduce.hpp"
 
 #include <memory>
 #include <string>
@@ -25,7 +26,7 @@ struct ArrayAccess {
     if (plan.nbytes > 0) {
       bool fresh = false;
       out.data_.reset(allocate_output(plan.nbytes, &fresh));
-      if (fresh) plan_for_fresh_output(plan);
+      if (fresh && !plan.reduce) plan_for_fresh_output(plan);
       execute_checked(plan, src, out.data_.get(), plan.nbytes);  // first touch: by the executor's threads
     }
     out.shape_ = plan.out_shape;
@@ -36,6 +37,27 @@ struct ArrayAccess {
 };
 
 namespace {
+
+// A reduction's plan as a PlanData: the accessors' fields, and the reduction.
+PlanData reduce_plan(ReduceData&& r, const Options& options) {
+  PlanData p;
+  p.options = options;
+  p.itemsize = itemsize_of(r.dtype);
+  p.out_shape = r.out_shape;
+  p.out_size = 1;
+  for (int i = 0; i < r.out_shape.size(); ++i) p.out_size *= r.out_shape[i];
+  p.nbytes = static_cast<std::size_t>(p.out_size) * p.itemsize;
+  p.input_size = 1;
+  for (int i = 0; i < r.grad_shape.size(); ++i) p.input_size *= r.grad_shape[i];
+  p.reduce = std::make_shared<const ReduceData>(std::move(r));
+  return p;
+}
+
+// The allocating reductions write a new array: nothing to accumulate into.
+Options no_accumulate(Options o) {
+  o.accumulate = false;
+  return o;
+}
 
 // A shape-only plan (steps 1-3): the input's shape with 1-byte elements.
 PlanData shape_plan(const Dims& shape, const Options& options) {
@@ -98,6 +120,28 @@ Plan Plan::repeat(const Dims& shape, const Dims& strides, std::size_t itemsize, 
       shape, strides, itemsize, repeats.data(), repeats.size(), axis.has_value(), axis.value_or(0), options)));
 }
 
+Plan Plan::tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape, const Dims& reps,
+                         const Options& options) {
+  return Plan(std::make_shared<const detail::PlanData>(
+      detail::reduce_plan(detail::make_tile_backward(shape, strides, dtype, in_shape, reps, options), options)));
+}
+
+Plan Plan::sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
+                        const Options& options) {
+  return Plan(std::make_shared<const detail::PlanData>(
+      detail::reduce_plan(detail::make_sum_to_shape(shape, strides, dtype, target, options), options)));
+}
+
+Plan Plan::repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+                           const Repeats& repeats, std::optional<int> axis, const Options& options) {
+  return Plan(std::make_shared<const detail::PlanData>(detail::reduce_plan(
+      detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(), repeats.size(),
+                                   axis.has_value(), axis.value_or(0), options),
+      options)));
+}
+
+bool Plan::is_reduction() const noexcept { return data_->reduce != nullptr; }
+
 int Plan::ndim() const noexcept { return data_->out_shape.size(); }
 const Dims& Plan::shape() const noexcept { return data_->out_shape; }
 int64_t Plan::size() const noexcept { return data_->out_size; }
@@ -105,12 +149,20 @@ std::size_t Plan::nbytes() const noexcept { return data_->nbytes; }
 std::size_t Plan::itemsize() const noexcept { return data_->itemsize; }
 int64_t Plan::input_size() const noexcept { return data_->input_size; }
 const Options& Plan::options() const noexcept { return data_->options; }
-std::string Plan::describe() const { return detail::describe(*data_); }
-const char* Plan::kernel_name() const noexcept { return detail::kernel_name(data_->kernel()); }
-const char* Plan::kernel_path() const noexcept { return detail::path_info(data_->path).name; }
+std::string Plan::describe() const {
+  return data_->reduce ? detail::describe_reduce(*data_->reduce) : detail::describe(*data_);
+}
+const char* Plan::kernel_name() const noexcept {
+  return data_->reduce ? "reduce" : detail::kernel_name(data_->kernel());
+}
+const char* Plan::kernel_path() const noexcept {
+  return data_->reduce ? detail::kReducePathNames[static_cast<int>(data_->reduce->problem.path)]
+                       : detail::path_info(data_->path).name;
+}
 std::vector<std::string> Plan::kernel_paths() {
   std::vector<std::string> paths;
   for (const detail::PathInfo& info : detail::kPathInfo) paths.emplace_back(info.name);
+  for (int i = 1; i < detail::kReducePathCount; ++i) paths.emplace_back(detail::kReducePathNames[i]);
   return paths;
 }
 
@@ -120,6 +172,9 @@ void Plan::execute(const void* src, void* dst, std::size_t dst_bytes) const {
 
 Array Plan::execute(const void* src) const {
   // A copy of the plan: the allocating call may re-choose its path for fresh pages.
+  if (data_->reduce && data_->reduce->accumulate)
+    throw InvalidArgument("tessera: Plan::execute(src) allocates a new array: a plan made with accumulate = true "
+                          "needs the output to add into (execute(src, dst, dst_bytes))");
   return detail::ArrayAccess::run(detail::PlanData(*data_), src);
 }
 
@@ -184,6 +239,72 @@ Array repeat(const void* src, const Dims& shape, const Dims& strides, std::size_
   return detail::ArrayAccess::run(detail::make_repeat_plan(shape, strides, itemsize, repeats.data(), repeats.size(),
                                                            axis.has_value(), axis.value_or(0), options),
                                   src);
+}
+
+void tile_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+                   const Dims& reps, void* grad_in, std::size_t grad_in_bytes, const Options& options) {
+  detail::execute_checked(
+      detail::reduce_plan(detail::make_tile_backward(shape, strides, dtype, in_shape, reps, options), options),
+      grad_out, grad_in, grad_in_bytes);
+}
+
+Array tile_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+                    const Dims& reps, const Options& options) {
+  const Options o = detail::no_accumulate(options);
+  return detail::ArrayAccess::run(
+      detail::reduce_plan(detail::make_tile_backward(shape, strides, dtype, in_shape, reps, o), o), grad_out);
+}
+
+void sum_to_shape(const void* src, const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
+                  void* dst, std::size_t dst_bytes, const Options& options) {
+  detail::execute_checked(
+      detail::reduce_plan(detail::make_sum_to_shape(shape, strides, dtype, target, options), options), src, dst,
+      dst_bytes);
+}
+
+Array sum_to_shape(const void* src, const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
+                   const Options& options) {
+  const Options o = detail::no_accumulate(options);
+  return detail::ArrayAccess::run(detail::reduce_plan(detail::make_sum_to_shape(shape, strides, dtype, target, o), o),
+                                  src);
+}
+
+void repeat_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+                     const Repeats& repeats, std::optional<int> axis, void* grad_in, std::size_t grad_in_bytes,
+                     const Options& options) {
+  detail::execute_checked(
+      detail::reduce_plan(detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(),
+                                                       repeats.size(), axis.has_value(), axis.value_or(0), options),
+                          options),
+      grad_out, grad_in, grad_in_bytes);
+}
+
+Array repeat_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+                      const Repeats& repeats, std::optional<int> axis, const Options& options) {
+  const Options o = detail::no_accumulate(options);
+  return detail::ArrayAccess::run(
+      detail::reduce_plan(detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(), repeats.size(),
+                                                       axis.has_value(), axis.value_or(0), o),
+                          o),
+      grad_out);
+}
+
+std::size_t itemsize_of(DType dtype) {
+  static constexpr std::size_t sizes[] = {4, 8, 2, 2, 8, 16, 1, 2, 4, 8, 1, 2, 4, 8};
+  const int v = static_cast<int>(dtype);
+  if (v < 0 || v > static_cast<int>(DType::uint64))
+    throw InvalidArgument("tessera: dtype " + std::to_string(v) +
+                          " is not a tessera_dtype (float32, float64, float16, bfloat16, complex64, complex128, "
+                          "int8-int64, uint8-uint64: 0-13)");
+  return sizes[v];
+}
+
+const char* dtype_name(DType dtype) {
+  static constexpr const char* names[] = {"float32", "float64", "float16", "bfloat16", "complex64",
+                                          "complex128", "int8",  "int16",   "int32",    "int64",
+                                          "uint8",   "uint16",  "uint32",  "uint64"};
+  itemsize_of(dtype);  // throws for a value that is not a DType
+  return names[static_cast<int>(dtype)];
 }
 
 const char* active_target() noexcept { return detail::dispatch_target_name(); }

@@ -33,6 +33,12 @@ tessera::Options to_options(const tessera_options* options) {
     o.negative_reps = static_cast<tessera::NegativeReps>(options->negative_reps);
   if (has(offsetof(tessera_options, nontemporal), sizeof(int)))
     o.nontemporal = static_cast<tessera::NonTemporal>(options->nontemporal);
+  if (has(offsetof(tessera_options, accumulate), sizeof(int))) {
+    if (options->accumulate != 0 && options->accumulate != 1)
+      throw tessera::InvalidArgument("tessera: options->accumulate = " + std::to_string(options->accumulate) +
+                                     " (it must be 0 or 1)");
+    o.accumulate = options->accumulate == 1;
+  }
   return o;  // validated by the planner
 }
 
@@ -304,6 +310,123 @@ tessera_status tessera_plan_create_repeat(int ndim, const int64_t* shape, const 
     c_require(out_plan, "out_plan");
     return tessera::Plan::repeat(in.shape, in.strides, itemsize, r, to_axis(axis), o);
   });
+}
+
+static_assert(TESSERA_UINT64 == static_cast<int>(tessera::DType::uint64), "tessera_dtype mirrors tessera::DType");
+
+tessera_status tessera_tile_backward(const void* grad_out, int ndim, const int64_t* shape, const int64_t* strides,
+                                     int dtype, int in_ndim, const int64_t* in_shape, int nreps, const int64_t* reps,
+                                     void* grad_in, size_t grad_in_bytes) {
+  return tessera_tile_backward_ex(grad_out, ndim, shape, strides, dtype, in_ndim, in_shape, nreps, reps, grad_in,
+                                  grad_in_bytes, nullptr);
+}
+
+tessera_status tessera_tile_backward_ex(const void* grad_out, int ndim, const int64_t* shape, const int64_t* strides,
+                                        int dtype, int in_ndim, const int64_t* in_shape, int nreps,
+                                        const int64_t* reps, void* grad_in, size_t grad_in_bytes,
+                                        const tessera_options* options) {
+  return c_guarded([&] {
+    const Input in(ndim, shape, strides);
+    const auto dt = static_cast<tessera::DType>(dtype);
+    tessera::itemsize_of(dt);
+    const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
+    const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
+    const tessera::Options o = to_options(options);
+    tessera::tile_backward(grad_out, in.shape, in.strides, dt, s, r, grad_in, grad_in_bytes, o);
+  });
+}
+
+tessera_status tessera_sum_to_shape(const void* src, int ndim, const int64_t* shape, const int64_t* strides, int dtype,
+                                    int target_ndim, const int64_t* target, void* dst, size_t dst_bytes) {
+  return tessera_sum_to_shape_ex(src, ndim, shape, strides, dtype, target_ndim, target, dst, dst_bytes, nullptr);
+}
+
+tessera_status tessera_sum_to_shape_ex(const void* src, int ndim, const int64_t* shape, const int64_t* strides,
+                                       int dtype, int target_ndim, const int64_t* target, void* dst, size_t dst_bytes,
+                                       const tessera_options* options) {
+  return c_guarded([&] {
+    const Input in(ndim, shape, strides);
+    const auto dt = static_cast<tessera::DType>(dtype);
+    tessera::itemsize_of(dt);
+    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
+    const tessera::Options o = to_options(options);
+    tessera::sum_to_shape(src, in.shape, in.strides, dt, t, dst, dst_bytes, o);
+  });
+}
+
+tessera_status tessera_repeat_backward(const void* grad_out, int ndim, const int64_t* shape, const int64_t* strides,
+                                       int dtype, int in_ndim, const int64_t* in_shape, int64_t nrepeats,
+                                       const int64_t* repeats, int axis, void* grad_in, size_t grad_in_bytes) {
+  return tessera_repeat_backward_ex(grad_out, ndim, shape, strides, dtype, in_ndim, in_shape, nrepeats, repeats, axis,
+                                    grad_in, grad_in_bytes, nullptr);
+}
+
+tessera_status tessera_repeat_backward_ex(const void* grad_out, int ndim, const int64_t* shape,
+                                          const int64_t* strides, int dtype, int in_ndim, const int64_t* in_shape,
+                                          int64_t nrepeats, const int64_t* repeats, int axis, void* grad_in,
+                                          size_t grad_in_bytes, const tessera_options* options) {
+  return c_guarded([&] {
+    const Input in(ndim, shape, strides);
+    const auto dt = static_cast<tessera::DType>(dtype);
+    tessera::itemsize_of(dt);
+    const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
+    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    const tessera::Options o = to_options(options);
+    tessera::repeat_backward(grad_out, in.shape, in.strides, dt, s, r, to_axis(axis), grad_in, grad_in_bytes, o);
+  });
+}
+
+tessera_status tessera_plan_create_tile_backward(int ndim, const int64_t* shape, const int64_t* strides, int dtype,
+                                                 int in_ndim, const int64_t* in_shape, int nreps, const int64_t* reps,
+                                                 const tessera_options* options, tessera_plan** out_plan) {
+  return create_plan(out_plan, [&] {
+    const Input in(ndim, shape, strides);
+    const auto dt = static_cast<tessera::DType>(dtype);
+    tessera::itemsize_of(dt);
+    const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
+    const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
+    const tessera::Options o = to_options(options);
+    c_require(out_plan, "out_plan");
+    return tessera::Plan::tile_backward(in.shape, in.strides, dt, s, r, o);
+  });
+}
+
+tessera_status tessera_plan_create_sum_to_shape(int ndim, const int64_t* shape, const int64_t* strides, int dtype,
+                                                int target_ndim, const int64_t* target, const tessera_options* options,
+                                                tessera_plan** out_plan) {
+  return create_plan(out_plan, [&] {
+    const Input in(ndim, shape, strides);
+    const auto dt = static_cast<tessera::DType>(dtype);
+    tessera::itemsize_of(dt);
+    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
+    const tessera::Options o = to_options(options);
+    c_require(out_plan, "out_plan");
+    return tessera::Plan::sum_to_shape(in.shape, in.strides, dt, t, o);
+  });
+}
+
+tessera_status tessera_plan_create_repeat_backward(int ndim, const int64_t* shape, const int64_t* strides, int dtype,
+                                                   int in_ndim, const int64_t* in_shape, int64_t nrepeats,
+                                                   const int64_t* repeats, int axis, const tessera_options* options,
+                                                   tessera_plan** out_plan) {
+  return create_plan(out_plan, [&] {
+    const Input in(ndim, shape, strides);
+    const auto dt = static_cast<tessera::DType>(dtype);
+    tessera::itemsize_of(dt);
+    const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
+    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    const tessera::Options o = to_options(options);
+    c_require(out_plan, "out_plan");
+    return tessera::Plan::repeat_backward(in.shape, in.strides, dt, s, r, to_axis(axis), o);
+  });
+}
+
+size_t tessera_dtype_itemsize(int dtype) {
+  return dtype >= 0 && dtype <= TESSERA_UINT64 ? tessera::itemsize_of(static_cast<tessera::DType>(dtype)) : 0;
+}
+
+const char* tessera_dtype_name(int dtype) {
+  return dtype >= 0 && dtype <= TESSERA_UINT64 ? tessera::dtype_name(static_cast<tessera::DType>(dtype)) : "";
 }
 
 size_t tessera_plan_output_bytes(const tessera_plan* plan) { return plan ? plan->plan.nbytes() : 0; }

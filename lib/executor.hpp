@@ -11,7 +11,7 @@
 namespace tessera::detail {
 
 /// Plan::execute: checks the pointers and the buffer size (throws InvalidArgument /
-/// BufferTooSmall before writing anything), then runs the plan.
+/// BufferTooSmall before writing anything), then runs the plan (a reduction's by execute_reduce).
 void execute_checked(const PlanData& plan, const void* src, void* dst, std::size_t dst_bytes);
 
 /// Runs the plan: writes all out_size elements to dst. Preconditions (execute_checked):

@@ -34,6 +34,8 @@
 
 namespace tessera::detail {
 
+struct ReduceData;  // reduce.hpp: a reduction's plan
+
 /// The operation a plan was made for (describe() and regions need it; the kernels do not).
 enum class Operation : uint8_t { tile, broadcast_to, expand, repeat };
 
@@ -282,6 +284,10 @@ struct PlanData {
   int64_t count = 0;         // pattern: runs per row; fill: elements per row; gather, repeat, segments: source elements per row
   int64_t inner_stride = 0;  // gather, repeat, segments: source byte stride between elements
   int64_t inner_reps = 0;    // repeat: copies of each element
+
+  // A reduction (the gradients): its plan, which the executor runs instead of the loops above;
+  // out_shape, out_size, nbytes, itemsize and input_size are set for Plan's accessors.
+  std::shared_ptr<const ReduceData> reduce;
 
   Kernel kernel() const noexcept { return path_info(path).kernel; }
   /// Source elements of the segment axis (0 if none).

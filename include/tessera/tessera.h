@@ -111,6 +111,8 @@ typedef enum tessera_nontemporal {
  * negative_reps: a tessera_negative_reps value (default TESSERA_NEGATIVE_REPS_ERROR); applies to
  *                tile's reps and repeat's counts.
  * nontemporal:   a tessera_nontemporal value (default TESSERA_NONTEMPORAL_AUTO).
+ * accumulate:    the reductions only: 0 writes the result, 1 adds it to what the output holds
+ *                (a caller compiled against 0.1, whose sizeof_options ends before it, gets 0).
  * The enum fields are ints so that any value a caller stores can be checked: one that is not a
  * value of its enum is TESSERA_INVALID_ARGUMENT, with a message naming the field.
  */
@@ -119,11 +121,14 @@ typedef struct tessera_options {
   int max_threads;
   int negative_reps; /* tessera_negative_reps */
   int nontemporal;   /* tessera_nontemporal */
+  int accumulate;    /* the reductions (tessera_tile_backward ...): 0 (default) overwrites the output,
+                        1 adds the result into it (grad_in += ...); other values are
+                        TESSERA_INVALID_ARGUMENT. Ignored by the copying calls. Appended in 0.2. */
 } tessera_options;
 
 /**
  * Sets *options to the defaults: sizeof_options = sizeof(tessera_options) (the caller's), max_threads
- * 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO. NULL is a no-op.
+ * 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO, accumulate 0. NULL is a no-op.
  */
 static inline void tessera_options_init(tessera_options *options) {
   if (options == NULL) return;
@@ -131,6 +136,7 @@ static inline void tessera_options_init(tessera_options *options) {
   options->max_threads = 0;
   options->negative_reps = TESSERA_NEGATIVE_REPS_ERROR;
   options->nontemporal = TESSERA_NONTEMPORAL_AUTO;
+  options->accumulate = 0;
 }
 
 /**
@@ -377,6 +383,136 @@ TESSERA_API tessera_status tessera_plan_create_repeat(int ndim, const int64_t *s
                                                       size_t itemsize, int64_t nrepeats, const int64_t *repeats,
                                                       int axis, const tessera_options *options,
                                                       tessera_plan **out_plan);
+
+/* ---------------------------------------------------------------------------------------------
+ * The reductions: the gradients of the family (the way back). Each sums the elements of a
+ * strided input over the replicas that tile / broadcast_to / repeat made of each source element,
+ * into a C-contiguous output of the source's shape. They are tessera's only calls that add, so
+ * they take an element type (tessera_dtype) instead of an itemsize.
+ *
+ * Accuracy: floating-point sums are blocked and pairwise, never one long running sum: per output
+ * element the addends (in the order of the reduced axes, outer first) are summed in leaves of 8
+ * and the leaves combined by a binary tree; a reduced run that is contiguous in memory (at least
+ * 16 elements) is summed in 16 interleaved partial sums of blocks, again leaves of 8 blocks and a
+ * binary tree, the 16 then added by a halving tree. float32 and complex64 are accumulated in
+ * float64, float16 and bfloat16 in float32, float64 and complex128 in float64; the sum is rounded
+ * to the element type once (to nearest even). Integers wrap modulo 2^bits (C unsigned arithmetic,
+ * exact whatever the order).
+ * Determinism: the order of the additions is a function of the plan (shapes, strides, dtype)
+ * only: the same bits for every thread count, max_threads, run and SIMD target (the partial sums
+ * are laid out in 16 lanes whatever the vector width; there is no fused multiply-add).
+ * Accumulate (tessera_options.accumulate = 1): out = round(out + sum), the sum added once.
+ * A reduction over no element (a replica count of 0) gives 0 (or leaves out unchanged when
+ * accumulating).
+ * ------------------------------------------------------------------------------------------- */
+
+/** Element types of the reductions (values of the `dtype` arguments). */
+typedef enum tessera_dtype {
+  TESSERA_FLOAT32 = 0,
+  TESSERA_FLOAT64 = 1,
+  TESSERA_FLOAT16 = 2,   /* IEEE binary16 */
+  TESSERA_BFLOAT16 = 3,  /* the upper 16 bits of a float32 */
+  TESSERA_COMPLEX64 = 4, /* two float32: real, imaginary */
+  TESSERA_COMPLEX128 = 5,
+  TESSERA_INT8 = 6,
+  TESSERA_INT16 = 7,
+  TESSERA_INT32 = 8,
+  TESSERA_INT64 = 9,
+  TESSERA_UINT8 = 10,
+  TESSERA_UINT16 = 11,
+  TESSERA_UINT32 = 12,
+  TESSERA_UINT64 = 13
+} tessera_dtype;
+
+/** Bytes per element of a tessera_dtype value, 0 for a value that is not one. */
+TESSERA_API size_t tessera_dtype_itemsize(int dtype);
+/** Name of a tessera_dtype value ("float32", "bfloat16", ...), "" for a value that is not one. */
+TESSERA_API const char *tessera_dtype_name(int dtype);
+
+/**
+ * Gradient of tile: grad_in[i] = the sum of grad_out[j] over every j that tile(A, reps) copied from
+ * A[i] — grad_out.reshape(r0, s0, r1, s1, ...).sum(axis=(0, 2, ...)) with numpy.tile's promotion
+ * (leading promoted axes are summed away). torch.tile's backward.
+ *
+ * grad_out: the input, ndim axes of shape (elements) and byte strides (NULL = C-contiguous, any
+ *           sign, zero allowed), elements of `dtype`; its shape must be tile_shape(in_shape, reps).
+ * in_shape: in_ndim extents: the shape of A, and of grad_in. reps: nreps counts (>= 0).
+ * grad_in:  grad_in_bytes writable bytes, C-contiguous, prod(in_shape) * itemsize(dtype) needed.
+ * Errors: TESSERA_INVALID_ARGUMENT (a dtype that is not a tessera_dtype, naming it; a negative rep
+ * or extent; grad_out's shape not tile_shape(in_shape, reps), naming the axis and both extents;
+ * counts out of range; NULL pointers), TESSERA_OVERFLOW, TESSERA_BUFFER_TOO_SMALL,
+ * TESSERA_OUT_OF_MEMORY. On error grad_in is untouched.
+ */
+TESSERA_API tessera_status tessera_tile_backward(const void *grad_out, int ndim, const int64_t *shape,
+                                                 const int64_t *strides, int dtype, int in_ndim,
+                                                 const int64_t *in_shape, int nreps, const int64_t *reps,
+                                                 void *grad_in, size_t grad_in_bytes);
+/** tessera_tile_backward with options (NULL = defaults; max_threads, nontemporal, accumulate). */
+TESSERA_API tessera_status tessera_tile_backward_ex(const void *grad_out, int ndim, const int64_t *shape,
+                                                    const int64_t *strides, int dtype, int in_ndim,
+                                                    const int64_t *in_shape, int nreps, const int64_t *reps,
+                                                    void *grad_in, size_t grad_in_bytes,
+                                                    const tessera_options *options);
+
+/**
+ * Gradient of broadcast_to / expand: torch.Tensor.sum_to_size(target) — sums src over its leading
+ * axes beyond target's and over every axis where target has extent 1 and src does not; the result
+ * has shape target (target_ndim <= ndim; aligned with src's trailing axes, each target extent
+ * must equal src's or be 1).
+ * Errors: TESSERA_INVALID_ARGUMENT (target_ndim > ndim; an axis where target is neither src's
+ * extent nor 1, naming the axis and both extents; a bad dtype; NULL pointers), TESSERA_OVERFLOW,
+ * TESSERA_BUFFER_TOO_SMALL, TESSERA_OUT_OF_MEMORY. On error dst is untouched.
+ */
+TESSERA_API tessera_status tessera_sum_to_shape(const void *src, int ndim, const int64_t *shape,
+                                                const int64_t *strides, int dtype, int target_ndim,
+                                                const int64_t *target, void *dst, size_t dst_bytes);
+/** tessera_sum_to_shape with options (NULL = defaults). */
+TESSERA_API tessera_status tessera_sum_to_shape_ex(const void *src, int ndim, const int64_t *shape,
+                                                   const int64_t *strides, int dtype, int target_ndim,
+                                                   const int64_t *target, void *dst, size_t dst_bytes,
+                                                   const tessera_options *options);
+
+/**
+ * Gradient of repeat (numpy.repeat, torch.repeat_interleave): grad_in[..., k, ...] = the sum of
+ * the repeats[k] (or repeats[0]) consecutive elements of grad_out along `axis` that repeat wrote
+ * from A[..., k, ...]; with TESSERA_AXIS_NONE grad_out is the 1-d repeat of the flattened A and
+ * grad_in has in_shape. repeats, axis as in tessera_repeat_shape; grad_out's shape must be
+ * tessera_repeat_shape(in_shape, repeats, axis) (checked, naming the axis).
+ * Errors as tessera_tile_backward and tessera_repeat_shape. On error grad_in is untouched.
+ */
+TESSERA_API tessera_status tessera_repeat_backward(const void *grad_out, int ndim, const int64_t *shape,
+                                                   const int64_t *strides, int dtype, int in_ndim,
+                                                   const int64_t *in_shape, int64_t nrepeats,
+                                                   const int64_t *repeats, int axis, void *grad_in,
+                                                   size_t grad_in_bytes);
+/** tessera_repeat_backward with options (NULL = defaults). */
+TESSERA_API tessera_status tessera_repeat_backward_ex(const void *grad_out, int ndim, const int64_t *shape,
+                                                      const int64_t *strides, int dtype, int in_ndim,
+                                                      const int64_t *in_shape, int64_t nrepeats,
+                                                      const int64_t *repeats, int axis, void *grad_in,
+                                                      size_t grad_in_bytes, const tessera_options *options);
+
+/**
+ * Plans of the reductions (options may be NULL), used with tessera_plan_execute (src = the
+ * gradient in, dst = the result), tessera_plan_output_bytes, tessera_plan_output_shape,
+ * tessera_plan_describe and tessera_plan_destroy. tessera_plan_execute_region is not available for
+ * them (TESSERA_INVALID_ARGUMENT). Errors as the one-shot calls' planning errors.
+ */
+TESSERA_API tessera_status tessera_plan_create_tile_backward(int ndim, const int64_t *shape, const int64_t *strides,
+                                                             int dtype, int in_ndim, const int64_t *in_shape,
+                                                             int nreps, const int64_t *reps,
+                                                             const tessera_options *options,
+                                                             tessera_plan **out_plan);
+TESSERA_API tessera_status tessera_plan_create_sum_to_shape(int ndim, const int64_t *shape, const int64_t *strides,
+                                                            int dtype, int target_ndim, const int64_t *target,
+                                                            const tessera_options *options,
+                                                            tessera_plan **out_plan);
+TESSERA_API tessera_status tessera_plan_create_repeat_backward(int ndim, const int64_t *shape,
+                                                               const int64_t *strides, int dtype, int in_ndim,
+                                                               const int64_t *in_shape, int64_t nrepeats,
+                                                               const int64_t *repeats, int axis,
+                                                               const tessera_options *options,
+                                                               tessera_plan **out_plan);
 
 /** Message of the last failed call on this thread ("" if none failed yet). Valid until the next call. */
 TESSERA_API const char *tessera_last_error(void);

@@ -214,7 +214,36 @@ struct Options {
   int max_threads = 0;
   /// Negative reps: an error (numpy) or 0 (OpenVINO Tile-1).
   NegativeReps negative_reps = NegativeReps::error;
+  /// The reductions (tile_backward, sum_to_shape, repeat_backward) only: false writes the result,
+  /// true adds it into what the output holds (out = round(out + sum); frameworks accumulate
+  /// gradients). The copying operations ignore it.
+  bool accumulate = false;
 };
+
+/// Element types of the reductions (the gradients below; mirrors tessera_dtype). The copying
+/// operations move bytes and take an itemsize instead.
+enum class DType : int {
+  float32 = TESSERA_FLOAT32,
+  float64 = TESSERA_FLOAT64,
+  float16 = TESSERA_FLOAT16,    ///< IEEE binary16, accumulated in float32
+  bfloat16 = TESSERA_BFLOAT16,  ///< the upper half of a float32, accumulated in float32
+  complex64 = TESSERA_COMPLEX64,    ///< (float32 real, float32 imaginary), accumulated in float64
+  complex128 = TESSERA_COMPLEX128,  ///< (float64, float64)
+  int8 = TESSERA_INT8,
+  int16 = TESSERA_INT16,
+  int32 = TESSERA_INT32,
+  int64 = TESSERA_INT64,
+  uint8 = TESSERA_UINT8,
+  uint16 = TESSERA_UINT16,
+  uint32 = TESSERA_UINT32,
+  uint64 = TESSERA_UINT64,
+};
+
+/// Bytes per element of `dtype`. Throws InvalidArgument naming the value if it is not a DType.
+TESSERA_API std::size_t itemsize_of(DType dtype);
+/// Name of `dtype` ("float32", "bfloat16", ...). Throws InvalidArgument naming the value if it is
+/// not a DType.
+TESSERA_API const char* dtype_name(DType dtype);
 
 /// tile_shape under `options`: with NegativeReps::clamp_to_zero a negative rep gives an extent
 /// of 0. Also throws InvalidArgument for an invalid option value.
@@ -311,6 +340,30 @@ class TESSERA_API Plan {
   static Plan repeat(const Dims& shape, const Dims& strides, std::size_t itemsize, const Repeats& repeats,
                      std::optional<int> axis = std::nullopt, const Options& options = {});
 
+  /// Plans the gradient of tile (torch.tile's backward): the sum of `grad_out` over the replicas,
+  /// an output of `in_shape` — grad_out.reshape(r0, s0, r1, s1, ...).sum(axis=(0, 2, ...)) with
+  /// numpy.tile's promotion (leading promoted axes summed away). grad_out is described by
+  /// `shape` (elements; must equal tile_shape(in_shape, reps)), byte `strides` (empty =
+  /// C-contiguous; any sign, zero) and `dtype`. Accuracy, determinism and options.accumulate: see
+  /// tessera.h ("The reductions"). Throws InvalidArgument (a dtype not in DType; shape not
+  /// tile_shape(in_shape, reps), naming the axis and both extents; as tile_shape) or Overflow.
+  static Plan tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+                            const Dims& reps, const Options& options = {});
+  /// Plans sum_to_shape(A, target) — torch.Tensor.sum_to_size, the gradient of broadcast_to and
+  /// expand: A summed over its leading axes beyond target's and over every axis where target has
+  /// 1 and A does not; an output of shape `target`. Throws InvalidArgument (target has more axes
+  /// than A; an axis whose target extent is neither A's nor 1, naming the axis and both extents;
+  /// a bad dtype) or Overflow.
+  static Plan sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
+                           const Options& options = {});
+  /// Plans the gradient of repeat (numpy.repeat, torch.repeat_interleave's backward): each output
+  /// element the sum of the grad_out elements that repeat wrote from it; an output of `in_shape`.
+  /// grad_out's `shape` must equal repeat_shape(in_shape, repeats, axis). Per-element counts are
+  /// copied (their prefix sums). Throws as repeat_shape and tile_backward.
+  static Plan repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+                              const Repeats& repeats, std::optional<int> axis = std::nullopt,
+                              const Options& options = {});
+
   /// Number of output axes (tile: max(shape.size(), reps.size())).
   int ndim() const noexcept;
   /// Output shape in elements.
@@ -326,6 +379,10 @@ class TESSERA_API Plan {
   /// The options the plan was made with.
   const Options& options() const noexcept;
 
+  /// Whether the plan is a reduction (tile_backward, sum_to_shape, repeat_backward): then
+  /// itemsize() is its dtype's, input_size() counts the gradient's elements, and execute_region is
+  /// not available.
+  bool is_reduction() const noexcept;
   /// Multi-line description: the operation and its arguments ("tile plan: …", "repeat plan: …"),
   /// one line per row loop (extent, source and destination byte strides), then the row kernel and
   /// its path ("kernel: copy|pattern|fill|gather|repeat|segments [path] ...").
@@ -340,7 +397,8 @@ class TESSERA_API Plan {
   /// The same on every CPU of a SIMD target (a target without vectors, HWY_SCALAR, gets no vector
   /// or streaming path).
   const char* kernel_path() const noexcept;
-  /// Every path kernel_path() can return, so that tests can show each one is exercised.
+  /// Every path kernel_path() can return, so that tests can show each one is exercised (the
+  /// reductions' paths, "reduce.*", included).
   static std::vector<std::string> kernel_paths();
 
   /// Writes the output C-contiguously to dst (dst_bytes bytes available). Parallel (TBB, in the
@@ -468,6 +526,30 @@ TESSERA_API void repeat(const void* src, const Dims& shape, const Dims& strides,
 /// Allocating repeat: a new Array (allocated as by the allocating tile).
 TESSERA_API Array repeat(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
                          const Repeats& repeats, std::optional<int> axis = std::nullopt, const Options& options = {});
+
+/// One-shot gradient of tile into the caller's buffer (see Plan::tile_backward): grad_in receives
+/// prod(in_shape) elements of dtype, C-contiguous (grad_in_bytes available). Throws as
+/// Plan::tile_backward and Plan::execute; on error grad_in is untouched.
+TESSERA_API void tile_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype,
+                               const Dims& in_shape, const Dims& reps, void* grad_in, std::size_t grad_in_bytes,
+                               const Options& options = {});
+/// Allocating gradient of tile: a new Array of in_shape (options.accumulate does not apply).
+TESSERA_API Array tile_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype,
+                                const Dims& in_shape, const Dims& reps, const Options& options = {});
+/// One-shot sum_to_shape into the caller's buffer (see Plan::sum_to_shape).
+TESSERA_API void sum_to_shape(const void* src, const Dims& shape, const Dims& strides, DType dtype,
+                              const Dims& target, void* dst, std::size_t dst_bytes, const Options& options = {});
+/// Allocating sum_to_shape: a new Array of shape target.
+TESSERA_API Array sum_to_shape(const void* src, const Dims& shape, const Dims& strides, DType dtype,
+                               const Dims& target, const Options& options = {});
+/// One-shot gradient of repeat into the caller's buffer (see Plan::repeat_backward).
+TESSERA_API void repeat_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype,
+                                 const Dims& in_shape, const Repeats& repeats, std::optional<int> axis,
+                                 void* grad_in, std::size_t grad_in_bytes, const Options& options = {});
+/// Allocating gradient of repeat: a new Array of in_shape.
+TESSERA_API Array repeat_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype,
+                                  const Dims& in_shape, const Repeats& repeats,
+                                  std::optional<int> axis = std::nullopt, const Options& options = {});
 
 /// Name of the SIMD target the kernels dispatch to now (e.g. "AVX2", "SSE4", "SCALAR").
 TESSERA_API const char* active_target() noexcept;

@@ -7,6 +7,7 @@
 
 #include "plan.hpp"
 #include "planner.hpp"
+#include "reduce.hpp"
 
 namespace tessera::detail {
 
@@ -20,6 +21,19 @@ void execute_range(const PlanData& plan, const unsigned char* src, unsigned char
 
 /// Writes `region` (plan_region) C-contiguously to dst. Defined in kernels/region.cpp.
 void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);
+
+/// The reductions (kernels/reduce.cpp; items and leaves as in reduce.hpp). reduce_items computes
+/// items [begin, end) of the problem whole and writes them to dst (the output's first element);
+/// reduce_partial sums leaves [leaf_begin, leaf_end) of one item into `acc` (a row of
+/// accumulators: the strip, or the periodic slots), a subtree of the item's tree when leaf_begin
+/// is a multiple of a power of two no smaller than leaf_end - leaf_begin; reduce_finish turns an
+/// item's whole row into its output elements; reduce_add_rows writes a + b for n accumulators.
+void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end,
+                  bool accumulate);
+void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
+                    int64_t leaf_end, unsigned char* acc);
+void reduce_finish(const ReduceProblem& p, int64_t item, unsigned char* acc, unsigned char* dst, bool accumulate);
+void reduce_add_rows(Elem elem, unsigned char* dst, const unsigned char* a, const unsigned char* b, int64_t n);
 
 /// What the target the kernels dispatch to now can do (choose_path's input).
 KernelCaps kernel_caps();

@@ -10,6 +10,12 @@
 namespace tessera::detail {
 
 std::atomic<uint64_t> g_exec_path_counts[kExecTargetSlots][kPathCount];
+std::atomic<uint64_t> g_exec_reduce_counts[kExecTargetSlots][kReducePathCount];
+
+uint64_t executed_reduce_path_count(int64_t target, int path) noexcept {
+  if (target == 0 || path < 0 || path >= kReducePathCount) return 0;
+  return g_exec_reduce_counts[ExecTargetSlot(target)][path].load(std::memory_order_relaxed);
+}
 
 uint64_t executed_path_count(int64_t target, int path) noexcept {
   if (target == 0 || path < 0 || path >= kPathCount) return 0;
@@ -18,6 +24,8 @@ uint64_t executed_path_count(int64_t target, int path) noexcept {
 
 void reset_executed_path_counts() noexcept {
   for (auto& slot : g_exec_path_counts)
+    for (auto& n : slot) n.store(0, std::memory_order_relaxed);
+  for (auto& slot : g_exec_reduce_counts)
     for (auto& n : slot) n.store(0, std::memory_order_relaxed);
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "plan.hpp"
+#include "reduce.hpp"
 
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
 #include <atomic>
@@ -38,8 +39,14 @@ extern std::atomic<uint64_t> g_exec_path_counts[kExecTargetSlots][kPathCount];
 /// How many ranges ran `path` (a Path's index) on Highway target `target` (an HWY_* bit) since
 /// the last reset.
 TESSERA_API uint64_t executed_path_count(int64_t target, int path) noexcept;
-/// Sets every counter of every target to 0.
+/// Sets every counter of every target to 0 (the reductions' too).
 TESSERA_API void reset_executed_path_counts() noexcept;
+
+/// The reductions' counters: [target slot][ReducePath], one count per kernel call (a range of
+/// items, or one leaf range of an item).
+extern std::atomic<uint64_t> g_exec_reduce_counts[kExecTargetSlots][kReducePathCount];
+/// How many kernel calls ran reduction path `path` (a ReducePath's index) on `target`.
+TESSERA_API uint64_t executed_reduce_path_count(int64_t target, int path) noexcept;
 
 }  // namespace tessera::detail
 
@@ -48,8 +55,14 @@ TESSERA_API void reset_executed_path_counts() noexcept;
   ::tessera::detail::g_exec_path_counts[::tessera::detail::ExecTargetSlot(HWY_TARGET)][static_cast<int>(path)] \
       .fetch_add(1, std::memory_order_relaxed)
 
+#define TESSERA_COUNT_REDUCE_PATH(path)                                                        \
+  ::tessera::detail::g_exec_reduce_counts[::tessera::detail::ExecTargetSlot(HWY_TARGET)]             \
+                                         [static_cast<int>(path)]                                    \
+                                             .fetch_add(1, std::memory_order_relaxed)
+
 #else
 #define TESSERA_COUNT_PATH(path) static_cast<void>(0)
+#define TESSERA_COUNT_REDUCE_PATH(path) static_cast<void>(0)
 #endif
 
 #endif  // TESSERA_LIB_KERNELS_PATH_COUNTERS_HPP

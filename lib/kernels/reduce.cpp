@@ -1,0 +1,422 @@
+// Per-target reduction kernels (the gradients; reduce.hpp describes the problem and the two orders
+// of additions). Compiled once per Highway target (foreach_target.h) and dispatched to the best
+// target this CPU supports. Serial: the executor splits the work into items (strips of output
+// elements, or output rows) and, for few items, leaf ranges, and calls these from its tasks.
+//
+// Every floating-point result follows the plan's order exactly: vectors only hold independent
+// output elements (lanes order) or the 16 (P) slots of the periodic order, and every addition is
+// one IEEE add of the same two operands a scalar loop would add — so the bits are the same on
+// every target, HWY_SCALAR included.
+
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/reduce.cpp"  // this file, relative to lib/
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+// clang-format on
+
+#include "kernels/kernels.hpp"
+#include "kernels/path_counters.hpp"
+#include "reduce_scalar.hpp"
+
+#include <vector>
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::detail::HWY_NAMESPACE {
+namespace {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The Highway lane type of a kernel element's storage.
+template <Elem E> struct HwyT { using type = typename ElemTraits<E>::T; };
+template <> struct HwyT<Elem::f16> { using type = hwy::float16_t; };
+template <> struct HwyT<Elem::bf16> { using type = hwy::bfloat16_t; };
+
+template <Elem E>
+struct Kernels {
+  using T = typename ElemTraits<E>::T;
+  using A = typename ElemTraits<E>::A;
+  using HT = typename HwyT<E>::type;
+  using DA = hn::ScalableTag<A>;
+
+  // Lanes(DA) elements at p as accumulators (exact).
+  static HWY_INLINE hn::Vec<DA> LoadAs(DA da, const T* p) {
+    if constexpr (sizeof(HT) == sizeof(A)) {
+      return hn::LoadU(da, reinterpret_cast<const A*>(p));
+    } else {
+      const hn::Rebind<HT, DA> dt;
+      return hn::PromoteTo(da, hn::LoadU(dt, reinterpret_cast<const HT*>(p)));
+    }
+  }
+
+  // Unaligned scalar access (the caller's buffers need no alignment).
+  static HWY_INLINE T LoadT(const T* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+  }
+  static HWY_INLINE void StoreT(T* p, T v) { std::memcpy(p, &v, sizeof(T)); }
+
+  // dst[0, n) = a + b (a the left operand; dst may alias either).
+  static void AddRow(A* dst, const A* a, const A* b, int64_t n) {
+    const DA da;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+    int64_t j = 0;
+    for (; j + N <= n; j += N) hn::StoreU(hn::Add(hn::LoadU(da, a + j), hn::LoadU(da, b + j)), da, dst + j);
+    for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]);
+  }
+  // row = src (first) or row + src, for n contiguous elements.
+  static HWY_INLINE void AccRow(A* row, const T* src, int64_t n, bool first) {
+    const DA da;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+    int64_t j = 0;
+    if (first) {
+      for (; j + N <= n; j += N) hn::StoreU(LoadAs(da, src + j), da, row + j);
+      for (; j < n; ++j) row[j] = to_acc<E>(LoadT(src + j));
+    } else {
+      for (; j + N <= n; j += N) hn::StoreU(hn::Add(hn::LoadU(da, row + j), LoadAs(da, src + j)), da, row + j);
+      for (; j < n; ++j) row[j] = acc_add(row[j], to_acc<E>(LoadT(src + j)));
+    }
+  }
+  // The same for elements `stride` bytes apart.
+  static HWY_INLINE void AccRowStrided(A* row, const uint8_t* src, int64_t stride, int64_t n, bool first) {
+    int64_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (sizeof(T) >= 4 && !std::is_same_v<HT, hwy::bfloat16_t>) {
+      // Gathers of 4- and 8-byte elements whose stride is a whole number of elements.
+      const DA da;
+      const hn::Rebind<T, DA> dt;
+      const hn::RebindToSigned<decltype(dt)> di;
+      using I = hn::TFromD<decltype(di)>;
+      const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+      const int64_t step = stride / static_cast<int64_t>(sizeof(T));
+      if (stride % static_cast<int64_t>(sizeof(T)) == 0 && step > 0 && step * N < (int64_t{1} << 30)) {
+        alignas(64) I lane_index[HWY_MAX_BYTES / sizeof(I)];
+        for (int64_t l = 0; l < N; ++l) lane_index[l] = static_cast<I>(l * step);
+        const auto idx = hn::Load(di, lane_index);
+        const auto up = [&](hn::Vec<decltype(dt)> v) {
+          if constexpr (sizeof(T) == sizeof(A)) return v;
+          else return hn::PromoteTo(da, v);
+        };
+        for (; j + N <= n; j += N) {
+          const T* base = reinterpret_cast<const T*>(src + j * stride);
+          const auto v = up(hn::GatherIndex(dt, base, idx));
+          hn::StoreU(first ? v : hn::Add(hn::LoadU(da, row + j), v), da, row + j);
+        }
+      }
+    }
+#endif
+    for (; j < n; ++j) {
+      T v;
+      std::memcpy(&v, src + j * stride, sizeof(T));
+      row[j] = first ? to_acc<E>(v) : acc_add(row[j], to_acc<E>(v));
+    }
+  }
+
+  // dst[j] = round(acc[j]), or round(dst[j] + acc[j]) when accumulating.
+  static void FinishRow(const A* acc, int64_t n, T* dst, int64_t dst_stride, bool accumulate) {
+    int64_t j = 0;
+    if (dst_stride != 1) {  // a segment's sub-problem: the output's inner axis is not its own
+      for (; j < n; ++j) {
+        T* d = dst + j * dst_stride;
+        StoreT(d, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d)), acc[j]) : acc[j]));
+      }
+      return;
+    }
+    if constexpr (E == Elem::f32) {
+      const DA da;
+      const hn::Rebind<float, DA> df;
+      const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+      if (accumulate) {
+        for (; j + N <= n; j += N)
+          hn::StoreU(hn::DemoteTo(df, hn::Add(LoadAs(da, dst + j), hn::LoadU(da, acc + j))), df, dst + j);
+      } else {
+        for (; j + N <= n; j += N) hn::StoreU(hn::DemoteTo(df, hn::LoadU(da, acc + j)), df, dst + j);
+      }
+    } else if constexpr (sizeof(HT) == sizeof(A)) {
+      const DA da;
+      const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+      if (accumulate) {
+        for (; j + N <= n; j += N)
+          hn::StoreU(hn::Add(hn::LoadU(da, reinterpret_cast<const A*>(dst) + j), hn::LoadU(da, acc + j)), da,
+                     reinterpret_cast<A*>(dst) + j);
+      } else {
+        for (; j + N <= n; j += N) hn::StoreU(hn::LoadU(da, acc + j), da, reinterpret_cast<A*>(dst) + j);
+      }
+    }
+    for (; j < n; ++j) StoreT(dst + j, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(dst + j)), acc[j]) : acc[j]));
+  }
+
+  // The reduced axes' odometer: byte offset of addend q (lexicographic, outer first).
+  struct Odometer {
+    int n = 0;
+    int64_t extent[kMaxRAxes], stride[kMaxRAxes], idx[kMaxRAxes];
+    int64_t offset = 0;
+    Odometer(const ReduceProblem& p, const int* axes, int count, int64_t q) : n(count) {
+      for (int i = n - 1; i >= 0; --i) {
+        const RAxis& a = p.axes[axes[i]];
+        extent[i] = a.extent;
+        stride[i] = a.src_stride;
+        idx[i] = q % a.extent;
+        q /= a.extent;
+        offset += idx[i] * stride[i];
+      }
+    }
+    HWY_INLINE void next() {
+      for (int i = n - 1; i >= 0; --i) {
+        offset += stride[i];
+        if (++idx[i] < extent[i]) return;
+        offset -= idx[i] * stride[i];
+        idx[i] = 0;
+      }
+    }
+  };
+
+  // Item -> (source offset, destination element offset, row width).
+  struct ItemPos {
+    int64_t src = 0, dst = 0, n = 0;
+  };
+  static ItemPos Locate(const ReduceProblem& p, int64_t item) {
+    ItemPos pos;
+    const bool periodic = p.path == ReducePath::periodic;
+    const int64_t nstrips = periodic ? 1 : (p.width + p.strip - 1) / p.strip;
+    int64_t outer = item / nstrips;
+    const int64_t s = item % nstrips;
+    for (int i = p.nouter - 1; i >= 0; --i) {
+      const RAxis& a = p.axes[p.outer[i]];
+      const int64_t k = outer % a.extent;
+      outer /= a.extent;
+      pos.src += k * a.src_stride;
+      pos.dst += k * a.dst_stride;
+    }
+    if (periodic) {
+      pos.n = p.width;
+    } else {
+      pos.src += s * p.strip * p.inner_stride;
+      pos.dst += s * p.strip * p.inner_dst_stride;
+      pos.n = std::min(p.strip, p.width - s * p.strip);
+    }
+    return pos;
+  }
+
+  // Scratch rows for one item: 64 counter levels (at most bit_width(nleaves) + 1 used), a leaf
+  // row and a result row, each `width` accumulators.
+  struct Scratch {
+    std::vector<A> buf;
+    int64_t width;
+    A* levels;
+    A* tmp;
+    A* out;
+    Scratch(const ReduceProblem& p, int64_t w) : width(w) {
+      int rows = 1;
+      for (uint64_t l = static_cast<uint64_t>(p.nleaves); l; l >>= 1) ++rows;
+      buf.resize(static_cast<std::size_t>((rows + 2) * w));
+      levels = buf.data();
+      tmp = levels + rows * w;
+      out = tmp + w;
+    }
+  };
+
+  // Lanes order: leaves [lo, hi) of the item at src (n output elements) into out.
+  static void LanesLeaves(const ReduceProblem& p, const uint8_t* src, int64_t n, int64_t lo, int64_t hi,
+                          Scratch& s, A* out) {
+    const auto add = [](A* d, const A* a, const A* b, int64_t m) { AddRow(d, a, b, m); };
+    LeafCounter<A, decltype(add)> counter{s.levels, n, add};
+    Odometer odo(p, p.reduced, p.nreduced, lo * kLeaf);
+    const bool contiguous = p.inner_stride == static_cast<int64_t>(sizeof(T)) || n == 1;
+    for (int64_t leaf = lo; leaf < hi; ++leaf) {
+      A* row = counter.slot_for_next() ? counter.slot_for_next() : s.tmp;
+      const int64_t q1 = std::min(p.nred, (leaf + 1) * kLeaf);
+      for (int64_t q = leaf * kLeaf; q < q1; ++q) {
+        const uint8_t* at = src + odo.offset;
+        if (contiguous) {
+          AccRow(row, reinterpret_cast<const T*>(at), n, q == leaf * kLeaf);
+        } else {
+          AccRowStrided(row, at, p.inner_stride, n, q == leaf * kLeaf);
+        }
+        odo.next();
+      }
+      counter.push(row);
+    }
+    counter.result(out);
+  }
+
+  // Periodic order: leaves [lo, hi) of blocks of the output row at src into out (P slots).
+  static void PeriodicLeaves(const ReduceProblem& p, const uint8_t* src, int64_t lo, int64_t hi, Scratch& s,
+                             A* out) {
+    const auto add = [](A* d, const A* a, const A* b, int64_t m) { AddRow(d, a, b, m); };
+    const int64_t P = p.slots;
+    LeafCounter<A, decltype(add)> counter{s.levels, P, add};
+    const int64_t run_elems = p.run * p.width;          // contiguous elements of one run
+    const int64_t nb = (run_elems + P - 1) / P;         // blocks per run
+    const int64_t total = p.nleaves == 0 ? 0 : nb * (p.nred / p.run);
+    int64_t z = lo * kLeaf;
+    Odometer odo(p, p.reduced, p.nreduced, z / nb);
+    int64_t b = z % nb;
+    for (int64_t leaf = lo; leaf < hi; ++leaf) {
+      A* row = counter.slot_for_next() ? counter.slot_for_next() : s.tmp;
+      const int64_t z1 = std::min(total, (leaf + 1) * kLeaf);
+      for (; z < z1; ++z) {
+        const bool first = z == leaf * kLeaf;
+        const T* at = reinterpret_cast<const T*>(src + odo.offset) + b * P;
+        const int64_t len = std::min(P, run_elems - b * P);
+        AccRow(row, at, len, first);
+        if (first)
+          for (int64_t j = len; j < P; ++j) row[j] = acc_identity<A>();
+        if (++b == nb) {
+          b = 0;
+          odo.next();
+        }
+      }
+      counter.push(row);
+    }
+    counter.result(out);
+  }
+
+  // The periodic order's last step: the P / w slots of each of the w outputs by a halving tree.
+  static void FoldSlots(A* slots, int64_t P, int64_t w) {
+    for (int64_t h = P / w / 2; h >= 1; h /= 2) AddRow(slots, slots, slots + h * w, h * w);
+  }
+
+  // Interleaved: out[j] = ((x0 + x1) + x2) + x3 for the r addends of output j, contiguous.
+  static void InterleavedRow(const uint8_t* src, int64_t r, int64_t n, A* out) {
+    const T* s = reinterpret_cast<const T*>(src);
+    int64_t j = 0;
+    if constexpr (E == Elem::f32 || E == Elem::f64) {
+      const DA da;
+      const hn::Rebind<T, DA> dt;
+      const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+      hn::Vec<decltype(dt)> v0, v1, v2, v3;
+      const auto up = [&](hn::Vec<decltype(dt)> v) {
+        if constexpr (sizeof(T) == sizeof(A)) return v;
+        else return hn::PromoteTo(da, v);
+      };
+      if (r == 2) {
+        for (; j + N <= n; j += N) {
+          hn::LoadInterleaved2(dt, s + j * 2, v0, v1);
+          hn::StoreU(hn::Add(up(v0), up(v1)), da, out + j);
+        }
+      } else if (r == 3) {
+        for (; j + N <= n; j += N) {
+          hn::LoadInterleaved3(dt, s + j * 3, v0, v1, v2);
+          hn::StoreU(hn::Add(hn::Add(up(v0), up(v1)), up(v2)), da, out + j);
+        }
+      } else if (r == 4) {
+        for (; j + N <= n; j += N) {
+          hn::LoadInterleaved4(dt, s + j * 4, v0, v1, v2, v3);
+          hn::StoreU(hn::Add(hn::Add(hn::Add(up(v0), up(v1)), up(v2)), up(v3)), da, out + j);
+        }
+      }
+    }
+    for (; j < n; ++j) {
+      A a = to_acc<E>(LoadT(s + j * r));
+      for (int64_t t = 1; t < r; ++t) a = acc_add(a, to_acc<E>(LoadT(s + j * r + t)));
+      out[j] = a;
+    }
+  }
+
+  // Width of an item's accumulator row (lanes: the strip; periodic: the slots).
+  static int64_t RowWidth(const ReduceProblem& p) {
+    return p.path == ReducePath::periodic ? p.slots : std::min(p.strip, p.width);
+  }
+
+  static void Items(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end,
+                    bool accumulate) {
+    Scratch s(p, RowWidth(p));
+    T* out = reinterpret_cast<T*>(dst);
+    for (int64_t item = begin; item < end; ++item) {
+      const ItemPos pos = Locate(p, item);
+      switch (p.path) {
+        case ReducePath::lanes:
+        case ReducePath::strided:
+          LanesLeaves(p, src + pos.src, pos.n, 0, p.nleaves, s, s.out);
+          FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
+          break;
+        case ReducePath::interleaved:
+          InterleavedRow(src + pos.src, p.run, pos.n, s.out);
+          FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
+          break;
+        case ReducePath::periodic:
+          PeriodicLeaves(p, src + pos.src, 0, p.nleaves, s, s.out);
+          FoldSlots(s.out, p.slots, p.width);
+          FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  static void Partial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,
+                      uint8_t* acc) {
+    Scratch s(p, RowWidth(p));
+    const ItemPos pos = Locate(p, item);
+    A* out = reinterpret_cast<A*>(acc);
+    if (p.path == ReducePath::periodic) {
+      PeriodicLeaves(p, src + pos.src, lo, hi, s, out);
+    } else {
+      LanesLeaves(p, src + pos.src, pos.n, lo, hi, s, out);
+    }
+  }
+
+  static void Finish(const ReduceProblem& p, int64_t item, uint8_t* acc, uint8_t* dst, bool accumulate) {
+    const ItemPos pos = Locate(p, item);
+    A* a = reinterpret_cast<A*>(acc);
+    if (p.path == ReducePath::periodic) FoldSlots(a, p.slots, p.width);
+    FinishRow(a, pos.n, reinterpret_cast<T*>(dst) + pos.dst, p.inner_dst_stride, accumulate);
+  }
+};
+
+}  // namespace
+
+void ReduceItems(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end,
+                 bool accumulate) {
+  TESSERA_COUNT_REDUCE_PATH(p.path);
+  with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Items(p, src, dst, begin, end, accumulate); });
+}
+
+void ReducePartial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,
+                   uint8_t* acc) {
+  TESSERA_COUNT_REDUCE_PATH(p.path);
+  with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Partial(p, src, item, lo, hi, acc); });
+}
+
+void ReduceFinish(const ReduceProblem& p, int64_t item, uint8_t* acc, uint8_t* dst, bool accumulate) {
+  with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Finish(p, item, acc, dst, accumulate); });
+}
+
+void ReduceAddRows(Elem elem, uint8_t* dst, const uint8_t* a, const uint8_t* b, int64_t n) {
+  with_elem(elem, [&](auto e) {
+    using K = Kernels<decltype(e)::value>;
+    using A = typename K::A;
+    K::AddRow(reinterpret_cast<A*>(dst), reinterpret_cast<const A*>(a), reinterpret_cast<const A*>(b), n);
+  });
+}
+
+}  // namespace tessera::detail::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessera::detail {
+namespace {
+HWY_EXPORT(ReduceItems);
+HWY_EXPORT(ReducePartial);
+HWY_EXPORT(ReduceFinish);
+HWY_EXPORT(ReduceAddRows);
+}  // namespace
+
+void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end,
+                  bool accumulate) {
+  HWY_DYNAMIC_DISPATCH(ReduceItems)(p, src, dst, begin, end, accumulate);
+}
+void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
+                    int64_t leaf_end, unsigned char* acc) {
+  HWY_DYNAMIC_DISPATCH(ReducePartial)(p, src, item, leaf_begin, leaf_end, acc);
+}
+void reduce_finish(const ReduceProblem& p, int64_t item, unsigned char* acc, unsigned char* dst, bool accumulate) {
+  HWY_DYNAMIC_DISPATCH(ReduceFinish)(p, item, acc, dst, accumulate);
+}
+void reduce_add_rows(Elem elem, unsigned char* dst, const unsigned char* a, const unsigned char* b, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ReduceAddRows)(elem, dst, a, b, n);
+}
+}  // namespace tessera::detail
+#endif  // HWY_ONCE

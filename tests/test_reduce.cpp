@@ -1,0 +1,556 @@
+// The reductions (the gradients): tile_backward, sum_to_shape and repeat_backward against an exact
+// reference, for every dtype, strided gradients (permuted, reversed, stepped, zero strides), every
+// entry point (C++ one-shot and allocating, plans, C, accumulate); determinism (the same bits for
+// 1, 2, 3 and 8 threads, every max_threads, and every SIMD target); errors with the output
+// untouched.
+//
+// Exactness: the sweep's values are small integers (times 1/8 for float32 and float64), so every
+// partial sum is exact in the accumulator and the result is the exact sum rounded once, whatever
+// the order: the comparison is bit for bit. The order itself (accuracy and determinism on data
+// whose sums round) is tested by the determinism cases here and against math.fsum and numpy in
+// tests/python/test_gradients.py.
+#include <doctest/doctest.h>
+#include <hwy/highway.h>
+#include <hwy/targets.h>
+#include <tbb/task_arena.h>
+#include <tessera/tessera.h>
+#include <tessera/tessera.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "util.hpp"
+
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+#include "kernels/path_counters.hpp"
+#endif
+
+namespace {
+
+using tessera::DType;
+using tessera::Dims;
+using test::Rng;
+using Shape = std::vector<int64_t>;
+
+const std::vector<DType>& all_dtypes() {
+  static const std::vector<DType> d = {DType::float32, DType::float64, DType::float16,   DType::bfloat16,
+                                       DType::complex64, DType::complex128, DType::int8, DType::int16,
+                                       DType::int32,   DType::int64,   DType::uint8,     DType::uint16,
+                                       DType::uint32,  DType::uint64};
+  return d;
+}
+
+bool is_int(DType d) { return static_cast<int>(d) >= static_cast<int>(DType::int8); }
+
+// Test-side encodings (independent of the library's): value v (an integer, or an integer / 8 for
+// the 32- and 64-bit floats) stored as dtype, and decoded back to scaled integer units.
+double f16_decode(uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+uint16_t f16_encode_exact(double v) {  // v an integer with |v| <= 2048
+  for (uint32_t h = 0; h < 0x7C00; ++h) {
+    if (f16_decode(static_cast<uint16_t>(h)) == std::fabs(v))
+      return static_cast<uint16_t>(h | (v < 0 ? 0x8000 : 0));
+  }
+  FAIL("not exact in float16: " << v);
+  return 0;
+}
+
+// Element `units` (an integer) written into p as dtype. Real part only for complex: the imaginary
+// part is -units (so the two halves differ).
+void store(DType d, unsigned char* p, int64_t units) {
+  switch (d) {
+    case DType::float32: { const float v = static_cast<float>(units) / 8; std::memcpy(p, &v, 4); break; }
+    case DType::float64: { const double v = static_cast<double>(units) / 8; std::memcpy(p, &v, 8); break; }
+    case DType::complex64: { const float v[2] = {static_cast<float>(units) / 8, static_cast<float>(-units) / 8}; std::memcpy(p, v, 8); break; }
+    case DType::complex128: { const double v[2] = {static_cast<double>(units) / 8, static_cast<double>(-units) / 8}; std::memcpy(p, v, 16); break; }
+    case DType::float16: { const uint16_t h = f16_encode_exact(static_cast<double>(units)); std::memcpy(p, &h, 2); break; }
+    case DType::bfloat16: { const float f = static_cast<float>(units); uint32_t b; std::memcpy(&b, &f, 4); const uint16_t h = static_cast<uint16_t>(b >> 16); std::memcpy(p, &h, 2); break; }
+    default: { const uint64_t u = static_cast<uint64_t>(units); std::memcpy(p, &u, tessera::itemsize_of(d)); break; }
+  }
+}
+
+// The exact sum (in units) as the bytes the library must write.
+std::vector<unsigned char> encode(DType d, int64_t units) {
+  std::vector<unsigned char> b(tessera::itemsize_of(d));
+  store(d, b.data(), units);
+  if (d == DType::float32 || d == DType::complex64) {  // -0.0 is never a sum of these values but 0 - 0
+  }
+  return b;
+}
+
+// The largest |value| per element, so that sums of up to max_addends stay exact in every dtype.
+int64_t value_bound(DType d) {
+  switch (d) {
+    case DType::float16: return 8;     // |sum| <= 8 * 128 = 1024: exact in binary16
+    case DType::bfloat16: return 1;    // |sum| <= 128: exact in bfloat16
+    default: return 1000;
+  }
+}
+constexpr int64_t kMaxAddends = 128;
+
+// A gradient: a parent buffer and a view of `shape` with axes permuted, reversed, stepped or
+// broadcast (zero stride), strides in bytes (multiples of the itemsize).
+struct Grad {
+  std::vector<unsigned char> storage;
+  std::size_t origin = 0;
+  Shape shape, strides;
+  DType dtype = DType::float32;
+  std::vector<int64_t> units;  // per parent element
+  const unsigned char* data() const { return storage.data() + origin; }
+  // Units of the element at multi-index idx.
+  int64_t at(const Shape& idx) const {
+    int64_t off = static_cast<int64_t>(origin);
+    for (std::size_t i = 0; i < idx.size(); ++i) off += idx[i] * strides[i];
+    return units[static_cast<std::size_t>(off) / tessera::itemsize_of(dtype)];
+  }
+};
+
+Grad make_grad(Rng& rng, const Shape& shape, DType d, bool contiguous) {
+  Grad g;
+  g.shape = shape;
+  g.dtype = d;
+  const int n = static_cast<int>(shape.size());
+  const int64_t isz = static_cast<int64_t>(tessera::itemsize_of(d));
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  if (!contiguous) rng.shuffle(order);
+  g.strides.assign(static_cast<std::size_t>(n), 0);
+  int64_t step = isz * (contiguous ? 1 : rng.uniform(1, 2));
+  for (int k = n - 1; k >= 0; --k) {  // order[n-1] is innermost in memory
+    const int a = order[static_cast<std::size_t>(k)];
+    if (!contiguous && shape[a] > 1 && rng.coin(10)) {
+      g.strides[a] = 0;
+      continue;
+    }
+    g.strides[a] = step;
+    step *= std::max<int64_t>(1, shape[a]);
+  }
+  const int64_t elems = step / isz + 1;
+  int64_t low = 0;
+  for (int a = 0; a < n; ++a) {
+    if (!contiguous && shape[a] > 1 && rng.coin(25)) g.strides[a] = -g.strides[a];
+    if (g.strides[a] < 0) low += (shape[a] - 1) * g.strides[a];
+  }
+  g.origin = static_cast<std::size_t>(-low);
+  g.storage.assign(static_cast<std::size_t>(elems * isz + (-low)), 0);
+  g.units.assign(g.storage.size() / static_cast<std::size_t>(isz) + 1, 0);
+  const int64_t bound = value_bound(d);
+  for (std::size_t e = 0; e + 1 < g.units.size(); ++e) {
+    int64_t u = rng.uniform(-bound, bound);
+    if (is_int(d)) u = static_cast<int64_t>(rng.uniform(0, INT64_MAX)) * (rng.coin() ? 1 : -1);
+    g.units[e] = u;
+    store(d, g.storage.data() + e * static_cast<std::size_t>(isz), u);
+  }
+  return g;
+}
+
+// Sums in units, per output element: the integer sum for floats (exact), the wrapping sum for
+// integers; then the expected bytes of the output.
+std::vector<unsigned char> expected_bytes(DType d, const std::vector<int64_t>& sums) {
+  std::vector<unsigned char> out;
+  for (const int64_t s : sums) {
+    const std::vector<unsigned char> e = encode(d, s);
+    out.insert(out.end(), e.begin(), e.end());
+  }
+  return out;
+}
+
+// For every gradient element, the output element it adds into (-1: none), by `source`.
+template <class Source>
+std::vector<int64_t> reference(const Grad& g, int64_t out_count, const Source& source) {
+  std::vector<int64_t> sums(static_cast<std::size_t>(out_count), 0);
+  const int n = static_cast<int>(g.shape.size());
+  int64_t count = 1;
+  for (const int64_t e : g.shape) count *= e;
+  Shape idx(static_cast<std::size_t>(n), 0);
+  for (int64_t c = 0; c < count; ++c) {
+    const int64_t o = source(idx);
+    sums[static_cast<std::size_t>(o)] = static_cast<int64_t>(static_cast<uint64_t>(sums[static_cast<std::size_t>(o)]) +
+                                                             static_cast<uint64_t>(g.at(idx)));
+    for (int i = n - 1; i >= 0; --i) {
+      if (++idx[static_cast<std::size_t>(i)] < g.shape[static_cast<std::size_t>(i)]) break;
+      idx[static_cast<std::size_t>(i)] = 0;
+    }
+  }
+  return sums;
+}
+
+int64_t flat(const Shape& idx, const Shape& shape) {
+  int64_t f = 0;
+  for (std::size_t i = 0; i < shape.size(); ++i) f = f * shape[i] + idx[i];
+  return f;
+}
+int64_t count_of(const Shape& s) {
+  int64_t c = 1;
+  for (const int64_t e : s) c *= e;
+  return c;
+}
+
+std::string str(const Shape& s) { return test::to_string(s); }
+
+// Runs `call(dst, bytes, options)` (a one-shot entry point) into a buffer pre-filled with `prior`
+// units (accumulate) or a pattern, and compares with the reference sums.
+template <class Call>
+void check_call(const std::string& what, DType d, const std::vector<int64_t>& sums, const Call& call, Rng& rng,
+                const std::string& context) {
+  const std::size_t isz = tessera::itemsize_of(d);
+  const bool accumulate = rng.coin(30);
+  std::vector<int64_t> prior(sums.size(), 0), want = sums;
+  std::vector<unsigned char> dst(sums.size() * isz + 64, 0xA5);
+  if (accumulate) {
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      prior[i] = is_int(d) ? static_cast<int64_t>(rng.uniform(0, INT64_MAX)) : rng.uniform(-4, 4);
+      store(d, dst.data() + i * isz, prior[i]);
+      want[i] = static_cast<int64_t>(static_cast<uint64_t>(prior[i]) + static_cast<uint64_t>(sums[i]));
+    }
+  }
+  tessera::Options o;
+  o.accumulate = accumulate;
+  o.max_threads = static_cast<int>(rng.uniform(0, 3));
+  call(dst.data(), sums.size() * isz, o);
+  const std::vector<unsigned char> exp = expected_bytes(d, want);
+  const std::string info = what + " " + context + " dtype " + tessera::dtype_name(d) + (accumulate ? " accumulate" : "");
+  INFO(info);
+  for (std::size_t i = 0; i < exp.size(); ++i) {
+    if (dst[i] != exp[i]) {
+      FAIL_CHECK("byte " << i << " (element " << i / isz << ") is " << int(dst[i]) << ", expected " << int(exp[i]));
+      return;
+    }
+  }
+  for (std::size_t i = exp.size(); i < dst.size(); ++i) REQUIRE(dst[i] == 0xA5);  // nothing past the output
+}
+
+// Integers and -0.0: a float sum of values that are all zero is +0 or -0 by IEEE rules; the
+// reference's encode gives +0. Values are drawn from [-bound, bound], so such sums occur: a sum of
+// zeros in which some are -0.0 cannot happen (store writes +0 for units 0). OK.
+
+Shape random_shape(Rng& rng, int max_ndim, int64_t max_extent) {
+  Shape s(static_cast<std::size_t>(rng.uniform(0, max_ndim)));
+  for (auto& e : s) e = rng.coin(5) ? 0 : rng.uniform(1, max_extent);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("tile_backward, sum_to_shape and repeat_backward equal the exact sums, every dtype and layout") {
+  Rng rng(20261123);
+  int cases = 0;
+  for (int iter = 0; iter < test::scaled(1500); ++iter) {
+    const DType d = rng.pick(all_dtypes());
+    const int op = static_cast<int>(rng.uniform(0, 2));
+    if (op == 0) {  // tile_backward
+      const Shape in = random_shape(rng, 3, 5);
+      Shape reps = random_shape(rng, 3, 3);
+      for (auto& r : reps) r = rng.coin(5) ? 0 : r;
+      const Dims out = tessera::tile_shape(in, reps);
+      const Shape gshape(out.begin(), out.end());
+      const int64_t per = count_of(gshape) / std::max<int64_t>(1, count_of(in));
+      if (per > kMaxAddends) continue;
+      const Grad g = make_grad(rng, gshape, d, rng.coin(30));
+      const int D = static_cast<int>(gshape.size()), n = static_cast<int>(in.size());
+      const auto sums = reference(g, count_of(in), [&](const Shape& idx) {
+        Shape src(in.size());
+        for (int i = 0; i < n; ++i) src[i] = idx[i + D - n] % in[i];
+        return flat(src, in);
+      });
+      const std::string ctx = "grad " + str(gshape) + " strides " + str(g.strides) + " in " + str(in) + " reps " + str(reps);
+      check_call("tile_backward", d, sums, [&](unsigned char* dst, std::size_t bytes, const tessera::Options& o) {
+        switch (rng.uniform(0, 2)) {
+          case 0: tessera::tile_backward(g.data(), gshape, g.strides, d, in, reps, dst, bytes, o); break;
+          case 1: tessera::Plan::tile_backward(gshape, g.strides, d, in, reps, o).execute(g.data(), dst, bytes); break;
+          default: {
+            tessera_options co;
+            tessera_options_init(&co);
+            co.max_threads = o.max_threads;
+            co.accumulate = o.accumulate;
+            REQUIRE(tessera_tile_backward_ex(g.data(), D, gshape.data(), g.strides.data(), static_cast<int>(d), n,
+                                             in.data(), static_cast<int>(reps.size()), reps.data(), dst, bytes,
+                                             &co) == TESSERA_OK);
+          }
+        }
+      }, rng, ctx);
+      if (!rng.coin(20)) continue;
+      // The allocating call: a new array equal to the sums.
+      const tessera::Array a = tessera::tile_backward(g.data(), gshape, g.strides, d, in, reps);
+      REQUIRE(a.shape() == Dims(in));
+      const auto exp = expected_bytes(d, sums);
+      REQUIRE(a.nbytes() == exp.size());
+      CHECK((exp.empty() || std::memcmp(a.data(), exp.data(), exp.size()) == 0));
+    } else if (op == 1) {  // sum_to_shape
+      const Shape a = random_shape(rng, 4, 6);
+      Shape target;
+      const int keep = static_cast<int>(rng.uniform(0, static_cast<int64_t>(a.size())));
+      for (int i = static_cast<int>(a.size()) - keep; i < static_cast<int>(a.size()); ++i)
+        target.push_back(rng.coin(50) ? 1 : a[static_cast<std::size_t>(i)]);
+      const int64_t per = count_of(a) / std::max<int64_t>(1, count_of(target));
+      if (per > kMaxAddends) continue;
+      const Grad g = make_grad(rng, a, d, rng.coin(30));
+      const int m = static_cast<int>(a.size()), k = static_cast<int>(target.size());
+      const auto sums = reference(g, count_of(target), [&](const Shape& idx) {
+        Shape t(target.size());
+        for (int j = 0; j < k; ++j) t[j] = target[j] == 1 ? 0 : idx[j + m - k];
+        return flat(t, target);
+      });
+      const std::string ctx = "A " + str(a) + " strides " + str(g.strides) + " target " + str(target);
+      check_call("sum_to_shape", d, sums, [&](unsigned char* dst, std::size_t bytes, const tessera::Options& o) {
+        if (rng.coin()) {
+          tessera::sum_to_shape(g.data(), a, g.strides, d, target, dst, bytes, o);
+        } else {
+          tessera_options co;
+          tessera_options_init(&co);
+          co.accumulate = o.accumulate;
+          REQUIRE(tessera_sum_to_shape_ex(g.data(), m, a.data(), g.strides.data(), static_cast<int>(d), k,
+                                          target.data(), dst, bytes, &co) == TESSERA_OK);
+        }
+      }, rng, ctx);
+    } else {  // repeat_backward
+      const Shape in = random_shape(rng, 3, 5);
+      const bool has_axis = !in.empty() && rng.coin(80);
+      const int axis = has_axis ? static_cast<int>(rng.uniform(0, static_cast<int64_t>(in.size()) - 1)) : 0;
+      const int64_t extent = has_axis ? in[static_cast<std::size_t>(axis)] : count_of(in);
+      std::vector<int64_t> counts;
+      if (rng.coin(50)) counts.push_back(rng.uniform(0, 6));
+      else for (int64_t i = 0; i < extent; ++i) counts.push_back(rng.coin(10) ? 0 : rng.uniform(1, 40));
+      const std::optional<int> ax = has_axis ? std::optional<int>(axis - (rng.coin() ? static_cast<int>(in.size()) : 0)) : std::nullopt;
+      const Dims out = tessera::repeat_shape(in, counts, ax);
+      const Shape gshape(out.begin(), out.end());
+      const Grad g = make_grad(rng, gshape, d, rng.coin(30));
+      std::vector<int64_t> prefix(1, 0);
+      for (int64_t i = 0; i < extent; ++i) prefix.push_back(prefix.back() + counts[counts.size() == 1 ? 0 : static_cast<std::size_t>(i)]);
+      const auto src_of = [&](int64_t t) {  // the source index whose segment holds t
+        return static_cast<int64_t>(std::upper_bound(prefix.begin(), prefix.end(), t) - prefix.begin()) - 1;
+      };
+      const auto sums = reference(g, count_of(in), [&](const Shape& idx) {
+        if (!has_axis) return src_of(idx[0]);
+        Shape s = idx;
+        s[static_cast<std::size_t>(axis)] = src_of(idx[static_cast<std::size_t>(axis)]);
+        return flat(s, in);
+      });
+      int64_t most = 0;
+      for (int64_t i = 0; i < extent; ++i) most = std::max(most, prefix[i + 1] - prefix[i]);
+      if (most > kMaxAddends) continue;
+      const std::string ctx = "grad " + str(gshape) + " strides " + str(g.strides) + " in " + str(in) + " counts " +
+                              std::to_string(counts.size()) + (has_axis ? " axis " + std::to_string(*ax) : " no axis");
+      check_call("repeat_backward", d, sums, [&](unsigned char* dst, std::size_t bytes, const tessera::Options& o) {
+        if (rng.coin()) {
+          tessera::repeat_backward(g.data(), gshape, g.strides, d, in, counts, ax, dst, bytes, o);
+        } else {
+          tessera_options co;
+          tessera_options_init(&co);
+          co.accumulate = o.accumulate;
+          REQUIRE(tessera_repeat_backward_ex(g.data(), static_cast<int>(gshape.size()), gshape.data(),
+                                             g.strides.data(), static_cast<int>(d), static_cast<int>(in.size()),
+                                             in.data(), static_cast<int64_t>(counts.size()), counts.data(),
+                                             ax ? *ax : TESSERA_AXIS_NONE, dst, bytes, &co) == TESSERA_OK);
+        }
+      }, rng, ctx);
+    }
+    ++cases;
+  }
+  CHECK(cases > test::scaled(1500) / 2);
+}
+
+namespace {
+
+// Float data whose sums round (uniform in [0, 1) and signed), for the order tests.
+std::vector<float> random_floats(std::size_t n, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(rng.uniform(-(int64_t{1} << 30), int64_t{1} << 30)) / 1e9f;
+  return v;
+}
+
+struct OrderCase {
+  const char* name;
+  Shape grad;          // C-contiguous float32 gradient
+  int op;              // 0 tile_backward (in, reps), 1 sum_to_shape (target = in)
+  Shape in, reps;
+  const char* path;    // the plan's path
+};
+
+const std::vector<OrderCase>& order_cases() {
+  static const std::vector<OrderCase> c = {
+      {"outer", {4096, 512}, 0, {1024, 512}, {4, 1}, "reduce.lanes"},
+      {"rows to one row", {2048, 1024}, 1, {1, 1024}, {}, "reduce.lanes"},
+      {"rows to a column", {1024, 2048}, 1, {1024, 1}, {}, "reduce.periodic"},
+      {"all to a scalar", {1 << 21}, 1, {}, {}, "reduce.periodic"},
+      {"narrow", {16384, 120}, 0, {16384, 3}, {1, 40}, "reduce.periodic"},
+      {"column", {131072, 16}, 0, {131072, 1}, {1, 16}, "reduce.strided"},
+      {"pairs", {1 << 20}, 1, {}, {}, "reduce.periodic"},
+      {"mixed3d", {64, 64, 128}, 0, {32, 32, 32}, {2, 2, 4}, "reduce.lanes"},
+  };
+  return c;
+}
+
+std::vector<unsigned char> run_order_case(const OrderCase& c, const std::vector<float>& data, int max_threads,
+                                          std::string* path = nullptr) {
+  tessera::Options o;
+  o.max_threads = max_threads;
+  const tessera::Plan plan = c.op == 0 ? tessera::Plan::tile_backward(c.grad, {}, DType::float32, c.in, c.reps, o)
+                                       : tessera::Plan::sum_to_shape(c.grad, {}, DType::float32, c.in, o);
+  if (path) *path = plan.kernel_path();
+  std::vector<unsigned char> out(plan.nbytes());
+  plan.execute(data.data(), out.data(), out.size());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("reductions give the same bits for 1, 2, 3 and 8 threads and every max_threads") {
+  for (const OrderCase& c : order_cases()) {
+    INFO(std::string(c.name));
+    const std::vector<float> data = random_floats(static_cast<std::size_t>(count_of(c.grad)), 7);
+    std::string path;
+    std::vector<unsigned char> serial;
+    {
+      tbb::task_arena one(1);
+      one.execute([&] { serial = run_order_case(c, data, 0, &path); });
+    }
+    CHECK(path == std::string(c.path));
+    for (const int threads : {2, 3, 8}) {
+      tbb::task_arena arena(threads);
+      std::vector<unsigned char> got;
+      arena.execute([&] { got = run_order_case(c, data, 0); });
+      CHECK_MESSAGE(got == serial, "arena of " << threads);
+      for (const int mt : {1, 2, 5}) {
+        arena.execute([&] { got = run_order_case(c, data, mt); });
+        CHECK_MESSAGE(got == serial, "arena of " << threads << ", max_threads " << mt);
+      }
+    }
+    // The sums are close to the float64 reference (the tree keeps the error small).
+    std::vector<float> result(serial.size() / 4);
+    std::memcpy(result.data(), serial.data(), serial.size());
+    double worst = 0;
+    const int64_t nout = static_cast<int64_t>(result.size());
+    std::vector<long double> exact(result.size(), 0.0L);
+    if (c.op == 1) {
+      const Shape& t = c.in;
+      const int m = static_cast<int>(c.grad.size()), k = static_cast<int>(t.size());
+      Shape idx(c.grad.size(), 0);
+      for (std::size_t e = 0; e < data.size(); ++e) {
+        Shape o(t.size());
+        for (int j = 0; j < k; ++j) o[j] = t[j] == 1 ? 0 : idx[j + m - k];
+        exact[static_cast<std::size_t>(flat(o, t))] += data[e];
+        for (int i = m - 1; i >= 0; --i) {
+          if (++idx[i] < c.grad[i]) break;
+          idx[i] = 0;
+        }
+      }
+    } else {
+      const int D = static_cast<int>(c.grad.size());
+      Shape idx(c.grad.size(), 0), src(c.in.size());
+      for (std::size_t e = 0; e < data.size(); ++e) {
+        for (int i = 0; i < D; ++i) src[i] = idx[i] % c.in[i];
+        exact[static_cast<std::size_t>(flat(src, c.in))] += data[e];
+        for (int i = D - 1; i >= 0; --i) {
+          if (++idx[i] < c.grad[i]) break;
+          idx[i] = 0;
+        }
+      }
+    }
+    for (int64_t i = 0; i < nout; ++i) {
+      const long double want = static_cast<float>(exact[static_cast<std::size_t>(i)]);
+      worst = std::max(worst, static_cast<double>(std::fabs(result[static_cast<std::size_t>(i)] - want)));
+    }
+    CHECK_MESSAGE(worst == 0.0, "float64 accumulation rounds float32 sums once: largest difference " << worst);
+  }
+}
+
+TEST_CASE("reductions give the same bits on every SIMD target") {
+  struct Guard {
+    ~Guard() { hwy::SetSupportedTargetsForTest(0); }
+  } guard;
+  for (const OrderCase& c : order_cases()) {
+    INFO(std::string(c.name));
+    // float64 data: accumulated in float64, where the order shows.
+    const std::vector<float> f = random_floats(static_cast<std::size_t>(count_of(c.grad)), 11);
+    std::vector<double> d(f.begin(), f.end());
+    std::vector<unsigned char> first_f64;
+    bool have = false;
+    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      INFO("target " << hwy::TargetName(target));
+      const tessera::Plan plan = c.op == 0 ? tessera::Plan::tile_backward(c.grad, {}, DType::float64, c.in, c.reps)
+                                           : tessera::Plan::sum_to_shape(c.grad, {}, DType::float64, c.in);
+      std::vector<unsigned char> out(plan.nbytes());
+      plan.execute(d.data(), out.data(), out.size());
+      if (!have) {
+        first_f64 = out;
+        have = true;
+      } else {
+        CHECK(out == first_f64);
+      }
+    }
+  }
+}
+
+TEST_CASE("reductions: bad arguments are errors naming the value, and the output is untouched") {
+  std::vector<float> g(24, 1.0f);
+  std::vector<unsigned char> dst(64, 0x5A);
+  const auto untouched = [&] { return std::all_of(dst.begin(), dst.end(), [](unsigned char b) { return b == 0x5A; }); };
+  // The gradient's shape must be the forward output's.
+  CHECK_THROWS_WITH_AS(tessera::tile_backward(g.data(), {4, 5}, {}, DType::float32, {2, 3}, {2, 2}, dst.data(), 64),
+                       doctest::Contains("axis 1 has extent 5 but the forward output's has 6"), tessera::InvalidArgument);
+  CHECK(untouched());
+  CHECK_THROWS_WITH_AS(tessera::sum_to_shape(g.data(), {4, 6}, {}, DType::float32, {4, 3}, dst.data(), 64),
+                       doctest::Contains("target axis 1 has extent 3"), tessera::InvalidArgument);
+  CHECK_THROWS_WITH_AS(tessera::sum_to_shape(g.data(), {24}, {}, DType::float32, {1, 24}, dst.data(), 64),
+                       doctest::Contains("more than the input's 1"), tessera::InvalidArgument);
+  CHECK_THROWS_WITH_AS(tessera::repeat_backward(g.data(), {24}, {}, DType::float32, {6}, 3, std::nullopt, dst.data(), 64),
+                       doctest::Contains("has extent 24 but the forward output's has 18"), tessera::InvalidArgument);
+  CHECK_THROWS_WITH_AS(tessera::tile_backward(g.data(), {4, 6}, {}, static_cast<DType>(14), {2, 3}, {2, 2}, dst.data(), 64),
+                       doctest::Contains("dtype 14 is not a tessera_dtype"), tessera::InvalidArgument);
+  CHECK_THROWS_AS(tessera::tile_backward(g.data(), {4, 6}, {}, DType::float64, {2, 3}, {2, 2}, dst.data(), 47),
+                  tessera::BufferTooSmall);
+  CHECK_THROWS_WITH_AS(tessera::tile_backward(g.data(), {INT64_MAX, 2}, {}, DType::float64, {INT64_MAX, 1}, {1, 2}, dst.data(), 64),
+                       doctest::Contains("overflows"), tessera::Overflow);
+  CHECK_THROWS_AS(tessera::Plan::tile_backward({4, 6}, {}, DType::float32, {2, 3}, {2, 2}).execute_region(g.data(), {0}, {1}, dst.data(), 64),
+                  tessera::InvalidArgument);
+  CHECK(untouched());
+  // C: the status, the message, and a bad accumulate value.
+  const int64_t gs[] = {4, 6}, in[] = {2, 3}, reps[] = {2, 2};
+  CHECK(tessera_tile_backward(g.data(), 2, gs, nullptr, 99, 2, in, 2, reps, dst.data(), 64) == TESSERA_INVALID_ARGUMENT);
+  CHECK(std::string(tessera_last_error()).find("dtype 99") != std::string::npos);
+  tessera_options o;
+  tessera_options_init(&o);
+  o.accumulate = 2;
+  CHECK(tessera_tile_backward_ex(g.data(), 2, gs, nullptr, TESSERA_FLOAT32, 2, in, 2, reps, dst.data(), 64, &o) ==
+        TESSERA_INVALID_ARGUMENT);
+  CHECK(std::string(tessera_last_error()).find("accumulate = 2") != std::string::npos);
+  CHECK(untouched());
+  CHECK(tessera_dtype_itemsize(TESSERA_BFLOAT16) == 2);
+  CHECK(tessera_dtype_itemsize(14) == 0);
+  CHECK(std::string(tessera_dtype_name(TESSERA_COMPLEX128)) == "complex128");
+  // A 0.1 caller's options (without accumulate) are read, accumulate taken as 0.
+  o.accumulate = 1;
+  o.sizeof_options = offsetof(tessera_options, accumulate);
+  CHECK(tessera_tile_backward_ex(g.data(), 2, gs, nullptr, TESSERA_FLOAT32, 2, in, 2, reps, dst.data(), 64, &o) == TESSERA_OK);
+  float r[6];
+  std::memcpy(r, dst.data(), sizeof r);
+  CHECK(r[0] == 4.0f);
+}
+
+TEST_CASE("reduction plans describe themselves and name their path") {
+  const tessera::Plan p = tessera::Plan::tile_backward({8192, 2048}, {}, DType::float32, {2048, 2048}, {4, 1});
+  CHECK(p.is_reduction());
+  CHECK(std::string(p.kernel_path()) == "reduce.lanes");
+  CHECK(p.describe().find("tile_backward plan") != std::string::npos);
+  CHECK(p.shape() == Dims{2048, 2048});
+  CHECK(p.itemsize() == 4);
+  CHECK(p.input_size() == 8192 * 2048);
+  const tessera::Plan q = tessera::Plan::repeat_backward({4096, 4096}, {}, DType::float32, {4096, 2048}, 2, 1);
+  CHECK(std::string(q.kernel_path()) == "reduce.interleaved");
+  const std::vector<int64_t> counts = {1, 2, 3};
+  const tessera::Plan s = tessera::Plan::repeat_backward({6}, {}, DType::int32, {3}, counts);
+  CHECK(std::string(s.kernel_path()) == "reduce.segments");
+  const auto paths = tessera::Plan::kernel_paths();
+  CHECK(std::find(paths.begin(), paths.end(), "reduce.periodic") != paths.end());
+}
