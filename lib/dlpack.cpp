@@ -4,12 +4,17 @@
 // the operation is planned (tessera::Plan), and dst is checked against the plan's output (CPU
 // device, same dtype, exactly the output shape, C-contiguous) before anything is written. Every
 // entry point checks its arguments in the order the header documents (check_tensors, the
-// operation's own arguments, byte_strides, the plan, execute_into). Compiled only when tessera is
-// built with DLPack (lib/meson.build).
+// operation's own arguments, byte_strides, the plan, execute_into).
+// The reductions (tile_backward, sum_to_shape, repeat_backward) take the DLPack dtype as a
+// tessera::DType (reduce_dtype) and the result's shape as the call's shape argument (in_shape,
+// target), and the options (to_options); the same order (check_reduce_tensors, the operation's
+// own arguments, the result's shape, byte_strides, the options, the plan, execute_reduce_into).
+// Compiled only when tessera is built with DLPack (lib/meson.build).
 #include <tessera/tessera_dlpack.h>
 
 #include "c_api.hpp"
 
+#include <cstddef>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -108,15 +113,35 @@ Source check_tensors(const DLTensor* src, const DLTensor* dst, const char* funct
   return {itemsize, shape_of(*src, "src")};
 }
 
-// src's element strides as byte strides (empty: C-contiguous); Overflow naming the axis.
-Dims byte_strides(const DLTensor& src, const Source& in) {
+// src's element strides as byte strides (empty: C-contiguous); Overflow naming the axis (`which`
+// names the tensor).
+Dims byte_strides(const DLTensor& src, const Source& in, const char* which = "src") {
   if (src.strides == nullptr || in.shape.size() == 0) return Dims();
   int64_t bytes[TESSERA_MAX_NDIM];
   for (int i = 0; i < in.shape.size(); ++i)
     if (__builtin_mul_overflow(src.strides[i], static_cast<int64_t>(in.itemsize), &bytes[i]))
-      throw Overflow("tessera: src->strides[" + std::to_string(i) + "] = " + std::to_string(src.strides[i]) +
-                     " elements of " + std::to_string(in.itemsize) + " bytes overflows int64");
+      throw Overflow("tessera: " + std::string(which) + "->strides[" + std::to_string(i) + "] = " +
+                     std::to_string(src.strides[i]) + " elements of " + std::to_string(in.itemsize) +
+                     " bytes overflows int64");
   return Dims(bytes, static_cast<std::size_t>(in.shape.size()));
+}
+
+// A non-empty output of the plan's shape must be C-contiguous in `dst` (`which` names it).
+void check_compact(const Plan& plan, const DLTensor& dst, const char* which) {
+  const Dims& out = plan.shape();
+  if (dst.strides == nullptr || plan.size() == 0) return;  // an empty output has no layout to check
+  int64_t expected[TESSERA_MAX_NDIM];
+  int64_t step = 1;
+  bool compact = true;
+  for (int i = out.size() - 1; i >= 0; --i) {
+    expected[i] = step;
+    compact = compact && (out[i] <= 1 || dst.strides[i] == step);  // an extent-1 axis' stride is never used
+    step *= out[i];  // at most the output's element count
+  }
+  if (!compact)
+    invalid(std::string(which) + " is not C-contiguous: strides " + join(out.size(), dst.strides) +
+            " (elements) but shape " + join(out.size(), out.data()) + " needs " + join(out.size(), expected) +
+            " or NULL");
 }
 
 // dst must be exactly the plan's output, C-contiguous (`op` names the operation in the message,
@@ -127,19 +152,7 @@ void execute_into(const Plan& plan, const DLTensor& src, const DLTensor& dst, co
   if (dst_shape != out)
     invalid("dst has shape " + join(dst_shape.size(), dst_shape.data()) + " but " + op + " has shape " +
             join(out.size(), out.data()));
-  if (dst.strides != nullptr && plan.size() > 0) {  // an empty output has no layout to check
-    int64_t expected[TESSERA_MAX_NDIM];
-    int64_t step = 1;
-    bool compact = true;
-    for (int i = out.size() - 1; i >= 0; --i) {
-      expected[i] = step;
-      compact = compact && (out[i] <= 1 || dst.strides[i] == step);  // an extent-1 axis' stride is never used
-      step *= out[i];  // at most the output's element count
-    }
-    if (!compact)
-      invalid("dst is not C-contiguous: strides " + join(out.size(), dst.strides) + " (elements) but shape " +
-              join(out.size(), out.data()) + " needs " + join(out.size(), expected) + " or NULL");
-  }
+  check_compact(plan, dst, "dst");
   plan.execute(origin(static_cast<const unsigned char*>(src.data), src.byte_offset),
                origin(static_cast<unsigned char*>(dst.data), dst.byte_offset), plan.nbytes());
 }
@@ -149,6 +162,106 @@ Repeats repeats_of(int64_t nrepeats, const int64_t* repeats) {
   if (nrepeats < 0) invalid("nrepeats = " + std::to_string(nrepeats) + " is negative");
   if (nrepeats > 0 && repeats == nullptr) invalid("repeats is NULL but nrepeats = " + std::to_string(nrepeats));
   return Repeats(repeats, static_cast<std::size_t>(nrepeats));
+}
+
+// ---- The reductions ----------------------------------------------------------------------------
+
+// The tessera_dtype of a DLPack dtype, if the reductions add it: one lane of kDLFloat 16/32/64,
+// kDLBfloat 16, kDLComplex 64/128, kDLInt or kDLUInt 8/16/32/64.
+std::optional<DType> reduce_dtype(const DLDataType& t) {
+  if (t.lanes != 1) return std::nullopt;
+  const auto by_bits = [&](DType b8, DType b16, DType b32, DType b64) -> std::optional<DType> {
+    switch (t.bits) {
+      case 8: return b8;
+      case 16: return b16;
+      case 32: return b32;
+      case 64: return b64;
+      default: return std::nullopt;
+    }
+  };
+  switch (t.code) {
+    case kDLInt: return by_bits(DType::int8, DType::int16, DType::int32, DType::int64);
+    case kDLUInt: return by_bits(DType::uint8, DType::uint16, DType::uint32, DType::uint64);
+    case kDLFloat:
+      if (t.bits == 16) return DType::float16;
+      if (t.bits == 32) return DType::float32;
+      if (t.bits == 64) return DType::float64;
+      return std::nullopt;
+    case kDLBfloat:
+      if (t.bits == 16) return DType::bfloat16;
+      return std::nullopt;
+    case kDLComplex:
+      if (t.bits == 64) return DType::complex64;
+      if (t.bits == 128) return DType::complex128;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+// The gradient in: its tessera_dtype, and its itemsize and shape.
+struct Gradient {
+  DType dtype;
+  Source src;
+};
+
+// What every reduction checks first, in this order: both tensors given, both on the CPU, the
+// gradient's dtype one of the reductions' and the result's the same; then the gradient's ndim and
+// shape.
+Gradient check_reduce_tensors(const DLTensor* in, const DLTensor* out, const char* in_name, const char* out_name,
+                              const char* function) {
+  c_require(in, in_name);
+  c_require(out, out_name);
+  check_cpu(*in, in_name, function);
+  check_cpu(*out, out_name, function);
+  const std::optional<DType> dtype = reduce_dtype(in->dtype);
+  if (!dtype)
+    invalid(std::string(in_name) + " dtype " + dtype_name(in->dtype) + " (code " + std::to_string(in->dtype.code) +
+            ", bits " + std::to_string(in->dtype.bits) + ", lanes " + std::to_string(in->dtype.lanes) +
+            ") is not a type " + function +
+            " adds: one lane of kDLFloat 16/32/64, kDLBfloat 16, kDLComplex 64/128, kDLInt or kDLUInt 8/16/32/64");
+  if (out->dtype.code != in->dtype.code || out->dtype.bits != in->dtype.bits || out->dtype.lanes != in->dtype.lanes)
+    invalid(std::string(out_name) + " dtype " + dtype_name(out->dtype) + " differs from " + in_name + " dtype " +
+            dtype_name(in->dtype));
+  return {*dtype, {itemsize_of(*dtype), shape_of(*in, in_name)}};
+}
+
+// The caller's options as the C calls read them (c_api.cpp's to_options): the fields within
+// sizeof_options, defaults for the rest; sizeof_options and accumulate are checked here, the enum
+// fields and max_threads by the planner (its first step).
+Options to_options(const tessera_options* options) {
+  Options o;
+  if (options == nullptr) return o;
+  const std::size_t size = options->sizeof_options;
+  const auto has = [size](std::size_t offset, std::size_t bytes) { return size >= offset + bytes; };
+  if (!has(offsetof(tessera_options, max_threads), sizeof(int)) || size > sizeof(tessera_options))
+    invalid("options->sizeof_options = " + std::to_string(size) + " (this tessera's tessera_options has " +
+            std::to_string(sizeof(tessera_options)) + " bytes; initialize options with tessera_options_init)");
+  o.max_threads = options->max_threads;
+  if (has(offsetof(tessera_options, negative_reps), sizeof(int)))
+    o.negative_reps = static_cast<NegativeReps>(options->negative_reps);
+  if (has(offsetof(tessera_options, nontemporal), sizeof(int)))
+    o.nontemporal = static_cast<NonTemporal>(options->nontemporal);
+  if (has(offsetof(tessera_options, accumulate), sizeof(int))) {
+    if (options->accumulate != 0 && options->accumulate != 1)
+      invalid("options->accumulate = " + std::to_string(options->accumulate) + " (it must be 0 or 1)");
+    o.accumulate = options->accumulate == 1;
+  }
+  return o;
+}
+
+// The result of a reduction plan: C-contiguous in `out` (its shape is the plan's by construction),
+// both data pointers present where their tensors are not empty; then the plan runs from in's data
+// into out's (adding into it under options.accumulate).
+void execute_reduce_into(const Plan& plan, const DLTensor& in, const DLTensor& out, const char* in_name,
+                         const char* out_name) {
+  check_compact(plan, out, out_name);
+  if (in.data == nullptr && plan.input_size() > 0)
+    invalid(std::string(in_name) + "->data is NULL but " + in_name + " has " + std::to_string(plan.input_size()) +
+            " elements");
+  if (out.data == nullptr && plan.nbytes() > 0)
+    invalid(std::string(out_name) + "->data is NULL but the result has " + std::to_string(plan.nbytes()) + " bytes");
+  plan.execute(origin(static_cast<const unsigned char*>(in.data), in.byte_offset),
+               origin(static_cast<unsigned char*>(out.data), out.byte_offset), plan.nbytes());
 }
 
 }  // namespace
@@ -214,6 +327,48 @@ tessera_status tessera_repeat_dlpack(const DLTensor* src, int64_t nrepeats, cons
     const std::optional<int> ax = axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis);
     execute_into(tessera::Plan::repeat(in.shape, strides, in.itemsize, r, ax), *src, *dst,
                  ax ? "repeat(src, repeats, axis)" : "repeat(src, repeats) (no axis)");
+  });
+}
+
+tessera_status tessera_tile_backward_dlpack(const DLTensor* grad_out, int nreps, const int64_t* reps,
+                                            DLTensor* grad_in, const tessera_options* options) {
+  using namespace tessera::detail;
+  return c_guarded([&] {
+    const Gradient g = check_reduce_tensors(grad_out, grad_in, "grad_out", "grad_in", "tessera_tile_backward_dlpack");
+    const tessera::Dims rep = c_dims(nreps, reps, "reps", "nreps");
+    const tessera::Dims in_shape = shape_of(*grad_in, "grad_in");
+    const tessera::Dims strides = byte_strides(*grad_out, g.src, "grad_out");
+    const tessera::Options o = to_options(options);
+    execute_reduce_into(tessera::Plan::tile_backward(g.src.shape, strides, g.dtype, in_shape, rep, o), *grad_out,
+                        *grad_in, "grad_out", "grad_in");
+  });
+}
+
+tessera_status tessera_sum_to_shape_dlpack(const DLTensor* src, DLTensor* dst, const tessera_options* options) {
+  using namespace tessera::detail;
+  return c_guarded([&] {
+    const Gradient g = check_reduce_tensors(src, dst, "src", "dst", "tessera_sum_to_shape_dlpack");
+    const tessera::Dims target = shape_of(*dst, "dst");
+    const tessera::Dims strides = byte_strides(*src, g.src, "src");
+    const tessera::Options o = to_options(options);
+    execute_reduce_into(tessera::Plan::sum_to_shape(g.src.shape, strides, g.dtype, target, o), *src, *dst, "src",
+                        "dst");
+  });
+}
+
+tessera_status tessera_repeat_backward_dlpack(const DLTensor* grad_out, int64_t nrepeats, const int64_t* repeats,
+                                              int axis, DLTensor* grad_in, const tessera_options* options) {
+  using namespace tessera::detail;
+  return c_guarded([&] {
+    const Gradient g =
+        check_reduce_tensors(grad_out, grad_in, "grad_out", "grad_in", "tessera_repeat_backward_dlpack");
+    const tessera::Repeats r = repeats_of(nrepeats, repeats);
+    const tessera::Dims in_shape = shape_of(*grad_in, "grad_in");
+    const tessera::Dims strides = byte_strides(*grad_out, g.src, "grad_out");
+    const tessera::Options o = to_options(options);
+    const std::optional<int> ax = axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis);
+    execute_reduce_into(tessera::Plan::repeat_backward(g.src.shape, strides, g.dtype, in_shape, r, ax, o), *grad_out,
+                        *grad_in, "grad_out", "grad_in");
   });
 }
 

@@ -110,6 +110,9 @@ struct ReduceProblem {
   int64_t slots = 0;
   // Leaves per output element (lanes: ceil(nred / kLeaf); periodic: ceil(blocks / kLeaf)).
   int64_t nleaves = 0;
+  // Output written with non-temporal stores (the lanes and interleaved paths): set by the planner
+  // from Options::nontemporal and the output's size (as the copying operations decide).
+  bool stream = false;
 };
 
 /// A reduction plan: the problem, plus what describe() and the executor need.

@@ -94,6 +94,10 @@ void finish_axes(ReduceData& r) {
 // Plans the problem unless it is a segment plan (the executor plans each segment).
 ReduceData finish(ReduceData&& r) {
   finish_axes(r);
+  int64_t out_bytes = static_cast<int64_t>(itemsize_of(r.dtype));
+  for (int i = 0; i < r.out_shape.size(); ++i) out_bytes *= r.out_shape[i];
+  r.problem.stream = r.nontemporal == NonTemporal::always ||
+                     (r.nontemporal == NonTemporal::automatic && out_bytes >= stream_min_bytes());
   if (r.seg_axis < 0) plan_problem(r.problem);
   else r.problem.path = ReducePath::segments;
   int64_t out = 1;
@@ -232,11 +236,12 @@ void plan_problem(ReduceProblem& p) {
     p.run = last->extent;
     p.nleaves = 1;
   }
-  // Strip: the counter's rows (bit_width(nleaves) + 3 of them) fit in 32 KiB of L1.
+  // Strip: long, so that each addend row streams (prefetchers follow long sequential runs), with
+  // the counter's rows (bit_width(nleaves) + 3 of them) in 512 KiB of L2.
   int rows = 3;
   for (uint64_t l = static_cast<uint64_t>(p.nleaves); l; l >>= 1) ++rows;
-  int64_t strip = 32768 / (rows * static_cast<int64_t>(acc_size(p.elem)));
-  strip = std::clamp<int64_t>(strip / 64 * 64, 64, 4096);
+  int64_t strip = (int64_t{512} << 10) / (rows * static_cast<int64_t>(acc_size(p.elem)));
+  strip = std::clamp<int64_t>(strip / 64 * 64, 64, int64_t{1} << 16);
   p.strip = std::min(strip, p.width);
   p.nitems = p.out_elems / p.width * ((p.width + p.strip - 1) / p.strip);
 }

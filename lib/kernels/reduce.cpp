@@ -19,6 +19,8 @@
 #include "kernels/path_counters.hpp"
 #include "reduce_scalar.hpp"
 
+#include <hwy/cache_control.h>
+
 #include <vector>
 
 HWY_BEFORE_NAMESPACE();
@@ -113,7 +115,7 @@ struct Kernels {
   }
 
   // dst[j] = round(acc[j]), or round(dst[j] + acc[j]) when accumulating.
-  static void FinishRow(const A* acc, int64_t n, T* dst, int64_t dst_stride, bool accumulate) {
+  static void FinishRow(const A* acc, int64_t n, T* dst, int64_t dst_stride, bool accumulate, bool stream = false) {
     int64_t j = 0;
     if (dst_stride != 1) {  // a segment's sub-problem: the output's inner axis is not its own
       for (; j < n; ++j) {
@@ -126,7 +128,11 @@ struct Kernels {
       const DA da;
       const hn::Rebind<float, DA> df;
       const int64_t N = static_cast<int64_t>(hn::Lanes(da));
-      if (accumulate) {
+      if (stream && !accumulate) {
+        for (; j < n && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) != 0; ++j)
+          StoreT(dst + j, from_acc<E>(acc[j]));
+        for (; j + N <= n; j += N) hn::Stream(hn::DemoteTo(df, hn::LoadU(da, acc + j)), df, dst + j);
+      } else if (accumulate) {
         for (; j + N <= n; j += N)
           hn::StoreU(hn::DemoteTo(df, hn::Add(LoadAs(da, dst + j), hn::LoadU(da, acc + j))), df, dst + j);
       } else {
@@ -216,6 +222,140 @@ struct Kernels {
     }
   };
 
+#if !HWY_HAVE_SCALABLE
+  // Lanes order for items of at most kRegLeaves leaves over contiguous rows, the whole tree in
+  // registers: per vector of outputs, each leaf summed while its rows stream by, the leaves
+  // combined by the same binary counter as LeafCounter (the same bits). qoff: the nred addends'
+  // byte offsets. Returns the item's sums finished into dst (dst_stride 1).
+  static constexpr int kRegLeaves = 16;
+  // Software prefetch distance along each addend row: rows that stream only for a short item (a
+  // few hundred bytes to a few KiB, then jump) never get the hardware prefetchers going.
+  static constexpr int64_t kPrefetchBytes = 4096;
+  static HWY_INLINE hn::Vec<DA> RegTree(DA da, const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t j) {
+    using V = hn::Vec<DA>;
+    V lvl[6];
+    uint64_t count = 0;
+    for (int64_t q0 = 0; q0 < nred; q0 += kLeaf) {
+      const int64_t q1 = std::min(nred, q0 + kLeaf);
+      V v = LoadAs(da, reinterpret_cast<const T*>(src + qoff[q0]) + j);
+      for (int64_t q = q0 + 1; q < q1; ++q) v = hn::Add(v, LoadAs(da, reinterpret_cast<const T*>(src + qoff[q]) + j));
+      const uint64_t k = count++;
+      int m = 0;
+      for (; (k >> m) & 1; ++m) v = hn::Add(lvl[m], v);
+      lvl[m] = v;
+    }
+    bool have = false;
+    V r = hn::Zero(da);
+    for (int l = 0; l < 6; ++l) {
+      if (!((count >> l) & 1)) continue;
+      r = have ? hn::Add(lvl[l], r) : lvl[l];
+      have = true;
+    }
+    return r;
+  }
+  static void RegTreeItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
+                          bool stream, A* tail) {
+    const DA da;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+    int64_t j = 0;
+    constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
+    constexpr int64_t kLineElems = 64 / static_cast<int64_t>(sizeof(T));
+    for (; j + N <= n; j += N) {
+      if (j % kLineElems < N)  // once per cache line of each addend row: the line kAhead ahead
+        for (int64_t q = 0; q < nred; ++q) hwy::Prefetch(reinterpret_cast<const T*>(src + qoff[q]) + j + kAhead);
+      auto acc = RegTree(da, src, qoff, nred, j);
+      if (accumulate) acc = hn::Add(LoadAs(da, dst + j), acc);
+      if constexpr (E == Elem::f32) {
+        const hn::Rebind<float, DA> df;
+        if (stream && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) == 0) {
+          hn::Stream(hn::DemoteTo(df, acc), df, dst + j);
+        } else {
+          hn::StoreU(hn::DemoteTo(df, acc), df, dst + j);
+        }
+      } else if constexpr (sizeof(HT) == sizeof(A)) {
+        if (stream && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(A)) == 0) {
+          hn::Stream(acc, da, reinterpret_cast<A*>(dst + j));
+        } else {
+          hn::StoreU(acc, da, reinterpret_cast<A*>(dst + j));
+        }
+      } else {
+        hn::StoreU(acc, da, tail);
+        FinishRow(tail, N, dst + j, 1, false);
+      }
+    }
+    if (j < n) {  // the last partial vector: through a padded copy of the rows' ends
+      const int64_t m = n - j;
+      for (int64_t e = 0; e < m; ++e) {
+        A a = acc_identity<A>();
+        uint64_t count = 0;
+        A lvl[6];
+        for (int64_t q0 = 0; q0 < nred; q0 += kLeaf) {
+          const int64_t q1 = std::min(nred, q0 + kLeaf);
+          A v = to_acc<E>(LoadT(reinterpret_cast<const T*>(src + qoff[q0]) + j + e));
+          for (int64_t q = q0 + 1; q < q1; ++q)
+            v = acc_add(v, to_acc<E>(LoadT(reinterpret_cast<const T*>(src + qoff[q]) + j + e)));
+          const uint64_t k = count++;
+          int mm = 0;
+          for (; (k >> mm) & 1; ++mm) v = acc_add(lvl[mm], v);
+          lvl[mm] = v;
+        }
+        bool have = false;
+        for (int l = 0; l < 6; ++l) {
+          if (!((count >> l) & 1)) continue;
+          a = have ? acc_add(lvl[l], a) : lvl[l];
+          have = true;
+        }
+        tail[e] = a;
+      }
+      FinishRow(tail, m, dst + j, 1, accumulate);
+    }
+  }
+#endif
+
+  // Lanes order: leaves [lo, hi) of the item at src (n output elements) into out.
+  // One leaf of the lanes order over contiguous rows: row[j] = ((x_0[j] + x_1[j]) + ...) for the
+  // k <= kLeaf addend rows at ptr[0..k), n elements: each vector of outputs is summed in a register
+  // while the k rows stream by (k concurrent sequential streams).
+  static HWY_INLINE void LeafRows(const T* const* ptr, int k, int64_t n, A* row) {
+    const DA da;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+    int64_t j = 0;
+    for (; j + N <= n; j += N) {
+      auto acc = LoadAs(da, ptr[0] + j);
+      for (int t = 1; t < k; ++t) acc = hn::Add(acc, LoadAs(da, ptr[t] + j));
+      hn::StoreU(acc, da, row + j);
+    }
+    for (; j < n; ++j) {
+      A a = to_acc<E>(LoadT(ptr[0] + j));
+      for (int t = 1; t < k; ++t) a = acc_add(a, to_acc<E>(LoadT(ptr[t] + j)));
+      row[j] = a;
+    }
+  }
+  // The same, finished straight into the output (a single-leaf item: no tree, no row).
+  static HWY_INLINE void LeafRowsFinish(const T* const* ptr, int k, int64_t n, T* dst, bool accumulate) {
+    const DA da;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+    int64_t j = 0;
+    if constexpr (E == Elem::f32 || sizeof(HT) == sizeof(A)) {
+      for (; j + N <= n; j += N) {
+        auto acc = LoadAs(da, ptr[0] + j);
+        for (int t = 1; t < k; ++t) acc = hn::Add(acc, LoadAs(da, ptr[t] + j));
+        if (accumulate) acc = hn::Add(LoadAs(da, dst + j), acc);
+        if constexpr (E == Elem::f32) {
+          const hn::Rebind<float, DA> df;
+          hn::StoreU(hn::DemoteTo(df, acc), df, dst + j);
+        } else {
+          hn::StoreU(acc, da, reinterpret_cast<A*>(dst + j));
+        }
+      }
+    }
+    for (; j < n; ++j) {
+      A a = to_acc<E>(LoadT(ptr[0] + j));
+      for (int t = 1; t < k; ++t) a = acc_add(a, to_acc<E>(LoadT(ptr[t] + j)));
+      StoreT(dst + j, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(dst + j)), a) : a));
+    }
+  }
+
   // Lanes order: leaves [lo, hi) of the item at src (n output elements) into out.
   static void LanesLeaves(const ReduceProblem& p, const uint8_t* src, int64_t n, int64_t lo, int64_t hi,
                           Scratch& s, A* out) {
@@ -225,15 +365,20 @@ struct Kernels {
     const bool contiguous = p.inner_stride == static_cast<int64_t>(sizeof(T)) || n == 1;
     for (int64_t leaf = lo; leaf < hi; ++leaf) {
       A* row = counter.slot_for_next() ? counter.slot_for_next() : s.tmp;
-      const int64_t q1 = std::min(p.nred, (leaf + 1) * kLeaf);
-      for (int64_t q = leaf * kLeaf; q < q1; ++q) {
-        const uint8_t* at = src + odo.offset;
-        if (contiguous) {
-          AccRow(row, reinterpret_cast<const T*>(at), n, q == leaf * kLeaf);
+      const int64_t q0 = leaf * kLeaf, q1 = std::min(p.nred, (leaf + 1) * kLeaf);
+      if (contiguous) {
+        const T* ptr[kLeaf];
+        for (int64_t q = q0; q < q1; ++q, odo.next()) ptr[q - q0] = reinterpret_cast<const T*>(src + odo.offset);
+        const int k = static_cast<int>(q1 - q0);
+        bool adjacent = n * static_cast<int64_t>(sizeof(T)) >= 2048;  // long rows that follow each other:
+        for (int t = 1; t < k && adjacent; ++t) adjacent = ptr[t] == ptr[t - 1] + n;  // one sequential stream
+        if (adjacent) {
+          for (int t = 0; t < k; ++t) AccRow(row, ptr[t], n, t == 0);
         } else {
-          AccRowStrided(row, at, p.inner_stride, n, q == leaf * kLeaf);
+          LeafRows(ptr, k, n, row);
         }
-        odo.next();
+      } else {
+        for (int64_t q = q0; q < q1; ++q, odo.next()) AccRowStrided(row, src + odo.offset, p.inner_stride, n, q == q0);
       }
       counter.push(row);
     }
@@ -323,17 +468,50 @@ struct Kernels {
                     bool accumulate) {
     Scratch s(p, RowWidth(p));
     T* out = reinterpret_cast<T*>(dst);
+    std::vector<int64_t> qoff;  // lanes: the addends' offsets, the same for every item
+    if (p.path == ReducePath::lanes && p.nleaves <= 16) {
+      Odometer odo(p, p.reduced, p.nreduced, 0);
+      for (int64_t q = 0; q < p.nred; ++q, odo.next()) qoff.push_back(odo.offset);
+    }
+    // Whole rows of >= 2 KiB whose addend rows follow each other in memory: read one row after
+    // the other (LanesLeaves), one sequential stream, rather than all of them at once.
+    bool adjacent = p.path == ReducePath::lanes && p.strip == p.width && qoff.size() > 1 &&
+                    p.width * static_cast<int64_t>(sizeof(T)) >= 2048;
+    for (std::size_t q = 1; q < qoff.size() && adjacent; ++q)
+      adjacent = qoff[q] == qoff[q - 1] + p.width * static_cast<int64_t>(sizeof(T));
     for (int64_t item = begin; item < end; ++item) {
       const ItemPos pos = Locate(p, item);
       switch (p.path) {
         case ReducePath::lanes:
+#if !HWY_HAVE_SCALABLE
+          if (p.nleaves <= kRegLeaves && p.inner_dst_stride == 1 && !adjacent) {
+            RegTreeItem(src + pos.src, qoff.data(), p.nred, pos.n, out + pos.dst, accumulate, p.stream, s.tmp);
+            break;
+          }
+#endif
+          if (p.nleaves == 1 && !adjacent) {  // one leaf: summed and finished in registers
+            Odometer odo(p, p.reduced, p.nreduced, 0);
+            const T* ptr[kLeaf];
+            for (int64_t q = 0; q < p.nred; ++q, odo.next())
+              ptr[q] = reinterpret_cast<const T*>(src + pos.src + odo.offset);
+            if (p.inner_dst_stride == 1) {
+              LeafRowsFinish(ptr, static_cast<int>(p.nred), pos.n, out + pos.dst, accumulate);
+            } else {
+              LeafRows(ptr, static_cast<int>(p.nred), pos.n, s.out);
+              FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
+            }
+            break;
+          }
+          LanesLeaves(p, src + pos.src, pos.n, 0, p.nleaves, s, s.out);
+          FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate, p.stream);
+          break;
         case ReducePath::strided:
           LanesLeaves(p, src + pos.src, pos.n, 0, p.nleaves, s, s.out);
           FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
           break;
         case ReducePath::interleaved:
           InterleavedRow(src + pos.src, p.run, pos.n, s.out);
-          FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
+          FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate, p.stream);
           break;
         case ReducePath::periodic:
           PeriodicLeaves(p, src + pos.src, 0, p.nleaves, s, s.out);
@@ -344,6 +522,7 @@ struct Kernels {
           break;
       }
     }
+    if (p.stream) hwy::FlushStream();  // the streamed output is visible before the task returns
   }
 
   static void Partial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,

@@ -8,11 +8,18 @@ its family. This package is its Python interface:
   once, straight into new memory or ``out=``;
 - `expand` -- ONNX ``Expand``: A broadcast with a shape, either side may be 1;
 - `repeat` -- a drop-in for `numpy.repeat` (and `torch.repeat_interleave`), with ``out=``;
+- `tile_backward`, `sum_to_shape`, `repeat_backward` -- the family's gradients (the way back):
+  sums over the replicas, deterministic and accurate (float32 accumulated in float64, blocked
+  pairwise order), with ``out=`` and ``accumulate=True`` to add into it;
 - `tile_shape` -- the output shape of a tile, without computing it;
 - `Plan` -- a reusable plan for one operation, shape, dtype and layout, and one chunk of its
   output (`Plan.execute_region`); `Plan.broadcast_to`, `Plan.expand` and `Plan.repeat` plan the
-  family;
+  family, `Plan.tile_backward`, `Plan.sum_to_shape` and `Plan.repeat_backward` its gradients;
 - `simd_target` -- the SIMD target the kernels dispatch to on this CPU.
+
+`tessera.torch` (imported on first use; it needs torch, which ``import tessera`` does not) has
+``tile``, ``broadcast_to``, ``expand`` and ``repeat_interleave`` as ``torch.autograd.Function``s
+whose forward and backward are tessera's.
 
 Units: shapes, reps, repeat counts and regions are in elements; strides and ``nbytes`` in bytes
 (numpy's conventions). Every result is C-contiguous.
@@ -28,12 +35,22 @@ import numpy as _np
 
 from . import _tessera as _ext
 
-__all__ = ["tile", "broadcast_to", "expand", "repeat", "tile_shape", "Plan", "simd_target", "__version__"]
+__all__ = ["tile", "broadcast_to", "expand", "repeat", "tile_backward", "sum_to_shape", "repeat_backward",
+           "tile_shape", "Plan", "simd_target", "__version__"]
 
 #: The version of the tessera library this module carries ("MAJOR.MINOR.PATCH").
 __version__ = _ext.version()
 
 _ndarray = _np.ndarray
+
+
+def __getattr__(name):
+    # tessera.torch, imported on first use: `import tessera` neither needs nor imports torch.
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def tile(A, reps, *, out=None, max_threads=None, nontemporal=None, negative_reps="error"):
@@ -391,6 +408,299 @@ def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=Non
     return _ext.family("repeat", A, repeats, axis, output_size, out, max_threads, nontemporal)
 
 
+# The reductions: the family's gradients ---------------------------------------------------------
+
+_ACCURACY_NOTES = """
+    Accuracy: floating-point sums are blocked and pairwise, never one long running sum, whatever
+    the axis being reduced: per output element the addends (in the order of the reduced axes,
+    outer first) are summed in leaves of 8 and the leaves combined by a binary tree; a reduced run
+    that is contiguous in memory (at least 16 elements) is summed in 16 interleaved partial sums
+    of blocks, again leaves of 8 blocks and a binary tree, the 16 then added by a halving tree.
+    float32 and complex64 are accumulated in float64, float16 and bfloat16 in float32, float64
+    and complex128 in float64; the sum is rounded to the element type once (to nearest even). On
+    float32 data the result is then about as accurate as float32 allows (the exact sum rounded
+    once), never worse than numpy's pairwise ``sum`` along a contiguous axis (and ~10x better than
+    numpy along a strided axis, which numpy sums one row at a time). Integers wrap modulo 2**bits
+    (C unsigned arithmetic: exact whatever the order), in A's own type: where ``numpy.sum``
+    promotes int8 to int64, these do not.
+
+    Determinism: the order of the additions is a function of the plan (shapes, strides, dtype)
+    only: the same bits for every thread count, every `max_threads`, every run and every SIMD
+    target (the partial sums are laid out in 16 lanes whatever the vector width; there is no
+    fused multiply-add).
+
+    With ``accumulate=True``: ``out = round(out + sum)``, the sum added once. A reduction over no
+    element (a rep or count of 0) gives 0 (or leaves `out` as it is when accumulating).
+"""
+
+_REDUCE_DTYPES = """float16, float32, float64, complex64, complex128, int8, int16, int32, int64,
+        uint8, uint16, uint32, uint64 (numpy's and torch's), and torch.bfloat16"""
+
+
+def tile_backward(grad_out, in_shape, reps, *, out=None, max_threads=None, nontemporal=None,
+                  negative_reps="error", accumulate=False):
+    """The gradient of `tile`: grad_out summed over the replicas, back to the input's shape.
+
+    The backward of ``torch.tile`` (and of `tile` / `numpy.tile`): ``result[i]`` is the sum of
+    ``grad_out[j]`` over every output index j that ``tile(A, reps)`` copied from ``A[i]``, for an
+    A of shape `in_shape`. With numpy.tile's promotion (the shorter of `in_shape` and `reps`
+    prepended with 1s; leading promoted axes are summed away), it is
+    ``grad_out.reshape(r0, s0, r1, s1, ...).sum(axis=(0, 2, ...)).reshape(in_shape)`` -- computed
+    in place from any layout of grad_out, without the copy numpy's reshape makes of a strided
+    array, and more accurately (Notes).
+
+    Parameters
+    ----------
+    grad_out : array_like or torch.Tensor
+        The gradient of tile's output: an array of shape ``tile_shape(in_shape, reps)``, of dtype
+        {dtypes}, in any layout (transposed, negative or zero strides, stepped views, read-only),
+        read in place. Or a CPU torch tensor of any of those dtypes and any strides, read in place
+        through DLPack (a non-contiguous ``grad_output`` included).
+    in_shape : int or sequence of ints
+        The shape of tile's input A: the result's shape (elements).
+    reps : int, sequence of ints, or integer ndarray
+        tile's repetitions, as for `tile`.
+    out : ndarray or torch.Tensor, optional
+        Where to write the result: exactly `in_shape` and grad_out's dtype, C-contiguous and
+        writeable (a torch tensor for a torch grad_out). It may overlap grad_out.
+    max_threads : int, optional
+        At most this many threads (>= 1) sum; None (default): the threads of the caller's oneTBB
+        task arena. Inputs under 512 KiB are summed by the calling thread alone.
+    nontemporal : bool, optional
+        As for `tile` (streaming stores for the result).
+    negative_reps : {{"error", "clamp_to_zero"}}, optional
+        As for `tile`: with "clamp_to_zero" a negative rep is 0 (an empty grad_out axis, whose sum
+        is 0).
+    accumulate : bool, optional
+        False (default): write the result. True: add it into `out` (which must be given), as
+        frameworks accumulate gradients: ``out += tile_backward(grad_out, in_shape, reps)``, with
+        one rounding.
+
+    Returns
+    -------
+    ndarray or torch.Tensor
+        A new C-contiguous, writeable array of shape `in_shape` and grad_out's dtype -- or `out`
+        itself. For a torch tensor, a torch tensor (read detached: no autograd history; see
+        `tessera.torch` for the differentiable functions).
+
+    Raises
+    ------
+    ValueError
+        grad_out's shape is not ``tile_shape(in_shape, reps)`` (the message names the axis and
+        both extents); a negative rep or extent (named); more than 64 values; a bad `out` (its
+        shape, dtype, layout or writeability, named); ``accumulate=True`` without `out`; a torch
+        tensor on another device; an invalid option.
+    TypeError
+        A dtype tessera cannot sum (bool, object, datetime64, longdouble, strings, structured,
+        non-native byte order, quantized tensors, ... -- the message names it); a non-integer
+        extent or rep (named); an `out` that is not an ndarray (a tensor, for a torch grad_out).
+
+    On any error nothing is written to `out`.
+
+    See Also
+    --------
+    tile, sum_to_shape, repeat_backward, Plan.tile_backward, tessera.torch.tile
+
+    Notes
+    -----{notes}
+    Examples
+    --------
+    >>> import numpy as np, tessera
+    >>> g = np.arange(12.0).reshape(2, 6)  # the gradient of tile(A, (1, 2)) for an A of shape (2, 3)
+    >>> tessera.tile_backward(g, (2, 3), (1, 2))
+    array([[ 3.,  5.,  7.],
+           [15., 17., 19.]])
+    >>> s = tessera.tile_backward(g, 3, (2, 2))  # reps longer than in_shape: the leading axis summed away
+    >>> s
+    array([18., 22., 26.])
+    >>> np.array_equal(s, g.reshape(2, 2, 3).sum(axis=(0, 1)))
+    True
+    >>> acc = np.ones(3)
+    >>> tessera.tile_backward(g, 3, (2, 2), out=acc, accumulate=True) is acc
+    True
+    >>> acc
+    array([19., 23., 27.])
+    >>> tessera.tile_backward(g, (2, 2), (1, 2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: tessera: tile_backward: ...
+    """
+    if type(grad_out) is not _ndarray and _is_tensor(grad_out):
+        return _reduce_tensor("tile_backward", grad_out, in_shape, reps, None, out, max_threads, nontemporal,
+                              negative_reps, accumulate)
+    return _ext.reduce("tile_backward", grad_out, in_shape, reps, None, out, max_threads, nontemporal,
+                       negative_reps, accumulate)
+
+
+def sum_to_shape(A, shape, *, out=None, max_threads=None, nontemporal=None, accumulate=False):
+    """Sum A down to `shape`: the gradient of `broadcast_to` / `expand`, ``torch.Tensor.sum_to_size``.
+
+    The semantics of ``torch.Tensor.sum_to_size(shape)`` (the backward of ``torch.Tensor.expand``
+    and ``torch.broadcast_to``, and of `broadcast_to` / `expand`): `shape` is aligned with A's
+    trailing axes (it may have fewer axes than A, not more); A is summed over its leading axes
+    beyond `shape`'s and over every axis where `shape` has extent 1 and A does not. Every other
+    extent of `shape` must equal A's. Unlike ``numpy.sum(..., keepdims=True)``, the axes are given
+    by the shape they sum to, A is read in place in any layout, and the sum is more accurate
+    (Notes).
+
+    Parameters
+    ----------
+    A : array_like or torch.Tensor
+        The array to sum (the gradient of a broadcast's output): dtype {dtypes}, in any layout,
+        read in place. Or a CPU torch tensor of those dtypes and any strides, read in place
+        through DLPack.
+    shape : int or sequence of ints
+        The result's shape (elements): at most A's number of axes, each extent A's or 1.
+    out : ndarray or torch.Tensor, optional
+        Where to write the result: exactly `shape` and A's dtype, C-contiguous and writeable (a
+        torch tensor for a torch A). It may overlap A.
+    max_threads : int, optional
+        As for `tile_backward`.
+    nontemporal : bool, optional
+        As for `tile`.
+    accumulate : bool, optional
+        False (default): write the result. True: add it into `out` (which must be given).
+
+    Returns
+    -------
+    ndarray or torch.Tensor
+        A new C-contiguous, writeable array of shape `shape` and A's dtype -- or `out` itself. For
+        a torch tensor, a torch tensor (read detached: no autograd history).
+
+    Raises
+    ------
+    ValueError
+        `shape` has more axes than A, or an extent that is neither A's nor 1 (the message names
+        the axis and both extents); a negative extent; a bad `out` (named); ``accumulate=True``
+        without `out`; a torch tensor on another device; an invalid option.
+    TypeError
+        A dtype tessera cannot sum (named); a non-integer extent (named); an `out` of the wrong
+        type.
+
+    On any error nothing is written to `out`.
+
+    See Also
+    --------
+    broadcast_to, expand, torch.Tensor.sum_to_size, numpy.sum, tile_backward, Plan.sum_to_shape,
+    tessera.torch.broadcast_to, tessera.torch.expand
+
+    Notes
+    -----{notes}
+    Examples
+    --------
+    >>> import numpy as np, tessera
+    >>> a = np.arange(6).reshape(2, 3)
+    >>> tessera.sum_to_shape(a, (1, 3))
+    array([[3, 5, 7]])
+    >>> tessera.sum_to_shape(a, 3)  # the leading axis summed away
+    array([3, 5, 7])
+    >>> tessera.sum_to_shape(a.T, (3, 1))  # a transposed view, read in place
+    array([[3],
+           [5],
+           [7]])
+    >>> tessera.sum_to_shape(a, ())
+    array(15)
+    >>> tessera.sum_to_shape(a, (2, 2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: tessera: sum_to_shape: ...
+    """
+    if type(A) is not _ndarray and _is_tensor(A):
+        return _reduce_tensor("sum_to_shape", A, shape, None, None, out, max_threads, nontemporal, "error",
+                              accumulate)
+    return _ext.reduce("sum_to_shape", A, shape, None, None, out, max_threads, nontemporal, "error", accumulate)
+
+
+def repeat_backward(grad_out, in_shape, repeats, axis=None, *, out=None, max_threads=None, nontemporal=None,
+                    accumulate=False):
+    """The gradient of `repeat`: each element's repeated copies in grad_out summed back into it.
+
+    The backward of ``torch.repeat_interleave`` (and of `repeat` / `numpy.repeat`): for an A of
+    shape `in_shape`, ``result[..., k, ...]`` is the sum of the ``repeats[k]`` (or ``repeats``)
+    consecutive elements of grad_out along `axis` that ``repeat(A, repeats, axis)`` wrote from
+    ``A[..., k, ...]`` -- a segment sum. With ``axis=None`` grad_out is the 1-d repeat of the
+    flattened A, and the result still has `in_shape`.
+
+    Parameters
+    ----------
+    grad_out : array_like or torch.Tensor
+        The gradient of repeat's output: shape ``repeat(A, repeats, axis).shape``, dtype
+        {dtypes}, in any layout, read in place. Or a CPU torch tensor of those dtypes and any
+        strides, read in place through DLPack.
+    in_shape : int or sequence of ints
+        The shape of repeat's input A: the result's shape (elements).
+    repeats : int, or sequence, ndarray or torch.Tensor of ints
+        repeat's counts (>= 0), as for `repeat`: one for every element, or one per element along
+        the axis.
+    axis : int, optional
+        repeat's axis, an axis of `in_shape` (negative counts from the end); None (default): the
+        flattened A.
+    out : ndarray or torch.Tensor, optional
+        Where to write the result: exactly `in_shape` and grad_out's dtype, C-contiguous and
+        writeable (a torch tensor for a torch grad_out). It may overlap grad_out.
+    max_threads : int, optional
+        As for `tile_backward`.
+    nontemporal : bool, optional
+        As for `tile`.
+    accumulate : bool, optional
+        False (default): write the result. True: add it into `out` (which must be given).
+
+    Returns
+    -------
+    ndarray or torch.Tensor
+        A new C-contiguous, writeable array of shape `in_shape` and grad_out's dtype -- or `out`
+        itself. For a torch tensor, a torch tensor (read detached: no autograd history).
+
+    Raises
+    ------
+    numpy.AxisError
+        `axis` out of range for `in_shape` (named; a ValueError and an IndexError).
+    ValueError
+        grad_out's shape is not repeat's output shape (the message names the axis and both
+        extents); a negative count, a count list whose length is neither 1 nor the axis' extent
+        (named); a bad `out` (named); ``accumulate=True`` without `out`; a torch tensor on another
+        device; an invalid option.
+    TypeError
+        A dtype tessera cannot sum (named); a non-integer count, extent or axis (named); an `out`
+        of the wrong type.
+
+    On any error nothing is written to `out`.
+
+    See Also
+    --------
+    repeat, torch.repeat_interleave, tile_backward, Plan.repeat_backward,
+    tessera.torch.repeat_interleave
+
+    Notes
+    -----{notes}
+    Examples
+    --------
+    >>> import numpy as np, tessera
+    >>> tessera.repeat_backward(np.arange(6.0), 3, 2)  # the gradient of repeat(A, 2) for an A of shape (3,)
+    array([1., 5., 9.])
+    >>> g = np.arange(12).reshape(2, 6)
+    >>> tessera.repeat_backward(g, (2, 3), [3, 1, 2], axis=1)
+    array([[ 3,  3,  9],
+           [21,  9, 21]])
+    >>> tessera.repeat_backward(np.arange(8.0), (2, 2), 2)  # axis=None: grad_out is 1-d
+    array([[ 1.,  5.],
+           [ 9., 13.]])
+    """
+    if _is_tensor(repeats):
+        repeats = _tensor_counts(repeats)
+    if type(grad_out) is not _ndarray and _is_tensor(grad_out):
+        return _reduce_tensor("repeat_backward", grad_out, in_shape, repeats, axis, out, max_threads, nontemporal,
+                              "error", accumulate)
+    return _ext.reduce("repeat_backward", grad_out, in_shape, repeats, axis, out, max_threads, nontemporal, "error",
+                       accumulate)
+
+
+for _f in (tile_backward, sum_to_shape, repeat_backward):
+    if _f.__doc__:  # None under python -OO
+        _f.__doc__ = _f.__doc__.format(notes=_ACCURACY_NOTES, dtypes=_REDUCE_DTYPES)
+del _f
+
+
 def simd_target():
     """The SIMD target tessera's kernels dispatch to on this CPU.
 
@@ -410,6 +720,8 @@ class Plan(_ext.Plan):
     only checks A and writes. A plan is immutable and may be called from many threads at once.
     The constructor plans `tile`; `Plan.broadcast_to`, `Plan.expand` and `Plan.repeat` plan the
     rest of the family, and their plans are called, and their regions computed, the same way.
+    `Plan.tile_backward`, `Plan.sum_to_shape` and `Plan.repeat_backward` plan the gradients, whose
+    plans are called the same way (A is then the gradient) but have no regions.
 
     Parameters
     ----------
@@ -427,7 +739,8 @@ class Plan(_ext.Plan):
     Attributes
     ----------
     operation : str
-        ``"tile"``, ``"broadcast_to"``, ``"expand"`` or ``"repeat"``.
+        ``"tile"``, ``"broadcast_to"``, ``"expand"``, ``"repeat"``, ``"tile_backward"``,
+        ``"sum_to_shape"`` or ``"repeat_backward"``.
     out_shape : tuple of ints
         The output shape (elements).
     shape, strides, dtype
@@ -440,7 +753,9 @@ class Plan(_ext.Plan):
         Bytes per element.
     kernel_path : str
         The executor path the output's rows take, e.g. ``"pattern.long"``, ``"fill.4.nt"``,
-        ``"repeat.shuffle"``.
+        ``"repeat.shuffle"`` (``"reduce.*"`` for the gradients).
+    accumulate : bool
+        Whether calling the plan adds into ``out=`` (the gradients' plans; False for the others).
 
     Raises
     ------
@@ -612,13 +927,172 @@ class Plan(_ext.Plan):
         return cls._family("repeat", shape, repeats, dtype, strides, axis, max_threads, nontemporal)
 
     @classmethod
+    def tile_backward(cls, shape, in_shape, reps, dtype, strides=None, *, max_threads=None, nontemporal=None,
+                      negative_reps="error", accumulate=False):
+        """A reusable plan for ``tile_backward(grad_out, in_shape, reps)`` with grad_out of one shape,
+        dtype and layout.
+
+        Parameters
+        ----------
+        shape : int or sequence of ints
+            grad_out's shape (elements): ``tile_shape(in_shape, reps)``, checked.
+        in_shape : int or sequence of ints
+            The shape of tile's input: the result's shape.
+        reps : int, sequence of ints, or integer ndarray
+            tile's repetitions, as for `tile`.
+        dtype : data-type
+            grad_out's dtype: one `tile_backward` sums (anything `numpy.dtype` takes).
+        strides : sequence of ints, optional
+            grad_out's strides in bytes (any sign, zero); None (default): C-contiguous.
+        max_threads, nontemporal, negative_reps, accumulate
+            As for `tile_backward`; kept by the plan for every call (a plan made with
+            ``accumulate=True`` is called with ``out=``, which it adds into).
+
+        Returns
+        -------
+        Plan
+            Called as ``plan(grad_out, out=None)``; no `execute_region`.
+
+        Raises
+        ------
+        ValueError, TypeError
+            As `tile_backward` for a bad shape, in_shape, reps, strides, dtype or option.
+
+        See Also
+        --------
+        tile_backward, Plan
+
+        Examples
+        --------
+        >>> import numpy as np, tessera
+        >>> plan = tessera.Plan.tile_backward((4, 6), (2, 3), (2, 2), np.float32)
+        >>> plan.out_shape, plan.operation
+        ((2, 3), 'tile_backward')
+        >>> plan(np.ones((4, 6), np.float32))
+        array([[4., 4., 4.],
+               [4., 4., 4.]], dtype=float32)
+        """
+        return cls._reduction("tile_backward", shape, in_shape, reps, dtype, strides, None, max_threads,
+                              nontemporal, negative_reps, accumulate)
+
+    @classmethod
+    def sum_to_shape(cls, shape, target, dtype, strides=None, *, max_threads=None, nontemporal=None,
+                     accumulate=False):
+        """A reusable plan for ``sum_to_shape(A, target)`` with A of one shape, dtype and layout.
+
+        Parameters
+        ----------
+        shape : int or sequence of ints
+            A's shape (elements).
+        target : int or sequence of ints
+            The result's shape, as `sum_to_shape`'s `shape`.
+        dtype : data-type
+            A's dtype: one `sum_to_shape` sums.
+        strides : sequence of ints, optional
+            A's strides in bytes; None (default): C-contiguous.
+        max_threads, nontemporal, accumulate
+            As for `sum_to_shape`; kept by the plan for every call.
+
+        Returns
+        -------
+        Plan
+            Called as ``plan(A, out=None)``; no `execute_region`.
+
+        Raises
+        ------
+        ValueError, TypeError
+            As `sum_to_shape` for a bad shape, target, strides, dtype or option.
+
+        See Also
+        --------
+        sum_to_shape, Plan.broadcast_to
+
+        Examples
+        --------
+        >>> import numpy as np, tessera
+        >>> a = np.arange(12, dtype=np.int32).reshape(3, 4)
+        >>> plan = tessera.Plan.sum_to_shape(a.T.shape, (4, 1), a.dtype, a.T.strides)
+        >>> plan(a.T)
+        array([[12],
+               [15],
+               [18],
+               [21]], dtype=int32)
+        >>> out = np.full((4, 1), 100, np.int32)
+        >>> acc = tessera.Plan.sum_to_shape((4, 3), (4, 1), np.int32, a.T.strides, accumulate=True)
+        >>> acc(a.T, out=out) is out, out.ravel()
+        (True, array([112, 115, 118, 121], dtype=int32))
+        """
+        return cls._reduction("sum_to_shape", shape, target, None, dtype, strides, None, max_threads, nontemporal,
+                              "error", accumulate)
+
+    @classmethod
+    def repeat_backward(cls, shape, in_shape, repeats, dtype, axis=None, strides=None, *, max_threads=None,
+                        nontemporal=None, accumulate=False):
+        """A reusable plan for ``repeat_backward(grad_out, in_shape, repeats, axis)`` with grad_out of
+        one shape, dtype and layout.
+
+        Per-element counts are copied into the plan (their prefix sums, computed once).
+
+        Parameters
+        ----------
+        shape : int or sequence of ints
+            grad_out's shape (elements): repeat's output shape, checked.
+        in_shape : int or sequence of ints
+            The shape of repeat's input: the result's shape.
+        repeats : int, or sequence, ndarray or torch.Tensor of ints
+            repeat's counts, as for `repeat`.
+        dtype : data-type
+            grad_out's dtype: one `repeat_backward` sums.
+        axis : int, optional
+            As for `repeat_backward` (None: the flattened input).
+        strides : sequence of ints, optional
+            grad_out's strides in bytes; None (default): C-contiguous.
+        max_threads, nontemporal, accumulate
+            As for `repeat_backward`; kept by the plan for every call.
+
+        Returns
+        -------
+        Plan
+            Called as ``plan(grad_out, out=None)``; no `execute_region`.
+
+        Raises
+        ------
+        numpy.AxisError, ValueError, TypeError
+            As `repeat_backward` for a bad axis, counts, shape, strides, dtype or option.
+
+        See Also
+        --------
+        repeat_backward, Plan.repeat
+
+        Examples
+        --------
+        >>> import numpy as np, tessera
+        >>> plan = tessera.Plan.repeat_backward((2, 6), (2, 3), [3, 1, 2], np.float64, axis=1)
+        >>> plan(np.ones((2, 6)))
+        array([[3., 1., 2.],
+               [3., 1., 2.]])
+        """
+        if _is_tensor(repeats):
+            repeats = _tensor_counts(repeats)
+        return cls._reduction("repeat_backward", shape, in_shape, repeats, dtype, strides, axis, max_threads,
+                              nontemporal, "error", accumulate)
+
+    @classmethod
+    def _reduction(cls, op, shape, result, arg, dtype, strides, axis, max_threads, nontemporal, negative_reps,
+                   accumulate):
+        plan = cls.__new__(cls)
+        _ext.Plan.__init__(plan, op, shape, result, arg, dtype, strides, axis, max_threads, nontemporal,
+                           negative_reps, accumulate)
+        return plan
+
+    @classmethod
     def _family(cls, op, shape, arg, dtype, strides, axis, max_threads, nontemporal):
         plan = cls.__new__(cls)
         _ext.Plan.__init__(plan, op, shape, arg, dtype, strides, axis, max_threads, nontemporal, "error")
         return plan
 
     def __call__(self, A, out=None):
-        """Run the plan on A: tile (or broadcast, expand, repeat) it.
+        """Run the plan on A: tile (or broadcast, expand, repeat) it, or sum it (the gradients).
 
         Parameters
         ----------
@@ -626,7 +1100,8 @@ class Plan(_ext.Plan):
             An array of exactly the planned shape and dtype, with the planned strides (on every
             axis of extent > 1).
         out : ndarray, optional
-            As for `tile`: the output's shape and dtype, C-contiguous, writeable.
+            As for `tile`: the output's shape and dtype, C-contiguous, writeable. Required by a
+            plan made with ``accumulate=True``, which adds into it.
 
         Returns
         -------
@@ -636,7 +1111,8 @@ class Plan(_ext.Plan):
         Raises
         ------
         ValueError
-            A's shape, dtype or strides differ from the plan's (named); a bad `out`.
+            A's shape, dtype or strides differ from the plan's (named); a bad `out`; no `out` for
+            an accumulating plan.
         TypeError
             A or `out` is not an ndarray.
         """
@@ -667,7 +1143,8 @@ class Plan(_ext.Plan):
         ------
         ValueError
             A start or extent that is negative or reaches past the output (naming the axis), the
-            wrong number of values, a bad A or `out`.
+            wrong number of values, a bad A or `out`; a plan of a gradient (tile_backward,
+            sum_to_shape, repeat_backward), which has no regions.
         TypeError
             A non-integer start or extent; A or `out` not an ndarray.
         """
@@ -725,18 +1202,38 @@ def _family_tensor(op, A, arg, axis, output_size, out, max_threads, nontemporal)
     return result
 
 
-def _tensor_source(A):
+def _reduce_tensor(op, A, shape, arg, axis, out, max_threads, nontemporal, negative_reps, accumulate):
+    """tile_backward, sum_to_shape or repeat_backward of a torch tensor, as _family_tensor: the
+    options and arguments read once and the whole call checked (dtype included) before the output
+    is allocated."""
+    from torch.utils.dlpack import to_dlpack
+
+    src = _tensor_source(A, "A" if op == "sum_to_shape" else "grad_out")
+    shape, arg, axis, out_shape = _ext.reduce_prepare(op, tuple(src.shape), str(src.dtype), shape, arg, axis,
+                                                      max_threads, nontemporal, negative_reps, accumulate,
+                                                      out is not None)
+    src = _resolved(src)
+    result = _tensor_out(out, src, out_shape)
+    _ext.reduce_dlpack(op, to_dlpack(src), shape, arg, axis, to_dlpack(result), max_threads, nontemporal,
+                       negative_reps, accumulate)
+    if out is not None:
+        _bump_version(out)
+    return result
+
+
+def _tensor_source(A, what="A"):
     """A checked (a CPU, strided, unquantized tensor) and detached."""
     import torch
 
     if A.device.type != "cpu":
-        raise ValueError(f"tessera: A is a tensor on device '{A.device}'; tessera works on CPU tensors "
-                         "(move it with A.cpu())")
+        raise ValueError(f"tessera: {what} is a tensor on device '{A.device}'; tessera works on CPU tensors "
+                         f"(move it with {what}.cpu())")
     if A.layout != torch.strided:
-        raise ValueError(f"tessera: A has layout {A.layout}; tessera works on strided tensors "
-                         "(use A.to_dense())")
+        raise ValueError(f"tessera: {what} has layout {A.layout}; tessera works on strided tensors "
+                         f"(use {what}.to_dense())")
     if A.is_quantized:
-        raise TypeError(f"tessera: A has the quantized dtype {A.dtype}; dequantize it first (A.dequantize())")
+        raise TypeError(f"tessera: {what} has the quantized dtype {A.dtype}; dequantize it first "
+                        f"({what}.dequantize())")
     return A.detach()
 
 

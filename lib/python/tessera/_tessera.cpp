@@ -5,7 +5,9 @@
 // tessera writes a byte; the GIL is released while it copies.
 //
 // The operations: tile, and the rest of the replication family (broadcast_to, expand, repeat),
-// which share the readers, out= checks and writers below.
+// which share the readers, out= checks and writers below; and the family's gradients, the
+// reductions (tile_backward, sum_to_shape, repeat_backward), which add, and so take the element
+// type too (numpy's or DLPack's dtype mapped to tessera::DType), and may add into out=.
 //
 // Errors: tessera::Error (a bad value, an output too big) -> ValueError; repeat's axis out of
 // range -> numpy.AxisError; a bad type -> TypeError; an allocation failure -> MemoryError.
@@ -225,10 +227,12 @@ bool overlaps(ByteSpan a, const char* b, std::size_t nbytes) {
 }
 
 // Calls write(dst) to write nbytes bytes: through a temporary, then copied, when dst overlaps the
-// source's bytes (so the source is read whole before dst is written), with the GIL released for
-// writes of kReleaseGilBytes or more (always for regions: release_gil).
+// source's bytes (so the source is read whole before dst is written; under `accumulate` the
+// temporary starts as a copy of dst, which the write adds into), with the GIL released for writes
+// of kReleaseGilBytes or more (always for regions: release_gil).
 template <class Write>
-void write_into(ByteSpan src_span, char* dst, std::size_t nbytes, bool release_gil, const Write& write) {
+void write_into(ByteSpan src_span, char* dst, std::size_t nbytes, bool release_gil, const Write& write,
+                bool accumulate = false) {
   if (nbytes == 0) return;
   const bool overlap = overlaps(src_span, dst, nbytes);
   std::unique_ptr<py::gil_scoped_release> release;
@@ -238,14 +242,18 @@ void write_into(ByteSpan src_span, char* dst, std::size_t nbytes, bool release_g
     return;
   }
   std::unique_ptr<char[]> tmp(new char[nbytes]);
+  if (accumulate) std::memcpy(tmp.get(), dst, nbytes);
   write(tmp.get());
   std::memcpy(dst, tmp.get(), nbytes);
 }
 
-// Runs the plan into dst (the plan's nbytes), as write_into.
+// Runs the plan into dst (the plan's nbytes), as write_into. A reduction's work is its input, not
+// its (often tiny) output: the GIL is released when either is kReleaseGilBytes or more.
 void execute_into(const tessera::Plan& plan, const char* src, ByteSpan src_span, char* dst) {
-  write_into(src_span, dst, plan.nbytes(), false,
-             [&](char* to) { plan.execute(src, to, plan.nbytes()); });
+  const bool big_input = plan.is_reduction() &&
+                         static_cast<std::size_t>(plan.input_size()) * plan.itemsize() >= kReleaseGilBytes;
+  write_into(src_span, dst, plan.nbytes(), big_input,
+             [&](char* to) { plan.execute(src, to, plan.nbytes()); }, plan.options().accumulate);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -403,9 +411,12 @@ py::tuple tile_shape(py::handle shape, py::handle reps, py::handle negative_reps
 
 // ---------------------------------------------------------------------------------------------
 // The replication family: broadcast_to, expand, repeat (numpy arrays here; torch tensors below;
-// tile's own entry points are above, and Plan takes every operation)
+// tile's own entry points are above, and Plan takes every operation), and the family's gradients,
+// the reductions (further down), which share the argument readers.
 
-enum class Op { tile, broadcast_to, expand, repeat };
+enum class Op { tile, broadcast_to, expand, repeat, tile_backward, sum_to_shape, repeat_backward };
+
+bool is_reduction(Op op) { return op == Op::tile_backward || op == Op::sum_to_shape || op == Op::repeat_backward; }
 
 // The operation's name as __init__.py passes it.
 Op to_op(py::handle name) {
@@ -414,7 +425,21 @@ Op to_op(py::handle name) {
   if (s == "broadcast_to") return Op::broadcast_to;
   if (s == "expand") return Op::expand;
   if (s == "repeat") return Op::repeat;
+  if (s == "tile_backward") return Op::tile_backward;
+  if (s == "sum_to_shape") return Op::sum_to_shape;
+  if (s == "repeat_backward") return Op::repeat_backward;
   throw py::value_error("tessera: unknown operation '" + s + "'");
+}
+
+const char* op_name(Op op);
+
+// The operation's name as __init__.py passes it, checked to be a copying one (is_copy) or a
+// reduction (!is_copy).
+Op to_op(py::handle name, bool is_copy) {
+  const Op op = to_op(name);
+  if (is_reduction(op) == is_copy)
+    throw py::value_error(std::string("tessera: '") + op_name(op) + "' is " + (is_copy ? "a reduction" : "not a reduction"));
+  return op;
 }
 
 const char* op_name(Op op) {
@@ -423,6 +448,9 @@ const char* op_name(Op op) {
     case Op::broadcast_to: return "broadcast_to";
     case Op::expand: return "expand";
     case Op::repeat: return "repeat";
+    case Op::tile_backward: return "tile_backward";
+    case Op::sum_to_shape: return "sum_to_shape";
+    case Op::repeat_backward: return "repeat_backward";
   }
   return "?";
 }
@@ -431,13 +459,14 @@ constexpr const char* kCountTooBig = "is too large: the output would not fit in 
 
 // An operation's arguments, read once, before A (reading them may run Python code: __index__,
 // __iter__): tile's reps, broadcast_to's and expand's target shape, repeat's counts, axis and
-// output_size.
+// output_size; the reductions' result shape, tile_backward's reps, repeat_backward's counts and axis.
 struct OpArgs {
   Op op = Op::tile;
-  tessera::Dims dims;           // tile: reps; broadcast_to, expand: the target shape
-  std::vector<int64_t> counts;  // repeat: one count (for every element), or one per element
-  bool scalar = true;           // repeat: the counts were one integer, not a sequence
-  py::object axis;              // repeat: None, or the axis as a Python int (named by AxisError)
+  tessera::Dims dims;           // tile, tile_backward: reps; broadcast_to, expand: the target shape
+  tessera::Dims result;         // the reductions: the result's shape (in_shape, or sum_to_shape's shape)
+  std::vector<int64_t> counts;  // repeat(_backward): one count (for every element), or one per element
+  bool scalar = true;           // repeat(_backward): the counts were one integer, not a sequence
+  py::object axis;              // repeat(_backward): None, or the axis as a Python int (named by AxisError)
   int64_t axis_value = 0;       // its value (INT64_MIN / INT64_MAX beyond int64: out of range)
   bool has_output_size = false;
   int64_t output_size = 0;
@@ -522,13 +551,17 @@ OpArgs read_args(Op op, py::handle arg, py::handle axis, py::handle output_size,
   a.op = op;
   switch (op) {
     case Op::tile:
+    case Op::tile_backward:
       a.dims = to_reps(arg.ptr(), options);
       break;
     case Op::broadcast_to:
     case Op::expand:
       a.dims = to_dims(arg.ptr(), "shape", "is too large");
       break;
+    case Op::sum_to_shape:
+      break;
     case Op::repeat:
+    case Op::repeat_backward:
       a.counts = to_counts(arg.ptr(), &a.scalar);
       a.axis = py::none();
       if (!axis.is_none()) a.axis = to_index(axis.ptr(), "axis", &a.axis_value);
@@ -541,18 +574,18 @@ OpArgs read_args(Op op, py::handle arg, py::handle axis, py::handle output_size,
   return a;
 }
 
-// repeat's axis for an input of `ndim` axes: numpy.AxisError (a ValueError and an IndexError)
-// naming it and ndim when out of range. A 0-d input is read as 1-d, as numpy.repeat reads it:
-// axis 0 or -1 repeats its one element (std::nullopt: the flattened input).
+// repeat's axis for an input of `ndim` axes (repeat_backward's: of in_shape): numpy.AxisError (a
+// ValueError and an IndexError) naming it and ndim when out of range. A 0-d input is read as 1-d,
+// as numpy.repeat reads it: axis 0 or -1 repeats its one element (std::nullopt: the flattened input).
 std::optional<int> resolve_axis(const OpArgs& a, int ndim) {
-  if (a.op != Op::repeat || a.axis.is_none()) return std::nullopt;
+  if ((a.op != Op::repeat && a.op != Op::repeat_backward) || a.axis.is_none()) return std::nullopt;
   const int n = ndim == 0 ? 1 : ndim;
   if (a.axis_value < -n || a.axis_value >= n) {
     const py::module_ np = py::module_::import("numpy");
     const py::object exceptions = py::getattr(np, "exceptions", py::none());
     const py::object cls = !exceptions.is_none() && py::hasattr(exceptions, "AxisError") ? exceptions.attr("AxisError")
                                                                                       : np.attr("AxisError");
-    const py::object error = cls(a.axis, n, "tessera: repeat");
+    const py::object error = cls(a.axis, n, std::string("tessera: ") + op_name(a.op));
     PyErr_SetObject(cls.ptr(), error.ptr());
     throw_python();
   }
@@ -578,6 +611,7 @@ tessera::Plan plan_for(const OpArgs& a, const tessera::Dims& shape, const tesser
     case Op::broadcast_to: return tessera::Plan::broadcast_to(shape, strides, itemsize, a.dims, options);
     case Op::expand: return tessera::Plan::expand(shape, strides, itemsize, a.dims, options);
     case Op::repeat: break;
+    default: throw py::value_error(std::string("tessera: '") + op_name(a.op) + "' is a reduction");
   }
   const std::optional<int> axis = resolve_axis(a, shape.size());
   tessera::Plan plan = tessera::Plan::repeat(shape, strides, itemsize, a.repeats(), axis, options);
@@ -592,6 +626,7 @@ tessera::Dims shape_for(const OpArgs& a, const tessera::Dims& shape, const tesse
     case Op::broadcast_to: return tessera::broadcast_shape(shape, a.dims);
     case Op::expand: return tessera::expand_shape(shape, a.dims);
     case Op::repeat: break;
+    default: throw py::value_error(std::string("tessera: '") + op_name(a.op) + "' is a reduction");
   }
   const std::optional<int> axis = resolve_axis(a, shape.size());
   tessera::Dims out = tessera::repeat_shape(shape, a.repeats(), axis);
@@ -605,7 +640,7 @@ tessera::Dims shape_for(const OpArgs& a, const tessera::Dims& shape, const tesse
 py::object family(py::handle op, py::handle A, py::handle arg, py::handle axis, py::handle output_size, py::handle out,
                   py::handle max_threads, py::handle nontemporal) {
   const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
-  const OpArgs args = read_args(to_op(op), arg, axis, output_size, options);
+  const OpArgs args = read_args(to_op(op, true), arg, axis, output_size, options);
   py::object holder;
   PyArrayObject* a = as_array(A.ptr(), &holder);
   const py::object descr_ref = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
@@ -630,8 +665,19 @@ py::object family(py::handle op, py::handle A, py::handle arg, py::handle axis, 
 // The output shape of an operation on an input of `shape` (the torch path allocates it).
 py::tuple family_shape(py::handle op, py::handle shape, py::handle arg, py::handle axis, py::handle output_size) {
   const tessera::Options options;
-  const OpArgs args = read_args(to_op(op), arg, axis, output_size, options);
+  const OpArgs args = read_args(to_op(op, true), arg, axis, output_size, options);
   return to_tuple(shape_for(args, to_dims(shape.ptr(), "A.shape", "is too large"), options));
+}
+
+// repeat's counts as a plain Python value: an int (one count) or an int64 ndarray.
+py::object counts_value(const OpArgs& a) {
+  if (a.scalar) return py::int_(a.counts[0]);
+  npy_intp n = static_cast<npy_intp>(a.counts.size());
+  PyObject* arr = PyArray_SimpleNew(1, &n, NPY_INT64);
+  if (arr == nullptr) throw_python();
+  py::object value = py::reinterpret_steal<py::object>(arr);
+  if (n > 0) std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr)), a.counts.data(), a.counts.size() * 8);
+  return value;
 }
 
 // An operation's argument, axis and output_size read once, as plain Python values that run no
@@ -641,19 +687,8 @@ py::tuple family_shape(py::handle op, py::handle shape, py::handle arg, py::hand
 py::tuple canonical_args(py::handle op, py::handle arg, py::handle axis, py::handle output_size,
                          py::handle max_threads, py::handle nontemporal) {
   const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
-  const OpArgs a = read_args(to_op(op), arg, axis, output_size, options);
-  py::object value;
-  if (a.op != Op::repeat) {
-    value = to_tuple(a.dims);
-  } else if (a.scalar) {
-    value = py::int_(a.counts[0]);
-  } else {
-    npy_intp n = static_cast<npy_intp>(a.counts.size());
-    PyObject* arr = PyArray_SimpleNew(1, &n, NPY_INT64);
-    if (arr == nullptr) throw_python();
-    value = py::reinterpret_steal<py::object>(arr);
-    if (n > 0) std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr)), a.counts.data(), a.counts.size() * 8);
-  }
+  const OpArgs a = read_args(to_op(op, true), arg, axis, output_size, options);
+  const py::object value = a.op != Op::repeat ? py::object(to_tuple(a.dims)) : counts_value(a);
   return py::make_tuple(value, a.axis ? a.axis : py::none(),
                         a.has_output_size ? py::object(py::int_(a.output_size)) : py::object(py::none()));
 }
@@ -729,10 +764,194 @@ void tile_dlpack(py::handle src_capsule, py::handle reps, py::handle dst_capsule
 void family_dlpack(py::handle op, py::handle src_capsule, py::handle arg, py::handle axis, py::handle output_size,
                    py::handle dst_capsule, py::handle max_threads, py::handle nontemporal) {
   const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
-  const OpArgs args = read_args(to_op(op), arg, axis, output_size, options);
+  const OpArgs args = read_args(to_op(op, true), arg, axis, output_size, options);
   const DLView s = dl_view(src_capsule, "A");
   const DLView d = dl_view(dst_capsule, "out");
   execute_dlpack(plan_for(args, s.shape, s.strides, s.itemsize, options), s, d);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reductions: tile_backward, sum_to_shape, repeat_backward (the family's gradients). They add,
+// so they take tessera's element type (tessera::DType), mapped from numpy's dtype or DLPack's; an
+// element type they cannot sum (bool, object, datetime, float128, non-native byte order, ...) is
+// a TypeError naming it. Under accumulate they add into out=, which must then be given.
+
+constexpr const char* kSummable =
+    "float16, float32, float64, complex64, complex128, int8, int16, int32, int64, uint8, uint16, uint32, uint64 "
+    "and torch.bfloat16";
+
+// What the reduction reads: grad_out, or sum_to_shape's A.
+const char* input_name(Op op) { return op == Op::sum_to_shape ? "A" : "grad_out"; }
+
+[[noreturn]] void not_summable(Op op, const std::string& dtype, const std::string& why = "") {
+  throw py::type_error(std::string("tessera: ") + op_name(op) + ": " + input_name(op) + " has dtype " + dtype +
+                       ", which tessera cannot sum" + why + " (the reductions take " + kSummable + ")");
+}
+
+tessera::DType dtype_of(PyArray_Descr* d, Op op) {
+  if (!PyDataType_ISNOTSWAPPED(d))
+    not_summable(op, repr(reinterpret_cast<PyObject*>(d)),
+                 ": its bytes are in non-native order (convert it first: A.astype(A.dtype.newbyteorder('=')))");
+  const auto size = PyDataType_ELSIZE(d);
+  if (!PyDataType_HASFIELDS(d) && !PyDataType_HASSUBARRAY(d)) {
+    switch (d->kind) {
+      case 'f':
+        if (size == 2) return tessera::DType::float16;
+        if (size == 4) return tessera::DType::float32;
+        if (size == 8) return tessera::DType::float64;
+        break;
+      case 'c':
+        if (size == 8) return tessera::DType::complex64;
+        if (size == 16) return tessera::DType::complex128;
+        break;
+      case 'i':
+      case 'u': {
+        const bool u = d->kind == 'u';
+        if (size == 1) return u ? tessera::DType::uint8 : tessera::DType::int8;
+        if (size == 2) return u ? tessera::DType::uint16 : tessera::DType::int16;
+        if (size == 4) return u ? tessera::DType::uint32 : tessera::DType::int32;
+        if (size == 8) return u ? tessera::DType::uint64 : tessera::DType::int64;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  not_summable(op, repr(reinterpret_cast<PyObject*>(d)));
+}
+
+tessera::DType dtype_of(DLDataType t, Op op) {
+  if (t.lanes == 1) {
+    switch (t.code) {
+      case kDLFloat:
+        if (t.bits == 16) return tessera::DType::float16;
+        if (t.bits == 32) return tessera::DType::float32;
+        if (t.bits == 64) return tessera::DType::float64;
+        break;
+      case kDLBfloat:
+        if (t.bits == 16) return tessera::DType::bfloat16;
+        break;
+      case kDLComplex:
+        if (t.bits == 64) return tessera::DType::complex64;
+        if (t.bits == 128) return tessera::DType::complex128;
+        break;
+      case kDLInt:
+      case kDLUInt: {
+        const bool u = t.code == kDLUInt;
+        if (t.bits == 8) return u ? tessera::DType::uint8 : tessera::DType::int8;
+        if (t.bits == 16) return u ? tessera::DType::uint16 : tessera::DType::int16;
+        if (t.bits == 32) return u ? tessera::DType::uint32 : tessera::DType::int32;
+        if (t.bits == 64) return u ? tessera::DType::uint64 : tessera::DType::int64;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  not_summable(op, "DLPack (code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) + ", lanes " +
+                       std::to_string(t.lanes) + ")");
+}
+
+// A torch dtype as __init__.py names it (str(tensor.dtype): "torch.float32", "torch.bool", ...).
+tessera::DType dtype_named(const std::string& name, Op op) {
+  const std::string bare = name.rfind("torch.", 0) == 0 ? name.substr(6) : name;
+  for (int v = TESSERA_FLOAT32; v <= TESSERA_UINT64; ++v)
+    if (bare == tessera::dtype_name(static_cast<tessera::DType>(v))) return static_cast<tessera::DType>(v);
+  not_summable(op, name);
+}
+
+// The options of a reduction: tile's (negative_reps is tile_backward's; the others pass "error")
+// and accumulate (True or False), which needs an output to add into.
+tessera::Options reduce_options(Op op, py::handle max_threads, py::handle nontemporal, py::handle negative_reps,
+                                py::handle accumulate, bool has_out) {
+  tessera::Options o = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
+  if (accumulate.ptr() == Py_True) {
+    o.accumulate = true;
+  } else if (accumulate.ptr() != Py_False) {
+    throw py::type_error("tessera: accumulate = " + repr(accumulate.ptr()) + " (" + type_name(accumulate.ptr()) +
+                         "); give True (add into out) or False");
+  }
+  if (o.accumulate && !has_out)
+    throw py::value_error(std::string("tessera: ") + op_name(op) +
+                          ": accumulate=True adds the result into out, and no out was given (pass out=, or "
+                          "accumulate=False for a new array)");
+  return o;
+}
+
+// A reduction's arguments, read once: the result's shape (in_shape, or sum_to_shape's shape)
+// first, then tile_backward's reps or repeat_backward's counts and axis.
+OpArgs read_reduce_args(Op op, py::handle shape, py::handle arg, py::handle axis, const tessera::Options& options) {
+  const tessera::Dims result = to_dims(shape.ptr(), op == Op::sum_to_shape ? "shape" : "in_shape", "is too large");
+  OpArgs a = read_args(op, arg, axis, py::none(), options);
+  a.result = result;
+  return a;
+}
+
+tessera::Plan reduce_plan(const OpArgs& a, const tessera::Dims& shape, const tessera::Dims& strides,
+                          tessera::DType dtype, const tessera::Options& options) {
+  switch (a.op) {
+    case Op::tile_backward: return tessera::Plan::tile_backward(shape, strides, dtype, a.result, a.dims, options);
+    case Op::sum_to_shape: return tessera::Plan::sum_to_shape(shape, strides, dtype, a.result, options);
+    case Op::repeat_backward:
+      return tessera::Plan::repeat_backward(shape, strides, dtype, a.result, a.repeats(),
+                                            resolve_axis(a, a.result.size()), options);
+    default: throw py::value_error(std::string("tessera: '") + op_name(a.op) + "' is not a reduction");
+  }
+}
+
+// tessera.tile_backward, sum_to_shape and repeat_backward for anything but a torch tensor (see
+// __init__.py for the contracts), as family: the options and arguments first, then A read in
+// place (any strides), its dtype mapped to tessera's, out= checked before a byte is written (and
+// added into under accumulate), new results of kFreshMinBytes or more from the allocating C++ call.
+py::object reduce(py::handle op, py::handle A, py::handle shape, py::handle arg, py::handle axis, py::handle out,
+                  py::handle max_threads, py::handle nontemporal, py::handle negative_reps, py::handle accumulate) {
+  const Op o = to_op(op, false);
+  const tessera::Options options = reduce_options(o, max_threads, nontemporal, negative_reps, accumulate, !out.is_none());
+  const OpArgs args = read_reduce_args(o, shape, arg, axis, options);
+  py::object holder;
+  PyArrayObject* a = as_array(A.ptr(), &holder);
+  const py::object descr_ref = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
+  PyArray_Descr* descr = PyArray_DESCR(a);
+  const tessera::DType dtype = dtype_of(descr, o);
+  const tessera::Dims gshape = dims_of(a), gstrides = strides_of(a);
+  const char* src = static_cast<const char*>(PyArray_DATA(a));
+  const tessera::Plan plan = reduce_plan(args, gshape, gstrides, dtype, options);
+  return write_result(plan, src, gshape, gstrides, plan.itemsize(), descr, out);
+}
+
+// The torch path's first step: a reduction's options checked (accumulate needs out), its arguments
+// read once as plain Python values (as canonical_args), and the whole call planned for a
+// C-contiguous gradient of `grad_shape` and the tensor's dtype (`dtype`: its name, e.g.
+// "torch.float32"), so that every error is raised before the torch output is allocated.
+// Returns (result shape, reps / counts / None, axis, the output's shape).
+py::tuple reduce_prepare(py::handle op, py::handle grad_shape, py::handle dtype, py::handle shape, py::handle arg,
+                         py::handle axis, py::handle max_threads, py::handle nontemporal, py::handle negative_reps,
+                         py::handle accumulate, bool has_out) {
+  const Op o = to_op(op, false);
+  const tessera::Options options = reduce_options(o, max_threads, nontemporal, negative_reps, accumulate, has_out);
+  const OpArgs a = read_reduce_args(o, shape, arg, axis, options);
+  const tessera::DType dt = dtype_named(py::cast<std::string>(py::str(dtype)), o);
+  const tessera::Plan plan = reduce_plan(a, to_dims(grad_shape.ptr(), "the gradient's shape", "is too large"),
+                                         tessera::Dims(), dt, options);
+  py::object value = py::none();
+  if (o == Op::tile_backward) value = to_tuple(a.dims);
+  if (o == Op::repeat_backward) value = counts_value(a);
+  return py::make_tuple(to_tuple(a.result), value, a.axis ? a.axis : py::none(), to_tuple(plan.shape()));
+}
+
+// The reductions for torch tensors: src and dst are DLPack capsules of the gradient and of the
+// output (torch.empty of the result's shape, or the user's out=, checked by __init__.py and again
+// here in bytes); the arguments as reduce_prepare returned them (no Python code runs after the
+// capsules' pointers are read).
+void reduce_dlpack(py::handle op, py::handle src_capsule, py::handle shape, py::handle arg, py::handle axis,
+                   py::handle dst_capsule, py::handle max_threads, py::handle nontemporal, py::handle negative_reps,
+                   py::handle accumulate) {
+  const Op o = to_op(op, false);
+  const tessera::Options options = reduce_options(o, max_threads, nontemporal, negative_reps, accumulate, true);
+  const OpArgs args = read_reduce_args(o, shape, arg, axis, options);
+  const DLView s = dl_view(src_capsule, input_name(o));
+  const DLView d = dl_view(dst_capsule, "out");
+  execute_dlpack(reduce_plan(args, s.shape, s.strides, dtype_of(s.dtype, o), options), s, d);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -746,35 +965,41 @@ class PyPlan {
   PyPlan(py::handle op, py::handle shape, py::handle arg, py::handle dtype, py::handle strides, py::handle axis,
          py::handle max_threads, py::handle nontemporal, py::handle negative_reps) {
     const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
-    op_ = to_op(op);
-    PyArray_Descr* descr = nullptr;
-    if (!PyArray_DescrConverter(dtype.ptr(), &descr)) throw_python();
-    dtype_ = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(descr));
+    op_ = to_op(op, true);
+    PyArray_Descr* descr = read_dtype(dtype);
     if (PyDataType_HASSUBARRAY(descr))
       throw py::type_error("tessera: dtype " + repr(dtype_.ptr()) +
                            " is a subarray dtype; plan for its base dtype with the subarray's axes in the shape");
     check_copyable(descr, "the dtype");
     if (PyDataType_ELSIZE(descr) == 0)
       throw py::value_error("tessera: dtype " + repr(dtype_.ptr()) + " has itemsize 0: there is nothing to plan");
-    shape_ = to_dims(shape.ptr(), "shape", "is too large");
-    if (strides.is_none()) {
-      int64_t s[tessera::max_ndim];
-      int64_t next = PyDataType_ELSIZE(descr);
-      for (int i = shape_.size() - 1; i >= 0; --i) {
-        s[i] = next;
-        next = shape_[i] > 0 && next <= INT64_MAX / shape_[i] ? next * shape_[i] : next;
-      }
-      strides_ = tessera::Dims(s, static_cast<std::size_t>(shape_.size()));
-    } else {
-      strides_ = to_dims(strides.ptr(), "strides", "is too large");
-    }
+    read_layout(shape, strides);
     const OpArgs args = read_args(op_, arg, axis, py::none(), options);
     plan_ = plan_for(args, shape_, strides.is_none() ? tessera::Dims() : strides_,
                      static_cast<std::size_t>(PyDataType_ELSIZE(descr)), options);
     check_numpy_output(plan_.shape(), plan_.nbytes(), plan_.itemsize());
   }
 
+  // Plans the reduction `op` ("tile_backward", "sum_to_shape", "repeat_backward") of a gradient of
+  // `shape`, `dtype` and byte `strides` (None: C-contiguous) to `result` (in_shape, or
+  // sum_to_shape's shape); `arg` is tile_backward's reps or repeat_backward's counts, `axis`
+  // repeat_backward's (None otherwise).
+  PyPlan(py::handle op, py::handle shape, py::handle result, py::handle arg, py::handle dtype, py::handle strides,
+         py::handle axis, py::handle max_threads, py::handle nontemporal, py::handle negative_reps,
+         py::handle accumulate) {
+    op_ = to_op(op, false);
+    const tessera::Options options = reduce_options(op_, max_threads, nontemporal, negative_reps, accumulate, true);
+    const tessera::DType dt = dtype_of(read_dtype(dtype), op_);
+    read_layout(shape, strides);
+    const OpArgs args = read_reduce_args(op_, result, arg, axis, options);
+    plan_ = reduce_plan(args, shape_, strides.is_none() ? tessera::Dims() : strides_, dt, options);
+    check_numpy_output(plan_.shape(), plan_.nbytes(), plan_.itemsize());
+  }
+
   py::object call(py::handle A, py::handle out) const {
+    if (plan_.options().accumulate && out.is_none())
+      throw py::value_error(std::string("tessera: this ") + op_name(op_) +
+                            " plan accumulates (accumulate=True): call it with out=, the array to add into");
     PyArrayObject* a = check_input(A);
     const char* src = static_cast<const char*>(PyArray_DATA(a));
     if (!out.is_none()) {
@@ -789,6 +1014,9 @@ class PyPlan {
   }
 
   py::object execute_region(py::handle A, py::handle start, py::handle extent, py::handle out) const {
+    if (plan_.is_reduction())
+      throw py::value_error(std::string("tessera: a ") + op_name(op_) +
+                            " plan has no regions: each output element sums many input elements; call the plan");
     const tessera::Dims st = to_dims(start.ptr(), "start", "is past the output"),
                         ex = to_dims(extent.ptr(), "extent", "is past the output");
     PyArrayObject* a = check_input(A);  // after start and extent, whose __index__ may run Python code
@@ -830,6 +1058,7 @@ class PyPlan {
   std::string kernel_path() const { return plan_.kernel_path(); }
   std::string describe() const { return plan_.describe(); }
   std::string operation() const { return op_name(op_); }
+  bool accumulate() const { return plan_.options().accumulate; }
 
   std::string repr_str() const {
     const std::string kind = op_ == Op::tile ? "" : std::string(".") + op_name(op_);
@@ -839,6 +1068,30 @@ class PyPlan {
 
  private:
   PyArray_Descr* descr() const { return reinterpret_cast<PyArray_Descr*>(dtype_.ptr()); }
+
+  // The planned dtype (anything numpy.dtype takes), kept in dtype_.
+  PyArray_Descr* read_dtype(py::handle dtype) {
+    PyArray_Descr* d = nullptr;
+    if (!PyArray_DescrConverter(dtype.ptr(), &d)) throw_python();
+    dtype_ = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(d));
+    return d;
+  }
+
+  // The planned input's shape and byte strides (None: C-contiguous for the dtype), into shape_ and strides_.
+  void read_layout(py::handle shape, py::handle strides) {
+    shape_ = to_dims(shape.ptr(), "shape", "is too large");
+    if (strides.is_none()) {
+      int64_t s[tessera::max_ndim];
+      int64_t next = PyDataType_ELSIZE(descr());
+      for (int i = shape_.size() - 1; i >= 0; --i) {
+        s[i] = next;
+        next = shape_[i] > 0 && next <= INT64_MAX / shape_[i] ? next * shape_[i] : next;
+      }
+      strides_ = tessera::Dims(s, static_cast<std::size_t>(shape_.size()));
+    } else {
+      strides_ = to_dims(strides.ptr(), "strides", "is too large");
+    }
+  }
 
   // A must be an ndarray of the planned shape and dtype with the planned byte strides (on every
   // axis of extent > 1: the others are never stepped along).
@@ -895,6 +1148,10 @@ PYBIND11_MODULE(_tessera, m) {
   m.def("canonical_args", &canonical_args,
         "An operation's argument, axis and output_size read once, as a shape tuple, an int or int64 ndarray.");
   m.def("family_dlpack", &family_dlpack, "broadcast_to, expand or repeat between DLPack capsules (torch tensors).");
+  m.def("reduce", &reduce, "See tessera.tile_backward, tessera.sum_to_shape, tessera.repeat_backward.");
+  m.def("reduce_prepare", &reduce_prepare,
+        "A reduction's options and arguments checked and read once, and its output shape (the torch path).");
+  m.def("reduce_dlpack", &reduce_dlpack, "A reduction between DLPack capsules (torch tensors).");
   m.def("simd_target", [] { return std::string(tessera::active_target()); }, "See tessera.simd_target.");
   m.def("version", [] { return std::string(tessera::version()); }, "The C library's version.");
   m.attr("max_ndim") = tessera::max_ndim;
@@ -902,6 +1159,8 @@ PYBIND11_MODULE(_tessera, m) {
   py::class_<PyPlan>(m, "Plan")
       .def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle,
                     py::handle>())
+      .def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle,
+                    py::handle, py::handle, py::handle>())
       .def("__call__", &PyPlan::call)
       .def("execute_region", &PyPlan::execute_region)
       .def_property_readonly("out_shape", &PyPlan::out_shape)
@@ -914,5 +1173,6 @@ PYBIND11_MODULE(_tessera, m) {
       .def_property_readonly("kernel_path", &PyPlan::kernel_path)
       .def("describe", &PyPlan::describe)
       .def_property_readonly("operation", &PyPlan::operation)
+      .def_property_readonly("accumulate", &PyPlan::accumulate)
       .def("__repr__", &PyPlan::repr_str);
 }
