@@ -189,7 +189,7 @@ void plan_problem(ReduceProblem& p) {
     p.path = ReducePath::periodic;  // a narrow kept row folded
     p.width = last->extent;
     run_axis = n - 2;
-  } else if (last && !last->kept && last->src_stride == es && last->extent >= 4 * kPeriodicSlots) {
+  } else if (last && !last->kept && last->src_stride == es && last->extent >= kPeriodicSlots) {
     p.path = ReducePath::periodic;  // a contiguous reduced run
     run_axis = n - 1;
   } else if (last && last->kept && last->src_stride == es) {

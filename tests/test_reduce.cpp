@@ -383,7 +383,9 @@ const std::vector<OrderCase>& order_cases() {
       {"rows to a column", {1024, 2048}, 1, {1024, 1}, {}, "reduce.periodic"},
       {"all to a scalar", {1 << 21}, 1, {}, {}, "reduce.periodic"},
       {"narrow", {16384, 120}, 0, {16384, 3}, {1, 40}, "reduce.periodic"},
-      {"column", {131072, 16}, 0, {131072, 1}, {1, 16}, "reduce.strided"},
+      {"column", {131072, 16}, 0, {131072, 1}, {1, 16}, "reduce.periodic"},
+      {"short rows", {131072, 9}, 1, {131072, 1}, {}, "reduce.strided"},
+      {"pairs of a column", {131072, 2, 16}, 0, {131072, 1, 8}, {1, 2, 2}, "reduce.lanes"},
       {"pairs", {1 << 20}, 1, {}, {}, "reduce.periodic"},
       {"mixed3d", {64, 64, 128}, 0, {32, 32, 32}, {2, 2, 4}, "reduce.lanes"},
   };

@@ -312,6 +312,93 @@ struct Kernels {
   }
 #endif
 
+#if !HWY_HAVE_SCALABLE
+  // Periodic order for short contiguous runs (at most kLeaf blocks, no other reduced axis: a
+  // column's or a narrow tile's gradient): the P slots in registers, the blocks added in order,
+  // then the halving fold (across vectors while the halves are whole vectors, then in memory).
+  // Writes the w sums to out.
+  static constexpr size_t kMaxSlotVectors = kFoldMaxWidth * kPeriodicSlots;  // P <= 240 slots
+  template <int64_t P>
+  static HWY_INLINE void ShortRun(const T* src, int64_t elems, int64_t w, A* out) {
+    const DA da;
+    constexpr size_t N = hn::MaxLanes(DA());
+    constexpr size_t V = static_cast<size_t>(P) / N;  // called only when N <= 16 (N divides P)
+    hn::Vec<DA> acc[V];
+    for (int64_t b = 0; b * P < elems; ++b) {
+      const int64_t len = std::min<int64_t>(P, elems - b * P);
+      if (len == P) {
+        for (size_t v = 0; v < V; ++v) {
+          const auto x = LoadAs(da, src + b * P + static_cast<int64_t>(v * N));
+          acc[v] = b == 0 ? x : hn::Add(acc[v], x);
+        }
+      } else {
+        alignas(64) A pad[P];
+        for (int64_t j = 0; j < P; ++j) pad[j] = j < len ? to_acc<E>(LoadT(src + b * P + j)) : acc_identity<A>();
+        for (size_t v = 0; v < V; ++v) {
+          const auto x = hn::Load(da, pad + v * N);
+          acc[v] = b == 0 ? x : hn::Add(acc[v], x);
+        }
+      }
+    }
+    // Halving over the m = P / w copies: slot u*w + c gets slot (u + h)*w + c, h = m/2 ... 1.
+    int64_t h = P / w / 2;
+    size_t live = V;
+    for (; h >= 1 && (h * w) % static_cast<int64_t>(N) == 0; h /= 2) {
+      const size_t hv = static_cast<size_t>(h * w) / N;
+      for (size_t v = 0; v < hv; ++v) acc[v] = hn::Add(acc[v], acc[v + hv]);
+      live = hv;
+    }
+    alignas(64) A slots[P];
+    for (size_t v = 0; v < live; ++v) hn::Store(acc[v], da, slots + v * N);
+    for (; h >= 1; h /= 2)
+      for (int64_t i = 0; i < h * w; ++i) slots[i] = acc_add(slots[i], slots[i + h * w]);
+    for (int64_t c = 0; c < w; ++c) out[c] = slots[c];
+  }
+#endif
+
+  // ShortRun for w = 1 (16 slots, one output): the fold ends in scalar adds on the last vector.
+  static HWY_INLINE A ShortRun1(const T* src, int64_t run) {
+    const DA da;
+    constexpr size_t N = hn::MaxLanes(DA());
+    constexpr size_t V = kPeriodicSlots / N;
+    hn::Vec<DA> acc[V];
+    for (int64_t b = 0; b * kPeriodicSlots < run; ++b) {
+      const int64_t len = std::min<int64_t>(kPeriodicSlots, run - b * kPeriodicSlots);
+      if (len == kPeriodicSlots) {
+        for (size_t v = 0; v < V; ++v) {
+          const auto x = LoadAs(da, src + b * kPeriodicSlots + static_cast<int64_t>(v * N));
+          acc[v] = b == 0 ? x : hn::Add(acc[v], x);
+        }
+      } else {
+        alignas(64) A pad[kPeriodicSlots];
+        for (int64_t j = 0; j < kPeriodicSlots; ++j)
+          pad[j] = j < len ? to_acc<E>(LoadT(src + b * kPeriodicSlots + j)) : acc_identity<A>();
+        for (size_t v = 0; v < V; ++v) {
+          const auto x = hn::Load(da, pad + v * N);
+          acc[v] = b == 0 ? x : hn::Add(acc[v], x);
+        }
+      }
+    }
+    for (size_t h = V / 2; h >= 1; h /= 2)
+      for (size_t v = 0; v < h; ++v) acc[v] = hn::Add(acc[v], acc[v + h]);
+    alignas(64) A lanes[N];
+    hn::Store(acc[0], da, lanes);
+    for (size_t h = N / 2; h >= 1; h /= 2)
+      for (size_t u = 0; u < h; ++u) lanes[u] = acc_add(lanes[u], lanes[u + h]);
+    return lanes[0];
+  }
+
+  // ShortRun for the common slot counts (w = 1, 2, 4, 8: 16; w = 3, 6, 12: 48; w = 5, 10: 80);
+  // false for the others.
+  static HWY_INLINE bool ShortRunAny(const T* src, int64_t elems, int64_t P, int64_t w, A* out) {
+    switch (P) {
+      case 16: ShortRun<16>(src, elems, w, out); return true;
+      case 48: ShortRun<48>(src, elems, w, out); return true;
+      case 80: ShortRun<80>(src, elems, w, out); return true;
+      default: return false;
+    }
+  }
+
   // Lanes order: leaves [lo, hi) of the item at src (n output elements) into out.
   // One leaf of the lanes order over contiguous rows: row[j] = ((x_0[j] + x_1[j]) + ...) for the
   // k <= kLeaf addend rows at ptr[0..k), n elements: each vector of outputs is summed in a register
@@ -479,6 +566,31 @@ struct Kernels {
                     p.width * static_cast<int64_t>(sizeof(T)) >= 2048;
     for (std::size_t q = 1; q < qoff.size() && adjacent; ++q)
       adjacent = qoff[q] == qoff[q - 1] + p.width * static_cast<int64_t>(sizeof(T));
+#if !HWY_HAVE_SCALABLE
+    if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {  // short runs along one kept axis: a tight loop
+      if (p.path == ReducePath::periodic && p.nreduced == 0 && p.nleaves == 1 && p.nouter == 1 &&
+          (p.slots == 16 || p.slots == 48 || p.slots == 80)) {
+        const RAxis& a = p.axes[p.outer[0]];
+        if (p.width == 1) {
+          for (int64_t item = begin; item < end; ++item) {
+            const A v = ShortRun1(reinterpret_cast<const T*>(src + item * a.src_stride), p.run);
+            T* d = out + item * a.dst_stride;
+            StoreT(d, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d)), v) : v));
+          }
+          return;
+        }
+        for (int64_t item = begin; item < end; ++item) {
+          ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out);
+          T* d = out + item * a.dst_stride;
+          for (int64_t c = 0; c < p.width; ++c) {
+            const A v = s.out[c];
+            StoreT(d + c * p.inner_dst_stride, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d + c * p.inner_dst_stride)), v) : v));
+          }
+        }
+        return;
+      }
+    }
+#endif
     for (int64_t item = begin; item < end; ++item) {
       const ItemPos pos = Locate(p, item);
       switch (p.path) {
@@ -514,6 +626,15 @@ struct Kernels {
           FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate, p.stream);
           break;
         case ReducePath::periodic:
+#if !HWY_HAVE_SCALABLE
+          if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
+            if (p.nreduced == 0 && p.nleaves == 1 &&
+                ShortRunAny(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, p.slots, p.width, s.out)) {
+              FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
+              break;
+            }
+          }
+#endif
           PeriodicLeaves(p, src + pos.src, 0, p.nleaves, s, s.out);
           FoldSlots(s.out, p.slots, p.width);
           FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);

@@ -433,8 +433,8 @@ _ACCURACY_NOTES = """
     element (a rep or count of 0) gives 0 (or leaves `out` as it is when accumulating).
 """
 
-_REDUCE_DTYPES = """float16, float32, float64, complex64, complex128, int8, int16, int32, int64,
-        uint8, uint16, uint32, uint64 (numpy's and torch's), and torch.bfloat16"""
+_REDUCE_DTYPES = """float16, float32, float64, complex64, complex128, int8, int16, int32,
+        int64, uint8, uint16, uint32 or uint64 (numpy's or torch's), or torch.bfloat16"""
 
 
 def tile_backward(grad_out, in_shape, reps, *, out=None, max_threads=None, nontemporal=None,
@@ -452,10 +452,11 @@ def tile_backward(grad_out, in_shape, reps, *, out=None, max_threads=None, nonte
     Parameters
     ----------
     grad_out : array_like or torch.Tensor
-        The gradient of tile's output: an array of shape ``tile_shape(in_shape, reps)``, of dtype
-        {dtypes}, in any layout (transposed, negative or zero strides, stepped views, read-only),
-        read in place. Or a CPU torch tensor of any of those dtypes and any strides, read in place
-        through DLPack (a non-contiguous ``grad_output`` included).
+        The gradient of tile's output: an array of shape ``tile_shape(in_shape, reps)`` in any
+        layout (transposed, negative or zero strides, stepped views, read-only), read in place;
+        or a CPU torch tensor of any strides, read in place through DLPack (a non-contiguous
+        ``grad_output`` included). Its dtype is one tessera sums:
+        {dtypes}.
     in_shape : int or sequence of ints
         The shape of tile's input A: the result's shape (elements).
     reps : int, sequence of ints, or integer ndarray
@@ -546,9 +547,10 @@ def sum_to_shape(A, shape, *, out=None, max_threads=None, nontemporal=None, accu
     Parameters
     ----------
     A : array_like or torch.Tensor
-        The array to sum (the gradient of a broadcast's output): dtype {dtypes}, in any layout,
-        read in place. Or a CPU torch tensor of those dtypes and any strides, read in place
-        through DLPack.
+        The array to sum (the gradient of a broadcast's output), in any layout, read in place;
+        or a CPU torch tensor of any strides, read in place through DLPack. Its dtype is one
+        tessera sums:
+        {dtypes}.
     shape : int or sequence of ints
         The result's shape (elements): at most A's number of axes, each extent A's or 1.
     out : ndarray or torch.Tensor, optional
@@ -624,9 +626,10 @@ def repeat_backward(grad_out, in_shape, repeats, axis=None, *, out=None, max_thr
     Parameters
     ----------
     grad_out : array_like or torch.Tensor
-        The gradient of repeat's output: shape ``repeat(A, repeats, axis).shape``, dtype
-        {dtypes}, in any layout, read in place. Or a CPU torch tensor of those dtypes and any
-        strides, read in place through DLPack.
+        The gradient of repeat's output, of shape ``repeat(A, repeats, axis).shape``, in any
+        layout, read in place; or a CPU torch tensor of any strides, read in place through
+        DLPack. Its dtype is one tessera sums:
+        {dtypes}.
     in_shape : int or sequence of ints
         The shape of repeat's input A: the result's shape (elements).
     repeats : int, or sequence, ndarray or torch.Tensor of ints

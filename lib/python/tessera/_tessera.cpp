@@ -438,7 +438,8 @@ const char* op_name(Op op);
 Op to_op(py::handle name, bool is_copy) {
   const Op op = to_op(name);
   if (is_reduction(op) == is_copy)
-    throw py::value_error(std::string("tessera: '") + op_name(op) + "' is " + (is_copy ? "a reduction" : "not a reduction"));
+    throw py::value_error(std::string("tessera: '") + op_name(op) + "' is " +
+                          (is_copy ? "a reduction" : "not a reduction"));
   return op;
 }
 
@@ -906,7 +907,8 @@ tessera::Plan reduce_plan(const OpArgs& a, const tessera::Dims& shape, const tes
 py::object reduce(py::handle op, py::handle A, py::handle shape, py::handle arg, py::handle axis, py::handle out,
                   py::handle max_threads, py::handle nontemporal, py::handle negative_reps, py::handle accumulate) {
   const Op o = to_op(op, false);
-  const tessera::Options options = reduce_options(o, max_threads, nontemporal, negative_reps, accumulate, !out.is_none());
+  const tessera::Options options =
+      reduce_options(o, max_threads, nontemporal, negative_reps, accumulate, !out.is_none());
   const OpArgs args = read_reduce_args(o, shape, arg, axis, options);
   py::object holder;
   PyArrayObject* a = as_array(A.ptr(), &holder);

@@ -171,11 +171,13 @@ def _sizes(sizes, who):
     """A shape given as ints or as one sequence (torch.Size, tuple, list), as a tuple of ints."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, _torch.Size)):
         sizes = tuple(sizes[0])
-    try:
-        return tuple(_operator.index(s) for s in sizes)
-    except TypeError:
-        bad = next(s for s in sizes if not hasattr(type(s), "__index__"))
-        raise TypeError(f"tessera.torch.{who}: size {bad!r} ({type(bad).__name__}) is not an integer") from None
+    result = []
+    for s in sizes:
+        try:
+            result.append(_operator.index(s))
+        except TypeError:
+            raise TypeError(f"tessera.torch.{who}: size {s!r} ({type(s).__name__}) is not an integer") from None
+    return tuple(result)
 
 
 def _expanded(x, sizes, who):
