@@ -32,6 +32,7 @@ def test_wheel_installs_and_imports_in_a_venv(tmp_path):
     assert len(wheels) == 1, wheels
     names = subprocess.run([sys.executable, "-m", "zipfile", "-l", wheels[0]], capture_output=True, text=True).stdout
     assert "tessera/__init__.py" in names and "tessera/_tessera." in names
+    assert "tessera/torch.py" in names  # tessera.torch
     assert "tessera.h" not in names and "libtessera.so" not in names  # the wheel is the module only
 
     venv = tmp_path / "venv"
@@ -42,6 +43,11 @@ def test_wheel_installs_and_imports_in_a_venv(tmp_path):
         import numpy as np, tessera
         a = np.arange(6, dtype=np.int32).reshape(2, 3)
         assert np.array_equal(tessera.tile(a.T, (2, 2)), np.tile(a.T, (2, 2)))
+        import torch, tessera.torch
+        x = torch.ones(2, 3, requires_grad=True)
+        tessera.torch.tile(x, (2, 1)).sum().backward()
+        assert torch.equal(x.grad, torch.full((2, 3), 2.0))
+        assert tessera.torch.__file__.startswith(tessera.__path__[0])
         print(tessera.__file__)
         print(tessera.__version__)
     """)], cwd=tmp_path)
