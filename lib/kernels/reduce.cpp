@@ -326,18 +326,20 @@ struct Kernels {
     hn::Vec<DA> acc[V];
     for (int64_t b = 0; b * P < elems; ++b) {
       const int64_t len = std::min<int64_t>(P, elems - b * P);
-      if (len == P) {
-        for (size_t v = 0; v < V; ++v) {
-          const auto x = LoadAs(da, src + b * P + static_cast<int64_t>(v * N));
-          acc[v] = b == 0 ? x : hn::Add(acc[v], x);
+      for (size_t v = 0; v < V; ++v) {
+        const int64_t start = static_cast<int64_t>(v * N);
+        hn::Vec<DA> x;
+        if (start + static_cast<int64_t>(N) <= len) {
+          x = LoadAs(da, src + b * P + start);
+        } else if (b > 0 && start >= len) {
+          continue;  // adding the identity changes nothing
+        } else {  // a partial vector: padded with the identity
+          alignas(64) A pad[N];
+          for (int64_t e = 0; e < static_cast<int64_t>(N); ++e)
+            pad[e] = start + e < len ? to_acc<E>(LoadT(src + b * P + start + e)) : acc_identity<A>();
+          x = hn::Load(da, pad);
         }
-      } else {
-        alignas(64) A pad[P];
-        for (int64_t j = 0; j < P; ++j) pad[j] = j < len ? to_acc<E>(LoadT(src + b * P + j)) : acc_identity<A>();
-        for (size_t v = 0; v < V; ++v) {
-          const auto x = hn::Load(da, pad + v * N);
-          acc[v] = b == 0 ? x : hn::Add(acc[v], x);
-        }
+        acc[v] = b == 0 ? x : hn::Add(acc[v], x);
       }
     }
     // Halving over the m = P / w copies: slot u*w + c gets slot (u + h)*w + c, h = m/2 ... 1.
