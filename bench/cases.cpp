@@ -228,6 +228,57 @@ std::vector<int64_t> broadcast_out_shape(const std::vector<int64_t>& shape, cons
   return out;
 }
 
+// repeat's arguments ("repeats", "axis") of an input of `shape` into c (axis, repeats,
+// repeats_text, repeat_ends); returns numpy.repeat's output shape.
+std::vector<int64_t> parse_repeat(const Json& obj, const std::vector<int64_t>& shape, Case& c) {
+  const int nd = static_cast<int>(shape.size());
+  const Json* axis = obj.find("axis");
+  if (axis && axis->kind != Json::Kind::null) {
+    const int64_t a = to_int(*axis, "\"axis\"");
+    if (a < -nd || a >= nd)
+      throw std::runtime_error("\"axis\" " + std::to_string(a) + " is out of range for " + std::to_string(nd) +
+                               " axes");
+    c.axis = static_cast<int>(a < 0 ? a + nd : a);
+  }
+  const int64_t extent = c.axis ? shape[*c.axis] : product(shape);
+  const Json* r = obj.find("repeats");
+  if (!r) throw std::runtime_error("missing \"repeats\"");
+  if (r->kind == Json::Kind::number) {
+    c.repeats = {to_int(*r, "\"repeats\"")};
+    if (c.repeats[0] < 0) throw std::runtime_error("\"repeats\" is negative");
+    c.repeats_text = std::to_string(c.repeats[0]);
+  } else if (r->kind == Json::Kind::array) {
+    c.repeats = to_ints(r, "\"repeats\"");
+    if (c.repeats.size() != 1 && static_cast<int64_t>(c.repeats.size()) != extent)
+      throw std::runtime_error("\"repeats\" holds " + std::to_string(c.repeats.size()) +
+                               " counts for an extent of " + std::to_string(extent));
+    c.repeats_text =
+        c.repeats.size() == 1 ? std::to_string(c.repeats[0]) : std::to_string(c.repeats.size()) + " counts";
+  } else if (r->kind == Json::Kind::object) {
+    const std::vector<int64_t> range = to_ints(r->find("random"), "\"repeats\".\"random\"");
+    if (range.size() != 2 || range[0] > range[1])
+      throw std::runtime_error("\"repeats\".\"random\" must be [LO, HI] with LO <= HI");
+    const Json* seed = r->find("seed");
+    const int64_t s = seed ? to_int(*seed, "\"repeats\".\"seed\"") : 0;
+    c.repeats = random_counts(extent, range[0], range[1], static_cast<uint64_t>(s));
+    c.repeats_text =
+        "random " + std::to_string(range[0]) + "-" + std::to_string(range[1]) + " (seed " + std::to_string(s) + ")";
+  } else {
+    throw std::runtime_error("\"repeats\" must be an integer, a list or {\"random\": [LO, HI], \"seed\": S}");
+  }
+  int64_t total = 0;
+  if (c.repeats.size() == 1) {
+    total = checked_mul(extent, c.repeats[0]);
+  } else {
+    c.repeat_ends.resize(c.repeats.size());
+    for (std::size_t i = 0; i < c.repeats.size(); ++i) c.repeat_ends[i] = total += c.repeats[i];
+  }
+  if (!c.axis) return {total};
+  std::vector<int64_t> out = shape;
+  out[*c.axis] = total;
+  return out;
+}
+
 Case to_case(const Json& obj) {
   if (obj.kind != Json::Kind::object) throw std::runtime_error("each case must be an object");
   Case c;
@@ -246,8 +297,16 @@ Case to_case(const Json& obj) {
       c.op = Op::expand;
     else if (op == "repeat")
       c.op = Op::repeat;
+    else if (op == "tile_backward")
+      c.op = Op::tile_backward;
+    else if (op == "sum_to_shape")
+      c.op = Op::sum_to_shape;
+    else if (op == "repeat_backward")
+      c.op = Op::repeat_backward;
     else
-      throw std::runtime_error("unknown \"op\" \"" + op + "\" (tile, broadcast_to, expand, repeat)");
+      throw std::runtime_error("unknown \"op\" \"" + op +
+                               "\" (tile, broadcast_to, expand, repeat, tile_backward, sum_to_shape, "
+                               "repeat_backward)");
     c.itemsize = itemsize_of(c.dtype);
     c.shape = to_ints(obj.find("shape"), "\"shape\"");
     const auto isz = static_cast<int64_t>(c.itemsize);
@@ -270,12 +329,21 @@ Case to_case(const Json& obj) {
     c.input_bytes = static_cast<std::size_t>(checked_mul(product(c.base), isz));
 
     // Each op's own arguments, and no other op's.
-    const std::string_view own[4][2] = {{"reps", ""}, {"target", ""}, {"target", ""}, {"repeats", "axis"}};
-    for (const char* key : {"reps", "target", "repeats", "axis"}) {
+    static const std::string_view own[7][3] = {
+        {"reps", "", ""},     {"target", "", ""},          {"target", "", ""},
+        {"repeats", "axis", ""}, {"in_shape", "reps", ""}, {"target", "", ""},
+        {"in_shape", "repeats", "axis"}};
+    for (const char* key : {"reps", "target", "repeats", "axis", "in_shape"}) {
       const auto& mine = own[static_cast<int>(c.op)];
-      if (obj.find(key) && key != mine[0] && key != mine[1])
+      if (obj.find(key) && key != mine[0] && key != mine[1] && key != mine[2])
         throw std::runtime_error(std::string("\"") + key + "\" does not apply to \"op\" " + op_name(c.op));
     }
+    // A reduction's "shape" is its forward op's output: checked against the forward op's rule.
+    const auto check_gradient = [&](const std::vector<int64_t>& forward_out) {
+      if (forward_out != c.shape)
+        throw std::runtime_error("\"shape\" " + join(c.shape) + " is not the output shape of the forward " +
+                                 "op, " + join(forward_out));
+    };
     switch (c.op) {
       case Op::tile:
         c.reps = to_ints(obj.find("reps"), "\"reps\"");
@@ -286,57 +354,25 @@ Case to_case(const Json& obj) {
         c.target = to_ints(obj.find("target"), "\"target\"");
         c.out_shape = broadcast_out_shape(c.shape, c.target, c.op == Op::expand);
         break;
-      case Op::repeat: {
-        const int nd = static_cast<int>(c.shape.size());
-        const Json* axis = obj.find("axis");
-        if (axis && axis->kind != Json::Kind::null) {
-          const int64_t a = to_int(*axis, "\"axis\"");
-          if (a < -nd || a >= nd)
-            throw std::runtime_error("\"axis\" " + std::to_string(a) + " is out of range for " + std::to_string(nd) +
-                                     " axes");
-          c.axis = static_cast<int>(a < 0 ? a + nd : a);
-        }
-        const int64_t extent = c.axis ? c.shape[*c.axis] : product(c.shape);
-        const Json* r = obj.find("repeats");
-        if (!r) throw std::runtime_error("missing \"repeats\"");
-        if (r->kind == Json::Kind::number) {
-          c.repeats = {to_int(*r, "\"repeats\"")};
-          if (c.repeats[0] < 0) throw std::runtime_error("\"repeats\" is negative");
-          c.repeats_text = std::to_string(c.repeats[0]);
-        } else if (r->kind == Json::Kind::array) {
-          c.repeats = to_ints(r, "\"repeats\"");
-          if (c.repeats.size() != 1 && static_cast<int64_t>(c.repeats.size()) != extent)
-            throw std::runtime_error("\"repeats\" holds " + std::to_string(c.repeats.size()) +
-                                     " counts for an extent of " + std::to_string(extent));
-          c.repeats_text =
-              c.repeats.size() == 1 ? std::to_string(c.repeats[0]) : std::to_string(c.repeats.size()) + " counts";
-        } else if (r->kind == Json::Kind::object) {
-          const std::vector<int64_t> range = to_ints(r->find("random"), "\"repeats\".\"random\"");
-          if (range.size() != 2 || range[0] > range[1])
-            throw std::runtime_error("\"repeats\".\"random\" must be [LO, HI] with LO <= HI");
-          const Json* seed = r->find("seed");
-          const int64_t s = seed ? to_int(*seed, "\"repeats\".\"seed\"") : 0;
-          c.repeats = random_counts(extent, range[0], range[1], static_cast<uint64_t>(s));
-          c.repeats_text = "random " + std::to_string(range[0]) + "-" + std::to_string(range[1]) + " (seed " +
-                           std::to_string(s) + ")";
-        } else {
-          throw std::runtime_error("\"repeats\" must be an integer, a list or {\"random\": [LO, HI], \"seed\": S}");
-        }
-        int64_t total = 0;
-        if (c.repeats.size() == 1) {
-          total = checked_mul(extent, c.repeats[0]);
-        } else {
-          c.repeat_ends.resize(c.repeats.size());
-          for (std::size_t i = 0; i < c.repeats.size(); ++i) c.repeat_ends[i] = total += c.repeats[i];
-        }
-        if (c.axis) {
-          c.out_shape = c.shape;
-          c.out_shape[*c.axis] = total;
-        } else {
-          c.out_shape = {total};
-        }
+      case Op::repeat:
+        c.out_shape = parse_repeat(obj, c.shape, c);
         break;
-      }
+      case Op::tile_backward:
+        c.in_shape = to_ints(obj.find("in_shape"), "\"in_shape\"");
+        c.reps = to_ints(obj.find("reps"), "\"reps\"");
+        check_gradient(tile_out_shape(c.in_shape, c.reps));
+        c.out_shape = c.in_shape;
+        break;
+      case Op::sum_to_shape:
+        c.target = to_ints(obj.find("target"), "\"target\"");
+        check_gradient(broadcast_out_shape(c.target, c.shape, false));
+        c.out_shape = c.target;
+        break;
+      case Op::repeat_backward:
+        c.in_shape = to_ints(obj.find("in_shape"), "\"in_shape\"");
+        check_gradient(parse_repeat(obj, c.in_shape, c));
+        c.out_shape = c.in_shape;
+        break;
     }
     c.out_bytes = static_cast<std::size_t>(checked_mul(product(c.out_shape), isz));
   } catch (const std::exception& e) {
@@ -374,9 +410,14 @@ const char* op_name(Op op) {
     case Op::broadcast_to: return "broadcast_to";
     case Op::expand: return "expand";
     case Op::repeat: return "repeat";
+    case Op::tile_backward: return "tile_backward";
+    case Op::sum_to_shape: return "sum_to_shape";
+    case Op::repeat_backward: return "repeat_backward";
   }
   return "?";
 }
+
+bool is_reduction(Op op) { return op == Op::tile_backward || op == Op::sum_to_shape || op == Op::repeat_backward; }
 
 std::string Case::arguments() const {
   switch (op) {
@@ -385,6 +426,11 @@ std::string Case::arguments() const {
     case Op::expand: return "target " + join(target);
     case Op::repeat:
       return "repeats " + repeats_text + ", axis " + (axis ? std::to_string(*axis) : std::string("None"));
+    case Op::tile_backward: return "in_shape " + join(in_shape) + ", reps " + join(reps);
+    case Op::sum_to_shape: return "target " + join(target);
+    case Op::repeat_backward:
+      return "in_shape " + join(in_shape) + ", repeats " + repeats_text + ", axis " +
+             (axis ? std::to_string(*axis) : std::string("None"));
   }
   return "";
 }
@@ -433,8 +479,65 @@ std::vector<int64_t> source_index(const Case& c, const std::vector<int64_t>& out
       }
       break;
     }
+    case Op::tile_backward:
+    case Op::sum_to_shape:
+    case Op::repeat_backward: throw std::logic_error("source_index: " + c.name + " is a reduction");
   }
   return in;
+}
+
+std::vector<std::vector<int64_t>> summands(const Case& c, const std::vector<int64_t>& out_index) {
+  const std::size_t nd = c.shape.size(), n = c.out_shape.size();  // gradient axes, result axes
+  std::vector<std::vector<int64_t>> axes(nd);
+  const auto all = [&](std::size_t j) {
+    for (int64_t k = 0; k < c.shape[j]; ++k) axes[j].push_back(k);
+  };
+  switch (c.op) {
+    case Op::tile_backward:
+    case Op::sum_to_shape:
+      // Gradient axis j (aligned with the result's trailing axes) of extent r * s: the result's
+      // index i along it, plus every multiple of s (tile); every index where the result has 1
+      // (sum_to_shape); every index of a leading axis the result does not have.
+      for (std::size_t j = 0; j < nd; ++j) {
+        if (j < nd - n) {
+          all(j);
+          continue;
+        }
+        const int64_t s = c.out_shape[j - (nd - n)], i = out_index[j - (nd - n)];
+        if (c.op == Op::sum_to_shape) {
+          if (s == 1) all(j);
+          else axes[j] = {i};
+        } else {
+          for (int64_t k = i; k < c.shape[j]; k += s) axes[j].push_back(k);
+        }
+      }
+      break;
+    case Op::repeat_backward: {
+      // The element's run along the repeated axis (or in the flattened gradient).
+      int64_t element = 0;
+      if (c.axis) {
+        element = out_index[*c.axis];
+      } else {
+        for (std::size_t i = 0; i < n; ++i) element = element * c.out_shape[i] + out_index[i];
+      }
+      const int64_t begin = c.repeat_ends.empty() ? element * c.repeats[0] : element ? c.repeat_ends[element - 1] : 0;
+      const int64_t end = c.repeat_ends.empty() ? begin + c.repeats[0] : c.repeat_ends[element];
+      const std::size_t along = c.axis ? static_cast<std::size_t>(*c.axis) : 0;
+      for (std::size_t j = 0; j < nd; ++j) {
+        if (j == along) {
+          for (int64_t k = begin; k < end; ++k) axes[j].push_back(k);
+        } else {
+          axes[j] = {out_index[j]};
+        }
+      }
+      break;
+    }
+    case Op::tile:
+    case Op::broadcast_to:
+    case Op::expand:
+    case Op::repeat: throw std::logic_error("summands: " + c.name + " is not a reduction");
+  }
+  return axes;
 }
 
 }  // namespace tessera::bench

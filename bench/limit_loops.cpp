@@ -62,6 +62,29 @@ uint64_t SumBytes(const uint8_t* HWY_RESTRICT src, size_t bytes) {
   return total;
 }
 
+float SumFloats(const float* HWY_RESTRICT src, size_t count) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+  auto s4 = hn::Zero(d), s5 = hn::Zero(d), s6 = hn::Zero(d), s7 = hn::Zero(d);
+  size_t i = 0;
+  for (; i + 8 * N <= count; i += 8 * N) {
+    s0 = hn::Add(s0, hn::LoadU(d, src + i));
+    s1 = hn::Add(s1, hn::LoadU(d, src + i + N));
+    s2 = hn::Add(s2, hn::LoadU(d, src + i + 2 * N));
+    s3 = hn::Add(s3, hn::LoadU(d, src + i + 3 * N));
+    s4 = hn::Add(s4, hn::LoadU(d, src + i + 4 * N));
+    s5 = hn::Add(s5, hn::LoadU(d, src + i + 5 * N));
+    s6 = hn::Add(s6, hn::LoadU(d, src + i + 6 * N));
+    s7 = hn::Add(s7, hn::LoadU(d, src + i + 7 * N));
+  }
+  for (; i + N <= count; i += N) s0 = hn::Add(s0, hn::LoadU(d, src + i));
+  const auto sum = hn::Add(hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)), hn::Add(hn::Add(s4, s5), hn::Add(s6, s7)));
+  float total = hn::GetLane(hn::SumOfLanes(d, sum));
+  for (; i < count; ++i) total += src[i];
+  return total;
+}
+
 int64_t Target() { return HWY_TARGET; }
 
 }  // namespace HWY_NAMESPACE
@@ -74,6 +97,7 @@ namespace {
 HWY_EXPORT(StreamFill);
 HWY_EXPORT(StoreFill);
 HWY_EXPORT(SumBytes);
+HWY_EXPORT(SumFloats);
 HWY_EXPORT(Target);
 }  // namespace
 
@@ -88,6 +112,8 @@ void store_fill(void* dst, std::size_t bytes, uint8_t value) {
 uint64_t sum_bytes(const void* src, std::size_t bytes) {
   return HWY_DYNAMIC_DISPATCH(SumBytes)(static_cast<const uint8_t*>(src), bytes);
 }
+
+float sum_floats(const float* src, std::size_t count) { return HWY_DYNAMIC_DISPATCH(SumFloats)(src, count); }
 
 const char* limits_target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target)()); }
 

@@ -11,6 +11,8 @@ Usage: bench/plot.py [--cpp RESULTS.json] [--python PYTHON.json] [--threads N] -
           through ctypes, each calling the case's op, measured in one Python process.
 Left panel: into a preallocated output; right panel: a new output (allocation and page faults
 included; fresh_thp is left out below 4 MiB, where its mmap and munmap are all it measures). Grouped horizontal bars per case, log-scale GB/s (1 GB = 1e9 bytes), each bar labelled.
+The reductions (tile_backward, sum_to_shape, repeat_backward: GB/s of input, against `read`) are
+left out: their tables are bench/run's backward tables.
 Needs matplotlib (Debian python3-matplotlib); draws with the Agg backend (no display).
 """
 import argparse
@@ -52,14 +54,18 @@ def load_cpp(path, threads):
     ctx = data.get("context", {})
     order = [c for c in ctx.get("cases", "").split(",") if c]
     values, sizes = {}, {}
+    reductions = {case for (kind, case, _) in results if kind in table.REDUCTIONS}
+    order = [c for c in order if c not in reductions]
     for (kind, case, thr), r in results.items():
-        if thr == t and r:
+        if thr == t and r and case not in reductions:
             values[(OP_KINDS.get(kind, kind), case)] = r["gbps"]
     for b in data.get("benchmarks", []):
         if b.get("aggregate_name", "median") != "median":
             continue  # the stddev (and cv) of a constant is 0
         try:
-            sizes[table.parse_name(b.get("run_name", b["name"]))[1]] = b["output_bytes"]
+            case = table.parse_name(b.get("run_name", b["name"]))[1]
+            if case not in reductions:
+                sizes[case] = b["output_bytes"]
         except (KeyError, StopIteration, ValueError, IndexError):
             pass
     return values, order, sizes, t, ctx
@@ -70,6 +76,8 @@ def load_py(path):
         data = json.load(f)
     values, order, sizes = {}, [], {}
     for c in data.get("cases", []):
+        if c.get("op") in table.REDUCTIONS:
+            continue
         order.append(c["name"])
         sizes[c["name"]] = c["out_bytes"]
         for m, v in c["methods"].items():

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""tessera's Python benchmark: tessera.tile, broadcast_to, expand and repeat against numpy and torch.
+"""tessera's Python benchmark: tessera.tile, broadcast_to, expand and repeat, and their gradients
+(tile_backward, sum_to_shape, repeat_backward), against numpy and torch.
 
 Usage: bench/python_bench.py [--filter REGEX] [--json FILE] [--repetitions N] [--min-sample-ms MS]
-                             [--cases FILE] [--lib PATH] [--torch-threads N] [--seed N]
+                             [--cases FILE] [--lib PATH] [--read-lib PATH] [--torch-threads N] [--seed N]
 
 For every case of bench/cases.json (its "transpose_of" honoured as bench/cases.cpp does: the input
 is the transposed view of a C-contiguous array of that shape; its "op", default "tile", and the
@@ -22,6 +23,28 @@ op's arguments as bench/cases.h describes them), five calls are timed:
 
 A tessera module without the op's function (built before it was added) gets "-" in its two
 columns, with a message; the other calls are still timed.
+
+The reductions (cases of op tile_backward, sum_to_shape or repeat_backward; their "shape" is the
+gradient's, float32 elements k/8 whose sums are exact in any order, so every result is compared
+with the reference bit for bit) go to a table of their own, the backward table:
+
+  numpy         the reshape-and-sum: G.reshape(r0, s0, r1, s1, ...).sum(axis=(0, 2, ...)) for
+                tile_backward and sum_to_shape (the target promoted, r = G's extent / the target's),
+                G.reshape(..., s_axis, r, ...).sum(axis=axis + 1) for repeat_backward
+  torch         the backward alone: X a leaf of the input's shape requiring grad, Y = torch.tile(X,
+                reps), X.expand(shape) or torch.repeat_interleave(X, r, dim=axis), the graph built
+                once; timed: torch.autograd.grad(Y, X, G, retain_graph=True) (what loss.backward()
+                runs for that node: RepeatBackward0's reshape and sum, ExpandBackward0's sum_to_size,
+                repeat_interleave's index_select backward)
+  tessera       tessera.tile_backward(G, in_shape, reps), tessera.sum_to_shape(G, target),
+                tessera.repeat_backward(G, in_shape, repeats, axis)   (a new result)
+  C API         tessera_tile_backward_ex, tessera_sum_to_shape_ex, tessera_repeat_backward_ex
+                through ctypes into a preallocated result
+  read          the limit: G's bytes summed as float32 by a plain vector loop with eight
+                accumulators (bench/read_limit.cpp, --read-lib) on tessera's thread count (oneTBB's
+                default arena), interleaved with the calls above like another call
+GB/s there are bytes of gradient read per second. Targets (reported): tessera faster than the
+fastest peer (numpy, torch), and at least 2x as fast where that peer runs below half of `read`.
 
 Each repetition runs one sample of each call, in a random order (the machine is shared and noisy:
 only ratios measured in the same run mean something). A sample repeats the call enough times to
@@ -79,6 +102,28 @@ TINY_TARGET_NS = 1000.0
 FAMILY_TORCH_TARGET = {"repeat": 3.0, "broadcast_to": 2.0, "expand": 2.0}
 AXIS_NONE = -2147483648  # TESSERA_AXIS_NONE
 
+# The reductions (the backward table).
+REDUCTIONS = ("tile_backward", "sum_to_shape", "repeat_backward")
+BACKWARD_METHODS = ["numpy", "torch", "tessera", "c_api", "read"]
+BACKWARD_LABELS = {"numpy": "numpy", "torch": "torch autograd", "tessera": "tessera", "c_api": "C API",
+                   "read": "read"}
+BACKWARD_CALLS = {
+    "tile_backward": ("G.reshape(r0, s0, r1, s1, ...).sum(axis=(0, 2, ...))",
+                      "autograd.grad(torch.tile(X, reps), X, G)", "tessera.tile_backward(G, in_shape, reps)",
+                      "tessera_tile_backward_ex"),
+    "sum_to_shape": ("G.reshape(r0, s0, r1, s1, ...).sum(axis=(0, 2, ...))", "autograd.grad(X.expand(shape), X, G)",
+                     "tessera.sum_to_shape(G, target)", "tessera_sum_to_shape_ex"),
+    "repeat_backward": ("G.reshape(..., s, r, ...).sum(axis=axis + 1)",
+                        "autograd.grad(torch.repeat_interleave(X, r, dim=axis), X, G)",
+                        "tessera.repeat_backward(G, in_shape, r, axis)", "tessera_repeat_backward_ex"),
+}
+# Targets: faster than the fastest peer; SLOW_PEER_SPEEDUP times as fast where that peer reads
+# below SLOW_PEER_SHARE of `read`.
+SLOW_PEER_SHARE = 0.5
+SLOW_PEER_SPEEDUP = 2.0
+DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "complex64": 4, "complex128": 5, "int8": 6, "int16": 7,
+               "int32": 8, "int64": 9, "uint8": 10, "uint16": 11, "uint32": 12, "uint64": 13}  # tessera_dtype
+
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -89,6 +134,8 @@ def parse_args():
     p.add_argument("--min-sample-ms", type=float, default=30.0, help="shortest sample (default 30 ms)")
     p.add_argument("--cases", default=os.path.join(ROOT, "bench", "cases.json"))
     p.add_argument("--lib", help="libtessera.so.0 for the C API column (default: next to the module's build)")
+    p.add_argument("--read-lib", help="libtessera_bench_read.so for the backward table's read limit "
+                   "(default: <build>/bench/ next to the module's build)")
     p.add_argument("--torch-threads", type=int, default=0,
                    help="torch.set_num_threads(N) first (default: torch's own default, shown in the header)")
     p.add_argument("--seed", type=int, default=1, help="seed of the interleaving order")
@@ -137,6 +184,15 @@ def find_lib(tessera_mod, explicit):
     # <build>/lib/python/tessera/__init__.py -> <build>/lib/libtessera.so.0
     here = os.path.dirname(os.path.abspath(tessera_mod.__file__))
     candidate = os.path.normpath(os.path.join(here, "..", "..", "libtessera.so.0"))
+    return candidate if os.path.exists(candidate) else None
+
+
+def find_read_lib(tessera_mod, explicit):
+    if explicit:
+        return explicit
+    # <build>/lib/python/tessera/__init__.py -> <build>/bench/libtessera_bench_read.so
+    here = os.path.dirname(os.path.abspath(tessera_mod.__file__))
+    candidate = os.path.normpath(os.path.join(here, "..", "..", "..", "bench", "libtessera_bench_read.so"))
     return candidate if os.path.exists(candidate) else None
 
 
@@ -250,6 +306,143 @@ def same_bytes(np, a, b):
                                                                         b.reshape(-1).view(np.uint8))
 
 
+class Backward:
+    """A reduction case (tile_backward, sum_to_shape, repeat_backward): its gradient G, the shape of
+    its result and the calls that compute it (each a callable without arguments)."""
+
+    def __init__(self, np, case):
+        self.case = case["name"]
+        self.name = case["op"]
+        self.shape = tuple(case["shape"])
+        self.dtype = np.dtype(case["dtype"])
+        nd = len(self.shape)
+        self.axis = None
+        if self.name == "sum_to_shape":
+            self.target = tuple(case["target"])
+            self.out_shape = self.target
+            promoted = (1,) * (nd - len(self.target)) + self.target
+            self.args_text = f"target {list(self.target)}"
+        else:
+            self.in_shape = tuple(case["in_shape"])
+            self.out_shape = self.in_shape
+        if self.name == "tile_backward":
+            self.reps = tuple(case["reps"])
+            promoted = (1,) * (nd - len(self.in_shape)) + self.in_shape
+            self.args_text = f"in_shape {list(self.in_shape)}, reps {list(self.reps)}"
+        if self.name in ("tile_backward", "sum_to_shape"):
+            # G as (r0, s0, r1, s1, ...): the replica axes summed, the element axes kept.
+            self.split = tuple(x for g, e in zip(self.shape, promoted) for x in (g // e if e else 0, e))
+            self.sum_axes = tuple(range(0, 2 * nd, 2))
+        if self.name == "repeat_backward":
+            axis = case.get("axis")
+            if axis is not None and axis < 0:
+                axis += len(self.in_shape)
+            self.axis = axis
+            extent = math.prod(self.in_shape) if axis is None else self.in_shape[axis]
+            r = case["repeats"]
+            if isinstance(r, dict):
+                lo, hi = r["random"]
+                self.repeats = random_counts(np, extent, lo, hi, r.get("seed", 0))
+                text = f"random {lo}-{hi} (seed {r.get('seed', 0)})"
+            elif isinstance(r, list):
+                self.repeats = int(r[0]) if len(r) == 1 else np.array(r, dtype=np.int64)
+                text = str(r[0]) if len(r) == 1 else f"{len(r)} counts"
+            else:
+                self.repeats = int(r)
+                text = str(r)
+            self.counts = np.atleast_1d(np.asarray(self.repeats, dtype=np.int64))
+            self.args_text = f"in_shape {list(self.in_shape)}, repeats {text}, axis {axis}"
+            # G with the repeated axis (of the flattened input for None) in segments.
+            flat = (math.prod(self.in_shape),) if axis is None else self.in_shape
+            a = 0 if axis is None else axis
+            self.seg_axis = a
+            if isinstance(self.repeats, int):
+                self.split = flat[:a] + (flat[a], self.repeats) + flat[a + 1:]
+            else:
+                self.starts = np.concatenate(([0], np.cumsum(self.counts)[:-1]))
+
+    def gradient(self, np):
+        """G: C-contiguous elements k / 8, k in [-16, 16]: every sum of them is exact."""
+        n = math.prod(self.shape)
+        k = (np.arange(n, dtype=np.uint64) * np.uint64(2654435761) >> np.uint64(13)) % np.uint64(33)
+        return ((k.astype(np.float64) - 16) / 8).astype(self.dtype).reshape(self.shape)
+
+    def numpy_sum(self, np, G):
+        """numpy's reshape-and-sum of G (for repeat with per-element counts: np.add.reduceat)."""
+        if self.name != "repeat_backward":
+            return G.reshape(self.split).sum(axis=self.sum_axes).reshape(self.out_shape)
+        if isinstance(self.repeats, int):
+            return G.reshape(self.split).sum(axis=self.seg_axis + 1).reshape(self.out_shape)
+        out = np.add.reduceat(G, self.starts, axis=self.seg_axis)
+        out[(slice(None),) * self.seg_axis + (self.counts == 0,)] = 0  # reduceat's empty segments
+        return out.reshape(self.out_shape)
+
+    def calls(self, np, torch, tessera, G, X, Y, Gt, f):
+        """{method: callable} of numpy, torch and tessera (f: the module's function, or None)."""
+        grad = torch.autograd.grad
+        calls = {"numpy": lambda: self.numpy_sum(np, G),
+                 "torch": lambda: grad(Y, X, Gt, retain_graph=True)[0]}
+        if f is not None:
+            if self.name == "tile_backward":
+                calls["tessera"] = lambda: f(G, self.in_shape, self.reps)
+            elif self.name == "sum_to_shape":
+                calls["tessera"] = lambda: f(G, self.target)
+            else:
+                calls["tessera"] = lambda: f(G, self.in_shape, self.repeats, self.axis)
+        return calls
+
+    def torch_graph(self, torch):
+        """(X, Y): a leaf X of the forward input's shape requiring grad, Y the forward op of it."""
+        X = torch.zeros(self.out_shape, dtype=getattr(torch, self.dtype.name), requires_grad=True)
+        if self.name == "tile_backward":
+            Y = torch.tile(X, self.reps)
+        elif self.name == "sum_to_shape":
+            Y = X.expand(self.shape)
+        else:
+            r = self.repeats if isinstance(self.repeats, int) else torch.from_numpy(self.repeats)
+            Y = torch.repeat_interleave(X, r, dim=self.axis)
+        if tuple(Y.shape) != self.shape:
+            sys.exit(f"python_bench: case {self.case}: torch's forward gives {tuple(Y.shape)}, not {self.shape}")
+        return X, Y
+
+    def c_args(self, G, buf, counts_keep):
+        """The prebuilt arguments of the op's tessera_*_ex call on G into buf."""
+        I64 = ctypes.c_int64
+        arr = lambda v: (I64 * max(len(v), 1))(*v)  # noqa: E731
+        head = (ctypes.c_void_p(G.ctypes.data), ctypes.c_int(G.ndim), arr(G.shape), arr(G.strides),
+                ctypes.c_int(DTYPE_CODES[self.dtype.name]))
+        tail = (ctypes.c_void_p(buf.ctypes.data), ctypes.c_size_t(buf.nbytes), None)
+        return head + self._args(counts_keep) + tail
+
+    def _args(self, counts_keep):
+        I64 = ctypes.c_int64
+        arr = lambda v: (I64 * max(len(v), 1))(*v)  # noqa: E731
+        if self.name == "tile_backward":
+            return (ctypes.c_int(len(self.in_shape)), arr(self.in_shape), ctypes.c_int(len(self.reps)), arr(self.reps))
+        if self.name == "sum_to_shape":
+            return (ctypes.c_int(len(self.target)), arr(self.target))
+        counts_keep.append(self.counts)  # outlives the calls
+        return (ctypes.c_int(len(self.in_shape)), arr(self.in_shape), I64(self.counts.size),
+                self.counts.ctypes.data_as(ctypes.POINTER(I64)),
+                ctypes.c_int(AXIS_NONE if self.axis is None else self.axis))
+
+    def kernel_path(self, capi, G):
+        """The reduction's executor path ("reduce.lanes", ...), from its C plan's description."""
+        I64, plan, keep = ctypes.c_int64, ctypes.c_void_p(), []
+        arr = lambda v: (I64 * max(len(v), 1))(*v)  # noqa: E731
+        head = (ctypes.c_int(G.ndim), arr(G.shape), arr(G.strides), ctypes.c_int(DTYPE_CODES[self.dtype.name]))
+        create = getattr(capi.lib, "tessera_plan_create_" + self.name)
+        if create(*(head + self._args(keep)), None, ctypes.byref(plan)) != 0:
+            return ""
+        capi.lib.tessera_plan_describe.restype = ctypes.c_char_p
+        capi.lib.tessera_plan_describe.argtypes = [ctypes.c_void_p]
+        capi.lib.tessera_plan_destroy.argtypes = [ctypes.c_void_p]
+        text = capi.lib.tessera_plan_describe(plan).decode()
+        capi.lib.tessera_plan_destroy(plan)
+        m = re.search(r"kernel: (reduce\.[\w.]+)", text)
+        return m.group(1) if m else ""
+
+
 # -- C API through ctypes -------------------------------------------------------------------------
 
 class CApi:
@@ -327,6 +520,86 @@ def calibrate(timer, target_s):
         if t >= target_s / 10:
             return max(n + 1, math.ceil(n * target_s * 1.1 / t))
         n *= 10 if t < target_s / 100 else 2
+
+
+def run_backward_case(np, torch, tessera, capi, read_lib, case, args, rng):
+    """A reduction case: numpy, torch autograd, tessera, the C API and the read limit, interleaved."""
+    op = Backward(np, case)
+    G = op.gradient(np)
+    Gt = torch.from_numpy(G)
+    expect = op.numpy_sum(np, G.astype(np.float64)).astype(op.dtype)  # exact: sums of k / 8
+    X, Y = op.torch_graph(torch)
+    f = getattr(tessera, op.name, None)
+    missing = None
+    if f is None:
+        missing = f"this tessera module has no tessera.{op.name}"
+        print(f"python_bench: case {case['name']}: {missing} (not built in yet); no tessera column (the C API "
+              "column still measures the library)", file=sys.stderr)
+    calls = op.calls(np, torch, tessera, G, X, Y, Gt, f)
+    buf = np.zeros(op.out_shape, dtype=op.dtype)  # touched
+    keep = []
+    if capi:
+        c_fn, c_args = getattr(capi.lib, f"tessera_{op.name}_ex"), op.c_args(G, buf, keep)
+        calls["c_api"] = lambda: c_fn(*c_args)
+    threads = os.cpu_count() or 1
+    if read_lib:
+        r_fn, r_ptr, r_bytes = read_lib.tessera_bench_read, ctypes.c_void_p(G.ctypes.data), ctypes.c_size_t(G.nbytes)
+        r_threads = ctypes.c_int(threads)
+        calls["read"] = lambda: r_fn(r_ptr, r_bytes, r_threads)
+
+    # Every call checked once against the exact result before it is timed.
+    wrong = []
+    for m, call in calls.items():
+        if m == "read":
+            continue
+        if m == "c_api":
+            buf.fill(np.nan)
+            capi.check(call(), op)
+            got = buf
+        elif m == "tessera":
+            try:
+                got = call()
+            except Exception as e:  # noqa: BLE001 -- a module still being written: reported, not fatal
+                missing = f"tessera.{op.name} failed: {type(e).__name__}: {e}"
+                print(f"python_bench: case {case['name']}: {missing}; no tessera column", file=sys.stderr)
+                continue
+        else:
+            got = call()
+            got = got.numpy() if m == "torch" else got
+        if not same_bytes(np, np.asarray(got), expect):
+            wrong.append(m)
+    if missing:
+        calls.pop("tessera", None)
+    if wrong:
+        sys.exit(f"python_bench: case {case['name']}: {', '.join(wrong)} differ from the exact {op.name}")
+
+    methods = [m for m in BACKWARD_METHODS if m in calls]
+    timers = {m: timeit.Timer(calls[m]) for m in methods}
+    target = args.min_sample_ms / 1e3
+    inner = {}
+    for m in methods:
+        timers[m].timeit(1)  # warm-up
+        inner[m] = calibrate(timers[m], target)
+    samples = {m: [] for m in methods}
+    for _ in range(args.repetitions):
+        order = methods[:]
+        rng.shuffle(order)
+        for m in order:
+            samples[m].append(timers[m].timeit(inner[m]) / inner[m])
+    kernel_path = ""
+    try:
+        if capi:
+            kernel_path = op.kernel_path(capi, G)
+    except Exception:  # noqa: BLE001 -- informational only
+        pass
+    return {
+        "name": case["name"], "op": op.name, "args": op.args_text, "dtype": case["dtype"], "shape": list(G.shape),
+        "strides": list(G.strides), "out_shape": list(op.out_shape), "out_bytes": buf.nbytes,
+        "in_bytes": G.nbytes, "kernel_path": kernel_path, "read_threads": threads if read_lib else None,
+        "tessera_missing": missing,
+        "methods": {m: {"inner": inner[m], "samples_s": samples[m], "median_s": statistics.median(samples[m]),
+                        "gbps": G.nbytes / statistics.median(samples[m]) / 1e9} for m in methods},
+    }
 
 
 def run_case(np, torch, tessera, capi, case, args, rng):
@@ -428,6 +701,9 @@ def fmt_size(n):
 
 def verdict(r):
     """(speed-up of tessera over the best peer, out=/C API, PASS/MISS text) for one case."""
+    if r.get("op") in REDUCTIONS:
+        speedup, best, text = backward_verdict(r)
+        return speedup, None, text
     m = r["methods"]
     t = lambda k: m[k]["median_s"] if k in m else None  # noqa: E731
     op = r.get("op", "tile")
@@ -453,6 +729,24 @@ def verdict(r):
     return speedup, out_pct, "PASS" if not misses else "MISS " + ", ".join(misses)
 
 
+def backward_verdict(r):
+    """(speed-up of tessera over the fastest peer, that peer, PASS/MISS text) for a reduction case."""
+    m = r["methods"]
+    peers = [k for k in ("numpy", "torch") if k in m]
+    best = min(peers, key=lambda k: m[k]["median_s"])
+    if "tessera" not in m:
+        return None, best, "- (no tessera column)"
+    speedup = m[best]["median_s"] / m["tessera"]["median_s"]
+    read = m["read"]["gbps"] if "read" in m else None
+    slow = read is not None and m[best]["gbps"] < SLOW_PEER_SHARE * read
+    need = SLOW_PEER_SPEEDUP if slow else 1.0
+    ok = speedup >= need if slow else speedup > need
+    text = f"{'PASS' if ok else 'MISS'} {'>=' if slow else '>'}{need:g}x {best}"
+    if read is None:
+        text += " (no read limit: half of read not checked)"
+    return speedup, best, text
+
+
 def print_table(header, rows):
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     for r in [header] + rows:
@@ -465,10 +759,12 @@ def print_results(results, ctx):
     print(f"CPU: {ctx['cpu_model']}, {ctx['cpus']} CPUs; tessera target {ctx['tessera_target']}; "
           f"transparent_hugepage: {ctx['transparent_hugepage']}")
     print(f"module {ctx['module']}, C API {ctx['lib'] or '-'}")
-    print(f"medians of {ctx['repetitions']} interleaved repetitions; each cell: time per call, GB/s of output")
+    print(f"medians of {ctx['repetitions']} interleaved repetitions; each cell: time per call, GB/s of output "
+          "(the backward table: of gradient read)")
     print()
     tile_results = [r for r in results if r.get("op", "tile") == "tile"]
-    family = [r for r in results if r.get("op", "tile") != "tile"]
+    backward = [r for r in results if r.get("op") in REDUCTIONS]
+    family = [r for r in results if r.get("op", "tile") != "tile" and r not in backward]
     if tile_results:
         rows = []
         for r in tile_results:
@@ -497,6 +793,41 @@ def print_results(results, ctx):
         print("vs numpy / vs torch: tessera (new output) as a speed-up over them; targets (outputs >= 60 MiB): "
               + ", ".join(f"{op} >= {v:g}x torch" for op, v in FAMILY_TORCH_TARGET.items())
               + "; out=/C: tessera out= as a share of the C API's speed (no target).")
+        print()
+    if backward:
+        rows, met, missed = [], [], []
+        for r in backward:
+            m = r["methods"]
+            cell = lambda k: (f"{fmt_time(m[k]['median_s'])} {fmt_gbps(m[k]['gbps'])}" if k in m else "-")  # noqa: E731
+            speedup, best, text = backward_verdict(r)
+            pct = (f"{100 * m['tessera']['gbps'] / m['read']['gbps']:.0f}%" if "tessera" in m and "read" in m
+                   else "-")
+            c_pct = f"{100 * m['c_api']['gbps'] / m['read']['gbps']:.0f}%" if "c_api" in m and "read" in m else "-"
+            if speedup is not None:
+                (met if text.startswith("PASS") else missed).append(f"{r['name']} {speedup:.2f}x {best}")
+            rows.append([r["name"], r["op"], fmt_size(r["in_bytes"]), fmt_size(r["out_bytes"])]
+                        + [cell(k) for k in BACKWARD_METHODS]
+                        + [pct, c_pct, best, f"{speedup:.2f}x" if speedup else "-",
+                           f"{m[best]['median_s'] / m['c_api']['median_s']:.2f}x" if "c_api" in m else "-",
+                           r.get("kernel_path") or "-", text])
+        print("backward (the gradients): time per call and GB/s of gradient read; read = the same bytes summed by a "
+              f"float32 vector loop on {backward[0].get('read_threads') or '-'} threads")
+        print_table(["case", "op", "gradient", "result"] + [BACKWARD_LABELS[k] for k in BACKWARD_METHODS]
+                    + ["%read", "C %read", "fastest peer", "vs fastest", "C vs fastest", "kernel path", "targets"],
+                    rows)
+        print("calls: " + "; ".join(f"{op}: numpy {c[0]}, torch {c[1]}, tessera {c[2]}, C API {c[3]}"
+                                    for op, c in BACKWARD_CALLS.items() if any(r["op"] == op for r in backward)))
+        print("torch autograd: torch.autograd.grad(Y, X, G, retain_graph=True) on a graph built once (the backward "
+              "node alone, as loss.backward() runs it); tessera and numpy allocate their result, the C API writes "
+              "into a preallocated one. vs fastest / C vs fastest: tessera's / the C API's speed-up over the faster "
+              "of numpy and torch; the targets are tessera's (Python).")
+        print(f"targets: tessera faster than the fastest peer (numpy, torch), >= {SLOW_PEER_SPEEDUP:g}x it where that "
+              f"peer runs below {100 * SLOW_PEER_SHARE:.0f}% of read: {len(met)} met, {len(missed)} missed"
+              + (": " + "; ".join(missed) if missed else ""))
+        missing = sorted({r["tessera_missing"] for r in backward if r.get("tessera_missing")})
+        if missing:
+            print("note: no tessera column where " + "; ".join(missing) + " (the Python functions are being added "
+                  "to lib/python): no verdict there; the C API column measures the library.")
         print()
     tiny = next((r for r in results if r["name"] == "tiny"), None)
     if tiny:
@@ -536,6 +867,15 @@ def main():
     if not capi:
         print("python_bench: libtessera.so.0 not found (--lib); no C API column", file=sys.stderr)
     cases = load_cases(args.cases, args.filter)
+    read_lib = None
+    if any(c.get("op") in REDUCTIONS for c in cases):
+        read_path = find_read_lib(tessera, args.read_lib)
+        if read_path:
+            read_lib = ctypes.CDLL(read_path)
+            read_lib.tessera_bench_read.restype = ctypes.c_double
+            read_lib.tessera_bench_read.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        else:
+            print("python_bench: libtessera_bench_read.so not found (--read-lib); no read column", file=sys.stderr)
     ctx = {
         "tessera_version": tessera.__version__ if hasattr(tessera, "__version__")
         else (capi.lib.tessera_version().decode() if capi else "?"),
@@ -554,7 +894,10 @@ def main():
     busy0, own0, wall0 = machine_busy_seconds(), own_cpu_seconds(), time.monotonic()
     for case in cases:
         print(f"python_bench: {case['name']} ...", file=sys.stderr, flush=True)
-        results.append(run_case(np, torch, tessera, capi, case, args, rng))
+        if case.get("op") in REDUCTIONS:
+            results.append(run_backward_case(np, torch, tessera, capi, read_lib, case, args, rng))
+        else:
+            results.append(run_case(np, torch, tessera, capi, case, args, rng))
     wall = time.monotonic() - wall0
     others = (machine_busy_seconds() - busy0) - (own_cpu_seconds() - own0)
     ctx["others_share"] = max(0.0, others / (wall * (os.cpu_count() or 1)))

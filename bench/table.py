@@ -10,8 +10,14 @@ time per one-shot C call (tessera_tile, outputs up to 64 KiB) and the plan's ker
 Then the broadcast_to, expand and repeat cases, likewise, with the Eigen Tensor broadcast peer
 (TensorFlow's CPU BroadcastTo kernel) where the case has one, tessera's speed-up over it, and the
 target of the case: outputs of 60 MiB or more at least TARGET_DEFAULT of `stream` (TARGETS names
-the exceptions), at every thread count. Then the limits themselves. Every value is the median
-over the run's repetitions.
+the exceptions), at every thread count. Then the reductions (tile_backward, sum_to_shape,
+repeat_backward: the gradients), per case and thread count: the gradient read (GB/s, 1 GB = 1e9
+bytes of input) and its percentage of the `read` limit (the same bytes summed by a plain vector
+loop), the time per call, Eigen's Tensor sum (TensorFlow's reduce_sum) and tessera's speed-up over
+it, the kernel path and two verdicts: gradients of 60 MiB or more at least READ_TARGET of `read`;
+faster than Eigen, and at least SLOW_PEER_SPEEDUP times as fast where Eigen runs below
+SLOW_PEER_SHARE of `read`. Then the limits themselves. Every value is the median over the run's
+repetitions.
 """
 import json
 import statistics
@@ -20,12 +26,31 @@ import sys
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 LIMITS = ["stream", "store", "memcpy", "fresh", "fresh_thp"]
 OPS = ["tile", "broadcast_to", "expand", "repeat"]  # tile_bench's benchmark families, by the case's op
+REDUCTIONS = ["tile_backward", "sum_to_shape", "repeat_backward"]  # their gradients (limit: read)
 
 # Targets of the broadcast_to / expand / repeat cases (reported, never enforced): outputs of at
 # least TARGET_MIN_BYTES reach this share of the `stream` limit at 1 and at 2 threads.
 TARGET_MIN_BYTES = 60 * 2**20
 TARGET_DEFAULT = 0.90
 TARGETS = {"rep2": 0.80}  # repeat by 2 of 4-byte elements
+
+# Targets of the reductions (reported, never enforced): gradients of at least TARGET_MIN_BYTES read
+# at READ_TARGET of the `read` limit at 1 and at 2 threads; on every case faster than the peer
+# (Eigen), and SLOW_PEER_SPEEDUP times as fast where the peer runs below SLOW_PEER_SHARE of `read`.
+READ_TARGET = 0.80
+SLOW_PEER_SHARE = 0.5
+SLOW_PEER_SPEEDUP = 2.0
+
+
+def peer_verdict(ours, peer, read):
+    """(ok, text) of the peer target, from the GB/s of tessera, its peer and `read`; None if not measured."""
+    if not ours or not peer:
+        return None
+    slow = read is not None and peer < SLOW_PEER_SHARE * read
+    need = SLOW_PEER_SPEEDUP if slow else 1.0
+    ratio = ours / peer
+    ok = ratio >= need if slow else ratio > need
+    return ok, f"{'PASS' if ok else 'MISS'} {'>=' if slow else '>'}{need:g}x"
 
 
 def parse_name(name):
@@ -103,12 +128,14 @@ def main():
         data = json.load(f)
     ctx = data.get("context", {})
     results = medians(data.get("benchmarks", []))
-    output_bytes = {}
+    output_bytes, input_bytes = {}, {}
     for b in data.get("benchmarks", []):
         if b.get("aggregate_name", "median") != "median":
             continue  # the stddev of a constant is 0
         try:
-            output_bytes[parse_name(b.get("run_name", b["name"]))[1]] = b["output_bytes"]
+            case = parse_name(b.get("run_name", b["name"]))[1]
+            output_bytes[case] = b["output_bytes"]
+            input_bytes[case] = b.get("input_bytes", 0)
         except (KeyError, StopIteration, ValueError, IndexError):
             pass
 
@@ -127,18 +154,20 @@ def main():
           + (f", L3 {l3[0]['size'] // 2**20} MiB" if l3 else "")
           + f"; tessera target {ctx.get('tessera_target', '?')}"
           + f"; transparent_hugepage: {ctx.get('transparent_hugepage', '?')}")
-    print(f"medians of {'/'.join(map(str, reps)) or '?'} repetitions; GB/s = 1e9 bytes of output per second")
+    print(f"medians of {'/'.join(map(str, reps)) or '?'} repetitions; GB/s = 1e9 bytes of output per second "
+          "(the reductions: of input)")
     print()
 
     def op_of(case):
-        return next((op for op in OPS if any((op, case, t) in results for t in threads)), "tile")
+        return next((op for op in OPS + REDUCTIONS if any((op, case, t) in results for t in threads)), "tile")
 
     def label_of(kind, case, t):
         return next((b.get("label", "") for b in data["benchmarks"]
                      if parse_name(b.get("run_name", b["name"])) == (kind, case, t)), "")
 
     tile_cases = [c for c in cases if op_of(c) == "tile"]
-    other_cases = [c for c in cases if op_of(c) != "tile"]
+    reduction_cases = [c for c in cases if op_of(c) in REDUCTIONS]
+    other_cases = [c for c in cases if op_of(c) != "tile" and c not in reduction_cases]
     if tile_cases:
         rows = []
         for case in tile_cases:
@@ -187,15 +216,57 @@ def main():
         if eigen_rows:
             print("Eigen expressions: " + "; ".join(f"{c}: {e}" for c, e in eigen_rows))
 
-    print()
-    print("limits, GB/s of output:")
-    rows = [[case, t] + [gbps(get("limit/" + k, case, t)) for k in LIMITS] for case in cases for t in threads]
-    print_table(["case", "thr"] + LIMITS, rows)
+    copy_cases = [c for c in cases if c not in reduction_cases]
+    if copy_cases:
+        print()
+        print("limits, GB/s of output:")
+        rows = [[case, t] + [gbps(get("limit/" + k, case, t)) for k in LIMITS] for case in copy_cases for t in threads]
+        print_table(["case", "thr"] + LIMITS, rows)
     if met or misses:
         print()
         print(f"targets (outputs >= {TARGET_MIN_BYTES // 2**20} MiB: >= {100 * TARGET_DEFAULT:.0f}% of stream, "
               + ", ".join(f"{c} >= {100 * v:.0f}%" for c, v in TARGETS.items()) + f"): {len(met)} met, "
               + f"{len(misses)} missed" + (": " + "; ".join(misses) if misses else ""))
+
+    if reduction_cases:
+        if copy_cases:
+            print()
+        eigen = ctx.get("eigen_peer", "")
+        print("backward (the gradients: tile_backward, sum_to_shape, repeat_backward): Plan::execute into a touched "
+              "result, GB/s of gradient read; read = the same bytes summed by a float32 vector loop (8 accumulators); "
+              "Eigen's Tensor sum" + (f" ({eigen})" if eigen else " (not built: no Eigen column)"))
+        rows, read_met, read_missed, peer_met, peer_missed = [], [], [], [], []
+        for case in reduction_cases:
+            op = op_of(case)
+            large = input_bytes.get(case, 0) >= TARGET_MIN_BYTES
+            for t in threads:
+                run, read, eig = get(op, case, t), get("limit/read", case, t), get("peer/eigen", case, t)
+                read_verdict = "-"
+                if large and run is not None and read:
+                    ok = run >= READ_TARGET * read
+                    read_verdict = f"{'PASS' if ok else 'MISS'} >={100 * READ_TARGET:.0f}%"
+                    (read_met if ok else read_missed).append(
+                        f"{case} at {t} thr {100 * run / read:.0f}% (>= {100 * READ_TARGET:.0f}%)")
+                peer = peer_verdict(run, eig, read)
+                if peer:
+                    (peer_met if peer[0] else peer_missed).append(
+                        f"{case} at {t} thr {run / eig:.2f}x Eigen ({peer[1].split()[1]})")
+                rows.append([case, op, size(input_bytes.get(case, 0)), size(output_bytes[case]), t, gbps(run),
+                             percent(run, read), gbps(read), duration(get(op, case, t, "ns")),
+                             duration(get("peer/eigen", case, t, "ns")), percent(eig, read),
+                             f"{run / eig:.2f}x" if run and eig else "-", label_of(op, case, t), read_verdict,
+                             peer[1] if peer else "-"])
+        print_table(["case", "op", "gradient", "result", "thr", "GB/s", "%read", "read GB/s", "time", "Eigen time",
+                     "Eigen %read", "vs Eigen", "kernel path", "target (%read)", "target (vs Eigen)"], rows)
+        eigen_rows = [(c, label_of("peer/eigen", c, threads[0])) for c in reduction_cases]
+        eigen_rows = [(c, e) for c, e in eigen_rows if e]
+        if eigen_rows:
+            print("Eigen expressions: " + "; ".join(f"{c}: {e}" for c, e in eigen_rows))
+        print(f"targets (gradients >= {TARGET_MIN_BYTES // 2**20} MiB: >= {100 * READ_TARGET:.0f}% of read): "
+              f"{len(read_met)} met, {len(read_missed)} missed" + (": " + "; ".join(read_missed) if read_missed else ""))
+        print(f"targets (every case: faster than Eigen, >= {SLOW_PEER_SPEEDUP:g}x where Eigen runs below "
+              f"{100 * SLOW_PEER_SHARE:.0f}% of read at the same thread count): {len(peer_met)} met, "
+              f"{len(peer_missed)} missed" + (": " + "; ".join(peer_missed) if peer_missed else ""))
 
 if __name__ == "__main__":
     main()

@@ -13,10 +13,19 @@
 //     memcpy     memcpy from a second touched buffer (for reference)
 //     fresh      memset into freshly mmapped 4 KiB pages (MADV_NOHUGEPAGE), then munmap
 //     fresh_thp  the same on a 2 MiB aligned mapping advised MADV_HUGEPAGE
+// The reductions (tile_backward, sum_to_shape, repeat_backward: the gradients) read a large input
+// and write a small result; for them:
+//   <op>/<case>/threads:<T>          Plan::execute into a preallocated, already touched result
+//   peer/eigen/<case>/threads:<T>    Eigen's Tensor sum over the reshaped gradient, as TensorFlow's
+//                                    reduce_sum runs it (eigen_peer.h)
+//   limit/read/<case>/threads:<T>    the input's bytes read once: a float32 vector sum with eight
+//                                    independent accumulators (sum_floats, limit_loops.h)
 // Every benchmark runs inside a tbb::task_arena of T threads (Eigen: its own pool of T threads) and
-// reports bytes_per_second = bytes of output written. Before a case is timed, its output (and
-// Eigen's) is checked on sampled indices against the op's index mapping (source_index in cases.h,
-// e.g. out[i] = in[i % shape] for tile); a wrong output stops the program.
+// reports bytes_per_second = bytes of output written (reductions: bytes of input read). Before a
+// case is timed, its output (and Eigen's) is checked on sampled indices against the op's index
+// mapping (source_index in cases.h, e.g. out[i] = in[i % shape] for tile; for a reduction, the
+// exact sum of the elements summands() names, the input being multiples of 1/8 whose sums are
+// exact in any order); a wrong output stops the program.
 //
 // Usage: tile_bench [--cases=FILE] [--case_filter=REGEX] [--describe] [Google Benchmark flags]
 
@@ -65,7 +74,7 @@ constexpr uint8_t kFillByte = 0x5a;
 constexpr int kSamples = 64;  // output elements checked per case, plus the first and the last
 
 // Google Benchmark flags applied unless given on the command line (later flags win): about
-// 6.5 minutes for the 24 cases on 2 cores.
+// 8.5 minutes for the 33 cases on 2 cores.
 const char* const kDefaultFlags[] = {
     "--benchmark_min_time=0.1",
     "--benchmark_repetitions=7",
@@ -104,6 +113,38 @@ void fill_input(unsigned char* p, std::size_t n) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     p[i] = static_cast<unsigned char>(1 + (x >> 33) % 255);
   }
+}
+
+// A reduction's input: elements k / 8 with k in [-16, 16] (float32 or float64), so that every sum
+// of up to 2^18 of them is exact in float32 whatever the order of the additions: the results of
+// tessera and of Eigen are compared with the exact sum bit for bit.
+void fill_gradient(unsigned char* p, const Case& c) {
+  const std::size_t count = c.input_bytes / c.itemsize;
+  uint64_t x = 0x2545f4914f6cdd1dULL;
+  for (std::size_t i = 0; i < count; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double v = (static_cast<double>((x >> 33) % 33) - 16) / 8;
+    if (c.dtype == "float32") {
+      const float f = static_cast<float>(v);
+      std::memcpy(p + 4 * i, &f, 4);
+    } else if (c.dtype == "float64") {
+      std::memcpy(p + 8 * i, &v, 8);
+    } else {
+      die("case \"" + c.name + "\": the benchmark's reductions sum float32 or float64, not " + c.dtype);
+    }
+  }
+}
+
+// The float32 or float64 element at offset_bytes of p, as a double.
+double element(const unsigned char* p, const Case& c, int64_t offset_bytes) {
+  if (c.itemsize == 4) {
+    float f;
+    std::memcpy(&f, p + offset_bytes, 4);
+    return f;
+  }
+  double d;
+  std::memcpy(&d, p + offset_bytes, 8);
+  return d;
 }
 
 uint64_t splitmix64(uint64_t& state) {
@@ -158,13 +199,21 @@ bool eigen_runs_here() {
 #endif
 }
 
+// The bytes a case's throughput counts: the output written, or for a reduction the input read.
+std::size_t counted_bytes(const Case& c) { return is_reduction(c.op) ? c.input_bytes : c.out_bytes; }
+
 // One case, ready to run: its input, plan and Eigen peer, built and checked on first use.
 struct Prepared {
-  explicit Prepared(const Case& c_) : c(c_), input(c_.input_bytes) { fill_input(input.data(), c.input_bytes); }
+  explicit Prepared(const Case& c_) : c(c_), input(c_.input_bytes) {
+    if (is_reduction(c.op))
+      fill_gradient(input.data(), c);
+    else
+      fill_input(input.data(), c.input_bytes);
+  }
   const Case& c;
   Buffer input;
   std::optional<tessera::Plan> plan;
-  std::unique_ptr<EigenBroadcast> eigen;  // broadcast_to and expand cases, when built
+  std::unique_ptr<EigenPeer> eigen;  // broadcast_to, expand and reduction cases, when built
 };
 
 class Bench {
@@ -195,7 +244,7 @@ class Bench {
       } catch (const std::exception& e) {
         die("case \"" + p->c.name + "\": tessera::Plan for " + op_name(p->c.op) + " failed: " + e.what());
       }
-      if (eigen_runs_here()) p->eigen = make_eigen_broadcast(p->c);
+      if (eigen_runs_here()) p->eigen = make_eigen_peer(p->c);
       check(*p);
       prepared_[index] = std::move(p);
     }
@@ -224,6 +273,7 @@ class Bench {
           std::to_string(plan.nbytes()) + " bytes), expected " + join(c.out_shape) + " (" +
           std::to_string(c.out_bytes) + " bytes)");
     unsigned char* out = output();
+    if (is_reduction(c.op)) return check_reduction(p, out);
     for (int t : threads_) {
       tbb::task_arena& arena = this->arena(t);
       std::memset(out, 0, c.out_bytes);  // poison: input bytes are never 0
@@ -245,6 +295,56 @@ class Bench {
         p.eigen->run(p.input.data(), out, t);
         check_samples(p, out, "the Eigen peer", t);
       }
+    }
+  }
+
+  // A reduction: the plan's result and Eigen's at every thread count, poisoned with NaNs first.
+  void check_reduction(const Prepared& p, unsigned char* out) {
+    for (int t : threads_) {
+      std::memset(out, 0xff, p.c.out_bytes);
+      arena(t).execute([&] { p.plan->execute(p.input.data(), out, p.c.out_bytes); });
+      check_sums(p, out, op_name(p.c.op), t);
+      if (p.eigen) {
+        std::memset(out, 0xff, p.c.out_bytes);
+        p.eigen->run(p.input.data(), out, t);
+        check_sums(p, out, "the Eigen peer", t);
+      }
+    }
+  }
+
+  // Compares sampled result elements of a reduction with the exact sums of their summands.
+  static void check_sums(const Prepared& p, const unsigned char* out, const char* what, int threads) {
+    const Case& c = p.c;
+    const auto count = static_cast<int64_t>(c.out_bytes / c.itemsize);
+    const std::size_t n = c.out_shape.size(), nd = c.shape.size();
+    uint64_t rng = std::hash<std::string>{}(c.name);
+    for (int s = 0; s < kSamples + 2 && count > 0; ++s) {
+      const int64_t k = s == 0 ? 0 : s == 1 ? count - 1 : static_cast<int64_t>(splitmix64(rng) % count);
+      std::vector<int64_t> out_index(n);
+      int64_t rest = k;
+      for (std::size_t i = n; i-- > 0;) {
+        out_index[i] = rest % c.out_shape[i];
+        rest /= c.out_shape[i];
+      }
+      // The exact sum over the cartesian product of the summands' indices, an odometer.
+      const std::vector<std::vector<int64_t>> axes = summands(c, out_index);
+      double want = 0;
+      std::vector<std::size_t> at(nd, 0);
+      bool empty = false;
+      for (const auto& a : axes) empty = empty || a.empty();
+      while (!empty) {
+        int64_t offset = 0;
+        for (std::size_t j = 0; j < nd; ++j) offset += axes[j][at[j]] * c.strides[j];
+        want += element(p.input.data(), c, offset);
+        std::size_t j = nd;
+        while (j-- > 0 && ++at[j] == axes[j].size()) at[j] = 0;
+        if (j == static_cast<std::size_t>(-1)) break;
+      }
+      const double got = element(out, c, k * static_cast<int64_t>(c.itemsize));
+      if (got != want)
+        die("WRONG OUTPUT: case \"" + c.name + "\", " + what + " at " + std::to_string(threads) +
+            " thread(s): result " + join(out_index) + " is " + std::to_string(got) + ", the exact sum is " +
+            std::to_string(want) + ". The plan:\n" + p.plan->describe());
     }
   }
 
@@ -283,8 +383,9 @@ class Bench {
 };
 
 void report_bytes(benchmark::State& state, const Case& c) {
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(c.out_bytes));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(counted_bytes(c)));
   state.counters["output_bytes"] = static_cast<double>(c.out_bytes);
+  state.counters["input_bytes"] = static_cast<double>(c.input_bytes);
 }
 
 void run_tile(benchmark::State& state, Bench& bench, std::size_t index, int threads) {
@@ -346,7 +447,8 @@ void run_tile_c(benchmark::State& state, Bench& bench, std::size_t index, int th
   report_bytes(state, c);
 }
 
-enum class Limit { stream, store, memcpy, fresh, fresh_thp };
+enum class Limit { stream, store, memcpy, fresh, fresh_thp, read };
+// The limits of the copying ops; a reduction has `read` alone.
 constexpr Limit kLimits[] = {Limit::stream, Limit::store, Limit::memcpy, Limit::fresh, Limit::fresh_thp};
 
 const char* limit_name(Limit kind) {
@@ -356,6 +458,7 @@ const char* limit_name(Limit kind) {
     case Limit::memcpy: return "memcpy";
     case Limit::fresh: return "fresh";
     case Limit::fresh_thp: return "fresh_thp";
+    case Limit::read: return "read";
   }
   return "?";
 }
@@ -392,10 +495,19 @@ void run_limit(benchmark::State& state, Bench& bench, std::size_t index, int thr
   const unsigned char* in = p.input.data();
   const unsigned char* copy_src = kind == Limit::memcpy ? bench.copy_source() : nullptr;
   const char* error = nullptr;
+  std::vector<float> sums(static_cast<std::size_t>(threads), 0.0f);
   tbb::task_arena& arena = bench.arena(threads);
   arena.execute([&] {
     for (auto _ : state) {
       switch (kind) {
+        case Limit::read: {
+          for_each_piece(in_bytes, threads, [&](std::size_t k, std::size_t n) {
+            const std::size_t begin = piece_begin(in_bytes, k, n), end = piece_begin(in_bytes, k + 1, n);
+            sums[k] = sum_floats(reinterpret_cast<const float*>(in + begin), (end - begin) / sizeof(float));
+          });
+          benchmark::DoNotOptimize(sums.data());
+          break;
+        }
         case Limit::stream: {
           std::atomic<uint64_t> sum{0};
           for_each_piece(bytes, threads, [&](std::size_t k, std::size_t n) {
@@ -439,13 +551,23 @@ void register_benchmarks(Bench& bench) {
     const std::string& name = c.name;
     const std::string op = op_name(c.op);
     // Whether the case has an Eigen peer (without building the case's input yet).
-    const bool eigen = eigen_runs_here() && make_eigen_broadcast(c) != nullptr;
+    const bool eigen = eigen_runs_here() && make_eigen_peer(c) != nullptr;
     for (int t : bench.threads()) {
       const std::string suffix = name + "/threads:" + std::to_string(t);
       Bench* b = &bench;
       benchmark::RegisterBenchmark((op + "/" + suffix).c_str(), [=](benchmark::State& s) {
         run_tile(s, *b, i, t);
       })->UseRealTime();
+      if (is_reduction(c.op)) {  // the plan, Eigen's sum and the read limit
+        if (eigen)
+          benchmark::RegisterBenchmark(("peer/eigen/" + suffix).c_str(), [=](benchmark::State& s) {
+            run_eigen(s, *b, i, t);
+          })->UseRealTime();
+        benchmark::RegisterBenchmark(("limit/read/" + suffix).c_str(), [=](benchmark::State& s) {
+          run_limit(s, *b, i, t, Limit::read);
+        })->UseRealTime();
+        continue;
+      }
       benchmark::RegisterBenchmark((op + "_alloc/" + suffix).c_str(), [=](benchmark::State& s) {
         run_tile_alloc(s, *b, i, t);
       })->UseRealTime();
@@ -529,7 +651,7 @@ void describe(const std::vector<Case>& cases) {
     } catch (const std::exception& e) {
       std::printf("  error: %s\n", e.what());
     }
-    if (const auto eigen = eigen_runs_here() ? make_eigen_broadcast(c) : nullptr)
+    if (const auto eigen = eigen_runs_here() ? make_eigen_peer(c) : nullptr)
       std::printf("Eigen peer: %s\n", eigen->describe().c_str());
     std::printf("\n");
   }
