@@ -1,7 +1,9 @@
 /*
  * <tessera/tessera_dlpack.h> used from C99 (test_dlpack.cpp runs c_dlpack_check): a transposed
  * float64 view, given with element strides and a byte_offset, tiled into a compact tensor, then
- * broadcast, expanded and repeated (per-element counts, with and without an axis).
+ * broadcast, expanded and repeated (per-element counts, with and without an axis); then the same
+ * view as a gradient: tile_backward, sum_to_shape and repeat_backward, with options (accumulate),
+ * and a dtype the reductions do not add.
  */
 #include <tessera/tessera_dlpack.h>
 
@@ -79,6 +81,48 @@ int c_dlpack_check(void) {
     /* a wrong dst shape is refused */
     flat[0] = 17;
     if (tessera_repeat_dlpack(&src, 6, counts6, TESSERA_AXIS_NONE, &dst) != TESSERA_INVALID_ARGUMENT) return 15;
+  }
+  /* The view [[1, 4], [2, 5], [3, 6]] as a gradient. */
+  {
+    double g[3];
+    int64_t in31[2] = {3, 1}, in12[2] = {1, 2}, in22[2] = {2, 2};
+    const int64_t reps12[2] = {1, 2}, counts21[2] = {2, 1};
+    tessera_options options;
+    src.shape = src_shape;
+    dst = src;
+    dst.data = g;
+    dst.byte_offset = 0;
+    dst.strides = NULL;
+    /* tile_backward to (3, 1) by (1, 2): the row sums 5 7 9; accumulated: twice that. */
+    dst.shape = in31;
+    if (tessera_tile_backward_dlpack(&src, 2, reps12, &dst, NULL) != TESSERA_OK) return 16;
+    if (g[0] != 5 || g[1] != 7 || g[2] != 9) return 17;
+    tessera_options_init(&options);
+    options.accumulate = 1;
+    if (tessera_tile_backward_dlpack(&src, 2, reps12, &dst, &options) != TESSERA_OK) return 18;
+    if (g[0] != 10 || g[1] != 14 || g[2] != 18) return 19;
+    /* sum_to_shape to (1, 2): the column sums 6 15. */
+    dst.shape = in12;
+    if (tessera_sum_to_shape_dlpack(&src, &dst, NULL) != TESSERA_OK) return 20;
+    if (g[0] != 6 || g[1] != 15) return 21;
+    /* repeat_backward of repeat(A (2, 2), (2, 1), axis 0): rows 0 + 1, then row 2. */
+    {
+      double r[4];
+      dst.data = r;
+      dst.shape = in22;
+      if (tessera_repeat_backward_dlpack(&src, 2, counts21, 0, &dst, NULL) != TESSERA_OK) return 22;
+      if (r[0] != 3 || r[1] != 9 || r[2] != 3 || r[3] != 6) return 23;
+    }
+    /* A dtype the reductions do not add: refused, with a message. */
+    dst.data = g;
+    dst.shape = in31;
+    src.dtype.lanes = 2;
+    dst.dtype.lanes = 2;
+    src.dtype.bits = 32;
+    dst.dtype.bits = 32;
+    if (tessera_tile_backward_dlpack(&src, 2, reps12, &dst, NULL) != TESSERA_INVALID_ARGUMENT) return 24;
+    if (tessera_last_error()[0] == '\0') return 25;
+    if (g[0] != 6 || g[1] != 15 || g[2] != 18) return 26; /* untouched: what the calls above left */
   }
   return 0;
 }

@@ -6,9 +6,16 @@
 // The same for broadcast_to, expand and repeat (tessera_broadcast_to_dlpack, tessera_expand_dlpack,
 // tessera_repeat_dlpack) against small references written here from numpy's definitions, and each
 // of their errors, in the documented order, with dst untouched.
+// The reductions (tessera_tile_backward_dlpack, tessera_sum_to_shape_dlpack,
+// tessera_repeat_backward_dlpack): every dtype they add, the same layouts, options (accumulate,
+// max_threads), byte for byte against the C++ API's result for the same gradient (which
+// test_reduce.cpp checks against exact sums); every rejection — dtypes they do not add, dtype
+// mismatch, shapes, options, strides, NULL pointers — in the documented order, with the result
+// untouched.
 // Plus the C99 translation unit c_dlpack_check.c, which uses the header as a C program would.
 #include <doctest/doctest.h>
 
+#include <tessera/tessera.hpp>
 #include <tessera/tessera_dlpack.h>
 
 #include <cstring>
@@ -660,6 +667,467 @@ TEST_CASE("DLPack: the family's empty outputs accept any dst strides and NULL da
   s.data = nullptr;
   CHECK(tessera_expand_dlpack(&s, 0, nullptr, &d) == TESSERA_OK);
   CHECK(tessera_repeat_dlpack(&s, 0, nullptr, 0, &d) == TESSERA_OK);
+}
+
+namespace {
+
+// The reductions' DLPack dtypes and the tessera::DType each stands for.
+struct ReduceType {
+  const char* name;
+  DLDataType t;
+  tessera::DType dtype;
+};
+const std::vector<ReduceType>& reduce_types() {
+  using tessera::DType;
+  static const std::vector<ReduceType> types = {
+      {"float32", dtype(kDLFloat, 32), DType::float32},       {"float64", dtype(kDLFloat, 64), DType::float64},
+      {"float16", dtype(kDLFloat, 16), DType::float16},       {"bfloat16", dtype(kDLBfloat, 16), DType::bfloat16},
+      {"complex64", dtype(kDLComplex, 64), DType::complex64}, {"complex128", dtype(kDLComplex, 128), DType::complex128},
+      {"int8", dtype(kDLInt, 8), DType::int8},                {"int16", dtype(kDLInt, 16), DType::int16},
+      {"int32", dtype(kDLInt, 32), DType::int32},             {"int64", dtype(kDLInt, 64), DType::int64},
+      {"uint8", dtype(kDLUInt, 8), DType::uint8},             {"uint16", dtype(kDLUInt, 16), DType::uint16},
+      {"uint32", dtype(kDLUInt, 32), DType::uint32},          {"uint64", dtype(kDLUInt, 64), DType::uint64},
+  };
+  return types;
+}
+
+}  // namespace
+
+TEST_CASE("DLPack reductions: every dtype and layout, byte for byte the C++ API's result") {
+  struct TileBack {
+    Shape in, reps;
+  };
+  const std::vector<TileBack> tiles = {
+      {{}, {}}, {{}, {3}}, {{5}, {3}}, {{3, 4}, {2, 3}}, {{2, 1, 3}, {3, 4, 2}}, {{4, 3}, {1, 5, 1, 2}},
+      {{2, 3}, {0, 2}}, {{0, 3}, {2, 1}}, {{70}, {2}}, {{3}, {40}}, {{33, 2}, {3, 1}}, {{2, 5}, {9, 1}},
+  };
+  const std::vector<std::pair<Shape, Shape>> sums = {  // (src's shape, dst's shape: the target)
+      {{}, {}}, {{5}, {}}, {{5}, {1}}, {{4, 3}, {3}}, {{4, 3}, {4, 1}}, {{2, 3, 4}, {1, 1}}, {{0, 3}, {3}},
+      {{3, 0}, {3, 1}}, {{6, 70}, {6, 1}}, {{70, 6}, {1, 6}}, {{2, 3}, {2, 3}}, {{3, 1, 4}, {3, 1, 1}},
+  };
+  struct RepBack {
+    Shape in, counts;
+    std::optional<int> axis;
+  };
+  const std::vector<RepBack> repeats = {
+      {{5}, {3}, std::nullopt},   {{2, 3}, {2}, 0},          {{2, 3}, {1, 0, 2}, 1},
+      {{2, 3}, {1, 2, 0, 3, 1, 1}, std::nullopt},            {{3, 2}, {4}, -1},
+      {{}, {3}, std::nullopt},    {{2, 0}, {2}, 0},          {{3}, {0}, std::nullopt},
+      {{2, 3, 2}, {0, 3, 1}, -2}, {{40, 3}, {2}, 0},         {{20}, {3}, 0},
+      {{}, {2}, -1},              {{3, 33}, {9}, std::nullopt},
+  };
+  const unsigned layouts[] = {test::kContiguous, test::kPermuted, test::kReversed, test::kBroadcast, test::kSubView,
+                              test::kAllLayouts};
+  test::Rng rng(8123);
+  int ran = 0;
+  for (const ReduceType& ty : reduce_types()) {
+    const std::size_t itemsize = tessera::itemsize_of(ty.dtype);
+    REQUIRE(itemsize == std::size_t{ty.t.bits} / 8);
+    for (unsigned layout : layouts) {
+      CAPTURE(std::string(ty.name));
+      CAPTURE(test::layout_name(layout));
+      // The gradient: a view of `shape` (element strides), as a DLTensor.
+      const auto make = [&](const Shape& shape, Shape& g_shape, Shape& g_strides, test::View& view) {
+        view = element_view(rng, shape, itemsize, layout, layout * 3 + itemsize);
+        const bool null_strides = layout == test::kContiguous && rng.coin();
+        return tensor_of(view, ty.t, g_shape, g_strides, null_strides, rng.uniform(0, 40));
+      };
+      // Runs `call` (the DLPack call, into a result tensor of shape `out`) and the C++ API (`cpp`,
+      // into the same bytes at the same place) from the same prior contents, with the same options;
+      // the two buffers must be equal, guards intact.
+      const auto run = [&](Shape out, const std::function<tessera_status(DLTensor&, const tessera_options*)>& call,
+                           const std::function<void(unsigned char*, std::size_t, const tessera::Options&)>& cpp) {
+        int64_t count = 1;
+        for (int64_t e : out) count *= e;
+        const std::size_t bytes = static_cast<std::size_t>(count) * itemsize;
+        test::GuardedBuffer buf(bytes + 64), want(bytes + 64);
+        const uint64_t seed = static_cast<uint64_t>(rng.uniform(0, 1 << 20));
+        buf.prefill_pattern(seed);
+        want.prefill_pattern(seed);
+        const std::size_t shift = static_cast<std::size_t>(rng.uniform(0, 64));
+        Shape strides;
+        DLTensor dst = dst_of(buf, ty.t, out, strides, rng, shift);
+        tessera_options o;
+        tessera_options_init(&o);
+        o.accumulate = rng.coin(40) ? 1 : 0;
+        o.max_threads = static_cast<int>(rng.uniform(0, 3));
+        const bool null_options = o.accumulate == 0 && o.max_threads == 0 && rng.coin();
+        CAPTURE(o.accumulate);
+        REQUIRE_MESSAGE(call(dst, null_options ? nullptr : &o) == TESSERA_OK, tessera_last_error());
+        tessera::Options co;
+        co.accumulate = o.accumulate == 1;
+        co.max_threads = o.max_threads;
+        cpp(want.data() + shift, bytes, co);
+        CHECK(buf.bytes() == want.bytes());
+        CHECK(buf.check_guards() == "");
+        ++ran;
+      };
+      for (const TileBack& c : tiles) {
+        CAPTURE(test::to_string(c.in));
+        CAPTURE(test::to_string(c.reps));
+        const Shape grad = ref::tile_shape(c.in, c.reps);
+        test::View view;
+        Shape g_shape, g_strides;
+        const DLTensor g = make(grad, g_shape, g_strides, view);
+        run(c.in,
+            [&](DLTensor& dst, const tessera_options* o) {
+              return tessera_tile_backward_dlpack(&g, static_cast<int>(c.reps.size()), c.reps.data(), &dst, o);
+            },
+            [&](unsigned char* out, std::size_t bytes, const tessera::Options& o) {
+              tessera::tile_backward(view.data(), view.shape, view.strides, ty.dtype, c.in, c.reps, out, bytes, o);
+            });
+      }
+      for (const auto& [shape, target] : sums) {
+        CAPTURE(test::to_string(shape));
+        CAPTURE(test::to_string(target));
+        test::View view;
+        Shape g_shape, g_strides;
+        const DLTensor g = make(shape, g_shape, g_strides, view);
+        run(target, [&](DLTensor& dst, const tessera_options* o) { return tessera_sum_to_shape_dlpack(&g, &dst, o); },
+            [&](unsigned char* out, std::size_t bytes, const tessera::Options& o) {
+              tessera::sum_to_shape(view.data(), view.shape, view.strides, ty.dtype, target, out, bytes, o);
+            });
+      }
+      for (const RepBack& r : repeats) {
+        CAPTURE(test::to_string(r.in));
+        CAPTURE(test::to_string(r.counts));
+        CAPTURE(r.axis.value_or(-99));
+        const tessera::Dims gd = tessera::repeat_shape(r.in, r.counts, r.axis);
+        const Shape grad(gd.begin(), gd.end());
+        test::View view;
+        Shape g_shape, g_strides;
+        const DLTensor g = make(grad, g_shape, g_strides, view);
+        const int axis = r.axis ? *r.axis : TESSERA_AXIS_NONE;
+        run(r.in,
+            [&](DLTensor& dst, const tessera_options* o) {
+              return tessera_repeat_backward_dlpack(&g, static_cast<int64_t>(r.counts.size()), r.counts.data(), axis,
+                                                    &dst, o);
+            },
+            [&](unsigned char* out, std::size_t bytes, const tessera::Options& o) {
+              tessera::repeat_backward(view.data(), view.shape, view.strides, ty.dtype, r.in, r.counts, r.axis, out,
+                                       bytes, o);
+            });
+      }
+    }
+  }
+  CHECK(ran == 14 * 6 * static_cast<int>(tiles.size() + sums.size() + repeats.size()));
+}
+
+TEST_CASE("DLPack reductions: exact sums of small integers, the sum added once under accumulate") {
+  // grad_out = tile([[1, 2, 3], [4, 5, 6]], (2, 2)) as int32 and float32: each element of grad_in
+  // is 4 times A's; repeat_backward of repeat(A, 2, axis 1): twice A; sum_to_shape to (1, 3): the
+  // column sums 5 7 9.
+  const int32_t a[2][3] = {{1, 2, 3}, {4, 5, 6}};
+  int32_t gi[4][6];
+  float gf[4][6];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 6; ++j) gi[i][j] = a[i % 2][j % 3], gf[i][j] = static_cast<float>(a[i % 2][j % 3]);
+  int64_t gshape[2] = {4, 6}, in_shape[2] = {2, 3};
+  const int64_t reps[2] = {2, 2};
+  DLTensor g{}, d{};
+  g.device = d.device = {kDLCPU, 0};
+  g.ndim = d.ndim = 2;
+  g.shape = gshape;
+  d.shape = in_shape;
+  int32_t ri[6] = {};
+  float rf[6] = {};
+  for (const bool is_float : {false, true}) {
+    CAPTURE(is_float);
+    g.dtype = d.dtype = is_float ? dtype(kDLFloat, 32) : dtype(kDLInt, 32);
+    g.data = is_float ? static_cast<void*>(&gf[0][0]) : static_cast<void*>(&gi[0][0]);
+    d.data = is_float ? static_cast<void*>(rf) : static_cast<void*>(ri);
+    const auto value = [&](int k) { return is_float ? static_cast<double>(rf[k]) : static_cast<double>(ri[k]); };
+    REQUIRE_MESSAGE(tessera_tile_backward_dlpack(&g, 2, reps, &d, nullptr) == TESSERA_OK, tessera_last_error());
+    for (int k = 0; k < 6; ++k) CHECK(value(k) == 4 * a[k / 3][k % 3]);
+    tessera_options o;
+    tessera_options_init(&o);
+    o.accumulate = 1;
+    REQUIRE(tessera_tile_backward_dlpack(&g, 2, reps, &d, &o) == TESSERA_OK);
+    for (int k = 0; k < 6; ++k) CHECK(value(k) == 8 * a[k / 3][k % 3]);
+    // The first two rows of grad_out, (2, 6), as repeat(A, 2, axis 1)'s gradient.
+    int64_t rshape[2] = {2, 6};
+    g.shape = rshape;
+    const int64_t two[1] = {2};
+    REQUIRE(tessera_repeat_backward_dlpack(&g, 1, two, 1, &d, nullptr) == TESSERA_OK);
+    for (int k = 0; k < 6; ++k) {
+      const int i = k / 3, j = k % 3;  // grad_out row i, columns 2j and 2j + 1
+      CHECK(value(k) == a[i][(2 * j) % 3] + a[i][(2 * j + 1) % 3]);
+    }
+    g.shape = gshape;
+    int64_t col_target[2] = {1, 6};
+    d.shape = col_target;
+    REQUIRE(tessera_sum_to_shape_dlpack(&g, &d, nullptr) == TESSERA_OK);
+    for (int k = 0; k < 6; ++k) CHECK(value(k) == 2 * (a[0][k % 3] + a[1][k % 3]));
+    d.shape = in_shape;
+  }
+}
+
+TEST_CASE("DLPack reductions reject every bad argument, in the documented order, the result untouched") {
+  float g[4][6];
+  for (int i = 0; i < 24; ++i) (&g[0][0])[i] = static_cast<float>(i);
+  struct Bad {
+    const char* name;
+    tessera_status status;
+    const char* message;
+    std::function<tessera_status(DLTensor& grad, DLTensor& result, tessera_options& o)> call;
+  };
+  // Every call starts from a C-contiguous float32 gradient of shape (4, 6), a result of shape
+  // (2, 3) (valid for tile_backward by (2, 2); the other calls' cases set the result's shape where
+  // the error they test comes after the planning) and initialized options; each case edits them.
+  static int64_t gshape[2] = {4, 6}, in23[2] = {2, 3}, in26[2] = {2, 6}, t16[2] = {1, 6}, t6[1] = {6};
+  static int64_t shape65[65] = {}, neg_in[2] = {2, -3}, wrong_in[2] = {2, 4}, t36[3] = {1, 4, 6}, t26[2] = {2, 6};
+  static int64_t transposed[2] = {1, 2}, transposed6[2] = {1, 2}, huge_strides[2] = {INT64_MAX / 2, 1};
+  static int64_t flat24[1] = {24}, in24[1] = {24}, big_in[2] = {int64_t{1} << 62, 3};
+  static const int64_t reps22[2] = {2, 2}, neg_reps[2] = {2, -2}, two[1] = {2}, counts3[3] = {1, 1, 2};
+  static const int64_t neg_count[2] = {2, -1}, many[65] = {};
+  const auto tb = [](const int64_t* reps, int n) {
+    return [reps, n](DLTensor& s, DLTensor& d, tessera_options& o) {
+      return tessera_tile_backward_dlpack(&s, n, reps, &d, &o);
+    };
+  };
+  const auto st = [](DLTensor& s, DLTensor& d, tessera_options& o) { return tessera_sum_to_shape_dlpack(&s, &d, &o); };
+  const auto rb = [](int64_t n, const int64_t* c, int axis) {
+    return [n, c, axis](DLTensor& s, DLTensor& d, tessera_options& o) {
+      return tessera_repeat_backward_dlpack(&s, n, c, axis, &d, &o);
+    };
+  };
+  using Call = std::function<tessera_status(DLTensor&, DLTensor&, tessera_options&)>;
+  using Edit = std::function<void(DLTensor&, DLTensor&, tessera_options&)>;
+  const auto with = [](Call call, Edit edit) {
+    return [=](DLTensor& s, DLTensor& d, tessera_options& o) {
+      edit(s, d, o);
+      return call(s, d, o);
+    };
+  };
+  const auto result = [](int64_t* shape, int ndim) {
+    return [=](DLTensor&, DLTensor& d, tessera_options&) {
+      d.shape = shape;
+      d.ndim = ndim;
+    };
+  };
+  const auto both = [](Edit a, Edit b) {
+    return [=](DLTensor& s, DLTensor& d, tessera_options& o) {
+      a(s, d, o);
+      b(s, d, o);
+    };
+  };
+  const Bad bad[] = {
+      // Tensors, devices, dtypes, the gradient's shape.
+      {"tile_backward: NULL grad_out", TESSERA_INVALID_ARGUMENT, "grad_out is NULL",
+       [](DLTensor&, DLTensor& d, tessera_options& o) { return tessera_tile_backward_dlpack(nullptr, 2, reps22, &d, &o); }},
+      {"tile_backward: NULL grad_in before a bad rep", TESSERA_INVALID_ARGUMENT, "grad_in is NULL",
+       [](DLTensor& s, DLTensor&, tessera_options& o) { return tessera_tile_backward_dlpack(&s, 2, neg_reps, nullptr, &o); }},
+      {"sum_to_shape: NULL src", TESSERA_INVALID_ARGUMENT, "src is NULL",
+       [](DLTensor&, DLTensor& d, tessera_options& o) { return tessera_sum_to_shape_dlpack(nullptr, &d, &o); }},
+      {"sum_to_shape: NULL dst", TESSERA_INVALID_ARGUMENT, "dst is NULL",
+       [](DLTensor& s, DLTensor&, tessera_options& o) { return tessera_sum_to_shape_dlpack(&s, nullptr, &o); }},
+      {"repeat_backward: NULL grad_out", TESSERA_INVALID_ARGUMENT, "grad_out is NULL",
+       [](DLTensor&, DLTensor& d, tessera_options& o) { return tessera_repeat_backward_dlpack(nullptr, 1, two, 0, &d, &o); }},
+      {"repeat_backward: NULL grad_in", TESSERA_INVALID_ARGUMENT, "grad_in is NULL",
+       [](DLTensor& s, DLTensor&, tessera_options& o) { return tessera_repeat_backward_dlpack(&s, 1, two, 0, nullptr, &o); }},
+      {"tile_backward: grad_out on CUDA", TESSERA_INVALID_ARGUMENT,
+       "grad_out is on device CUDA (device_type 2, device_id 1); tessera_tile_backward_dlpack reads and writes CPU memory only",
+       with(tb(reps22, 2), [](DLTensor& s, DLTensor&, tessera_options&) { s.device = {kDLCUDA, 1}; })},
+      {"sum_to_shape: dst on ROCM", TESSERA_INVALID_ARGUMENT, "dst is on device ROCM (device_type 10, device_id 0); tessera_sum_to_shape_dlpack",
+       with(st, [](DLTensor&, DLTensor& d, tessera_options&) { d.device = {kDLROCM, 0}; })},
+      {"repeat_backward: unknown device", TESSERA_INVALID_ARGUMENT, "grad_in is on device unknown (device_type 99",
+       with(rb(1, two, 0), [](DLTensor&, DLTensor& d, tessera_options&) {
+         const int32_t v = 99;
+         std::memcpy(&d.device.device_type, &v, sizeof v);
+       })},
+      {"tile_backward: bool", TESSERA_INVALID_ARGUMENT,
+       "grad_out dtype bool8 (code 6, bits 8, lanes 1) is not a type tessera_tile_backward_dlpack adds",
+       with(tb(reps22, 2), [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = d.dtype = dtype(kBool, 8); })},
+      {"tile_backward: float32x4", TESSERA_INVALID_ARGUMENT,
+       "grad_out dtype float32x4 (code 2, bits 32, lanes 4) is not a type",
+       with(tb(reps22, 2), [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = d.dtype = dtype(kDLFloat, 32, 4); })},
+      {"sum_to_shape: float8", TESSERA_INVALID_ARGUMENT, "src dtype float8 (code 2, bits 8, lanes 1) is not a type tessera_sum_to_shape_dlpack adds",
+       with(st, [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = d.dtype = dtype(kDLFloat, 8); })},
+      {"sum_to_shape: int24", TESSERA_INVALID_ARGUMENT, "src dtype int24 (code 0, bits 24, lanes 1) is not a type",
+       with(st, [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = d.dtype = dtype(kDLInt, 24); })},
+      {"repeat_backward: bfloat32", TESSERA_INVALID_ARGUMENT, "grad_out dtype bfloat32 (code 4, bits 32, lanes 1) is not a type",
+       with(rb(1, two, 0), [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = d.dtype = dtype(kDLBfloat, 32); })},
+      {"repeat_backward: complex32", TESSERA_INVALID_ARGUMENT, "grad_out dtype complex32 (code 5, bits 32, lanes 1)",
+       with(rb(1, two, 0), [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = d.dtype = dtype(kDLComplex, 32); })},
+      {"tile_backward: opaque handle", TESSERA_INVALID_ARGUMENT, "grad_out dtype opaque handle64 (code 3, bits 64, lanes 1)",
+       with(tb(reps22, 2), [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = d.dtype = dtype(kDLOpaqueHandle, 64); })},
+      {"tile_backward: uint64x2", TESSERA_INVALID_ARGUMENT, "grad_out dtype uint64x2 (code 1, bits 64, lanes 2)",
+       with(tb(reps22, 2), [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = d.dtype = dtype(kDLUInt, 64, 2); })},
+      {"tile_backward: a bad dtype before a NULL shape", TESSERA_INVALID_ARGUMENT, "grad_out dtype bool8",
+       with(tb(reps22, 2), [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = d.dtype = dtype(kBool, 8); s.shape = nullptr; })},
+      {"tile_backward: grad_in dtype differs", TESSERA_INVALID_ARGUMENT, "grad_in dtype int32 differs from grad_out dtype float32",
+       with(tb(reps22, 2), [](DLTensor&, DLTensor& d, tessera_options&) { d.dtype = dtype(kDLInt, 32); })},
+      {"sum_to_shape: dst float64", TESSERA_INVALID_ARGUMENT, "dst dtype float64 differs from src dtype float32",
+       with(st, [](DLTensor&, DLTensor& d, tessera_options&) { d.dtype = dtype(kDLFloat, 64); })},
+      {"repeat_backward: grad_in bfloat16 (same bits, another code)", TESSERA_INVALID_ARGUMENT,
+       "grad_in dtype bfloat16 differs from grad_out dtype float16",
+       with(rb(1, two, 0), [](DLTensor& s, DLTensor& d, tessera_options&) { s.dtype = dtype(kDLFloat, 16); d.dtype = dtype(kDLBfloat, 16); })},
+      {"tile_backward: grad_out ndim 65", TESSERA_INVALID_ARGUMENT, "grad_out->ndim = 65 is out of range [0, 64]",
+       with(tb(neg_reps, 2), [](DLTensor& s, DLTensor&, tessera_options&) { s.ndim = 65; s.shape = shape65; })},
+      {"sum_to_shape: src shape NULL", TESSERA_INVALID_ARGUMENT, "src->shape is NULL but src->ndim = 2",
+       with(st, [](DLTensor& s, DLTensor&, tessera_options&) { s.shape = nullptr; })},
+
+      // The call's own list, then the result's shape.
+      {"tile_backward: nreps 65", TESSERA_INVALID_ARGUMENT, "nreps = 65 is out of range [0, 64]", tb(many, 65)},
+      {"tile_backward: reps NULL", TESSERA_INVALID_ARGUMENT, "reps is NULL but nreps = 2", tb(nullptr, 2)},
+      {"tile_backward: reps before grad_in's shape", TESSERA_INVALID_ARGUMENT, "reps is NULL but nreps = 2",
+       with(tb(nullptr, 2), result(nullptr, 2))},
+      {"tile_backward: grad_in shape NULL", TESSERA_INVALID_ARGUMENT, "grad_in->shape is NULL but grad_in->ndim = 2",
+       with(tb(reps22, 2), result(nullptr, 2))},
+      {"tile_backward: grad_in ndim 65", TESSERA_INVALID_ARGUMENT, "grad_in->ndim = 65 is out of range [0, 64]",
+       with(tb(reps22, 2), result(shape65, 65))},
+      {"sum_to_shape: dst ndim -1", TESSERA_INVALID_ARGUMENT, "dst->ndim = -1 is out of range", with(st, result(t16, -1))},
+      {"repeat_backward: negative nrepeats", TESSERA_INVALID_ARGUMENT, "nrepeats = -1 is negative", rb(-1, two, 0)},
+      {"repeat_backward: repeats NULL", TESSERA_INVALID_ARGUMENT, "repeats is NULL but nrepeats = 1", rb(1, nullptr, 0)},
+      {"repeat_backward: repeats before grad_in's shape", TESSERA_INVALID_ARGUMENT, "nrepeats = -3 is negative",
+       with(rb(-3, two, 0), result(nullptr, 2))},
+      {"repeat_backward: grad_in shape NULL", TESSERA_INVALID_ARGUMENT, "grad_in->shape is NULL but grad_in->ndim = 2",
+       with(rb(1, two, 0), result(nullptr, 2))},
+
+      // The gradient's strides, then the options, then the planning.
+      {"tile_backward: grad_out stride overflow", TESSERA_OVERFLOW,
+       "grad_out->strides[0] = 4611686018427387903 elements of 4 bytes overflows int64",
+       with(tb(reps22, 2), [](DLTensor& s, DLTensor&, tessera_options&) { s.strides = huge_strides; })},
+      {"sum_to_shape: src stride overflow before bad options", TESSERA_OVERFLOW, "src->strides[0]",
+       with(st, [](DLTensor& s, DLTensor& d, tessera_options& o) { d.shape = t16; s.strides = huge_strides; o.accumulate = 7; })},
+      {"repeat_backward: stride overflow before a bad axis", TESSERA_OVERFLOW, "grad_out->strides[0]",
+       with(rb(1, two, 5), [](DLTensor& s, DLTensor&, tessera_options&) { s.strides = huge_strides; })},
+      {"tile_backward: sizeof_options 0", TESSERA_INVALID_ARGUMENT, "options->sizeof_options = 0",
+       with(tb(reps22, 2), [](DLTensor&, DLTensor&, tessera_options& o) { o.sizeof_options = 0; })},
+      {"tile_backward: sizeof_options too large", TESSERA_INVALID_ARGUMENT, "initialize options with tessera_options_init",
+       with(tb(reps22, 2), [](DLTensor&, DLTensor&, tessera_options& o) { o.sizeof_options = sizeof(tessera_options) + 1; })},
+      {"sum_to_shape: accumulate 2 before a bad target", TESSERA_INVALID_ARGUMENT, "options->accumulate = 2 (it must be 0 or 1)",
+       with(st, [](DLTensor&, DLTensor& d, tessera_options& o) { d.shape = t36; d.ndim = 3; o.accumulate = 2; })},
+      {"repeat_backward: nontemporal 3", TESSERA_INVALID_ARGUMENT, "options.nontemporal = 3",
+       with(rb(1, two, 0), [](DLTensor&, DLTensor&, tessera_options& o) { o.nontemporal = 3; })},
+      {"tile_backward: max_threads -1 before a bad rep", TESSERA_INVALID_ARGUMENT, "options.max_threads = -1",
+       with(tb(neg_reps, 2), [](DLTensor&, DLTensor&, tessera_options& o) { o.max_threads = -1; })},
+      {"tile_backward: negative rep", TESSERA_INVALID_ARGUMENT, "reps[1] = -2 is negative", tb(neg_reps, 2)},
+      {"tile_backward: negative extent in grad_in", TESSERA_INVALID_ARGUMENT, "shape[1] = -3 is negative",
+       with(tb(reps22, 2), result(neg_in, 2))},
+      {"tile_backward: in_shape's count overflows", TESSERA_OVERFLOW, "overflows",
+       with(tb(reps22, 2), result(big_in, 2))},
+      {"tile_backward: grad_out's shape is not the tile's", TESSERA_INVALID_ARGUMENT,
+       "tile_backward: the gradient's axis 1 has extent 6 but the forward output's has 8",
+       with(tb(reps22, 2), result(wrong_in, 2))},
+      {"tile_backward: grad_out has fewer axes than the tile", TESSERA_INVALID_ARGUMENT,
+       "tile_backward: the gradient has 2 axes (4, 6) but the forward output has 3",
+       with(tb(reps22, 2), result(t36, 3))},
+      {"sum_to_shape: dst has more axes than src", TESSERA_INVALID_ARGUMENT,
+       "sum_to_shape: the target (1, 4, 6) has 3 axes, more than the input's 2 (4, 6)", with(st, result(t36, 3))},
+      {"sum_to_shape: an axis neither equal nor 1", TESSERA_INVALID_ARGUMENT,
+       "sum_to_shape: target axis 0 has extent 2 but the input's axis 0 has 4", with(st, result(t26, 2))},
+      {"repeat_backward: axis 2 of 2", TESSERA_INVALID_ARGUMENT, "repeat: axis 2 is out of range for an input of 2 axes",
+       rb(1, two, 2)},
+      {"repeat_backward: 3 counts for 2 elements", TESSERA_INVALID_ARGUMENT, "repeat: 3 counts for 2 elements along axis 0",
+       rb(3, counts3, 0)},
+      {"repeat_backward: a negative count", TESSERA_INVALID_ARGUMENT, "repeat: repeats[1] = -1 is negative",
+       rb(2, neg_count, 0)},
+      {"repeat_backward: grad_out's shape is not the repeat's", TESSERA_INVALID_ARGUMENT,
+       "repeat_backward: the gradient's axis 0 has extent 4 but the forward output's has 2",
+       with(rb(1, two, 1), result(in26, 2))},
+      {"repeat_backward: no axis, grad_out not 1-d", TESSERA_INVALID_ARGUMENT,
+       "repeat_backward: the gradient has 2 axes (4, 6) but the forward output has 1",
+       with(rb(1, two, TESSERA_AXIS_NONE), result(in24, 1))},
+
+      // Then the result's strides, then the data pointers.
+      {"tile_backward: grad_in transposed", TESSERA_INVALID_ARGUMENT,
+       "grad_in is not C-contiguous: strides (1, 2) (elements) but shape (2, 3) needs (3, 1) or NULL",
+       with(tb(reps22, 2), [](DLTensor&, DLTensor& d, tessera_options&) { d.strides = transposed; })},
+      {"sum_to_shape: a planning error before dst's strides", TESSERA_INVALID_ARGUMENT, "sum_to_shape: target axis 0",
+       with(st, both(result(t26, 2), [](DLTensor&, DLTensor& d, tessera_options&) { d.strides = transposed6; }))},
+      {"tile_backward: grad_in's strides before its data", TESSERA_INVALID_ARGUMENT, "grad_in is not C-contiguous",
+       with(tb(reps22, 2), [](DLTensor&, DLTensor& d, tessera_options&) { d.strides = transposed; d.data = nullptr; })},
+      {"tile_backward: grad_out data NULL", TESSERA_INVALID_ARGUMENT, "grad_out->data is NULL but grad_out has 24 elements",
+       with(tb(reps22, 2), [](DLTensor& s, DLTensor&, tessera_options&) { s.data = nullptr; })},
+      {"sum_to_shape: dst data NULL", TESSERA_INVALID_ARGUMENT, "dst->data is NULL but the result has 24 bytes",
+       with(st, [](DLTensor&, DLTensor& d, tessera_options&) { d.shape = t6; d.ndim = 1; d.data = nullptr; })},
+      {"repeat_backward: grad_in data NULL (accumulate)", TESSERA_INVALID_ARGUMENT,
+       "grad_in->data is NULL but the result has 48 bytes",
+       with(rb(1, two, TESSERA_AXIS_NONE), [](DLTensor& s, DLTensor& d, tessera_options& o) {
+         s.shape = flat24;
+         s.ndim = 1;
+         d.shape = in26;
+         d.ndim = 2;
+         d.data = nullptr;
+         o.accumulate = 1;
+       })},
+  };
+  // The result: 12 floats of -1 (room for the largest valid result, (2, 6)).
+  float out[12];
+  for (const Bad& b : bad) {
+    CAPTURE(b.name);
+    DLTensor s{}, d{};
+    s.data = &g[0][0];
+    s.device = d.device = {kDLCPU, 0};
+    s.ndim = 2;
+    s.dtype = d.dtype = dtype(kDLFloat, 32);
+    s.shape = gshape;
+    d.data = out;
+    d.ndim = 2;
+    d.shape = in23;
+    tessera_options o;
+    tessera_options_init(&o);
+    for (float& v : out) v = -1;
+    CHECK(b.call(s, d, o) == b.status);
+    CHECK_MESSAGE(contains(tessera_last_error(), b.message), tessera_last_error());
+    for (float v : out) REQUIRE(v == -1);
+  }
+  // The valid calls the cases start from, for contrast.
+  DLTensor s{}, d{};
+  s.data = &g[0][0];
+  s.device = d.device = {kDLCPU, 0};
+  s.ndim = d.ndim = 2;
+  s.dtype = d.dtype = dtype(kDLFloat, 32);
+  s.shape = gshape;
+  d.data = out;
+  d.shape = in23;
+  REQUIRE(tessera_tile_backward_dlpack(&s, 2, reps22, &d, nullptr) == TESSERA_OK);
+  CHECK(out[0] == 0 + 3 + 12 + 15);
+  d.shape = in26;
+  const int64_t rows2[1] = {2};
+  REQUIRE(tessera_repeat_backward_dlpack(&s, 1, rows2, 0, &d, nullptr) == TESSERA_OK);
+  CHECK(out[0] == 0 + 6);
+  CHECK(out[7] == 13 + 19);
+  d.shape = t16;
+  REQUIRE(tessera_sum_to_shape_dlpack(&s, &d, nullptr) == TESSERA_OK);
+  CHECK(out[5] == 5 + 11 + 17 + 23);
+}
+
+TEST_CASE("DLPack reductions: empty results and empty gradients") {
+  // An empty result takes any strides and NULL data; an empty gradient (a rep of 0) takes NULL data
+  // and gives zeros, or leaves the result as it was under accumulate.
+  int64_t gshape[2] = {0, 3}, in_shape[2] = {2, 3}, empty_in[2] = {0, 3}, strides[2] = {7, 5};
+  const int64_t reps[2] = {0, 1}, reps1[2] = {1, 1};
+  DLTensor g{}, d{};
+  g.device = d.device = {kDLCPU, 0};
+  g.ndim = d.ndim = 2;
+  g.dtype = d.dtype = dtype(kDLFloat, 64);
+  g.shape = gshape;
+  d.shape = in_shape;
+  d.strides = strides;  // not C-contiguous: refused for a non-empty result
+  double out[6] = {1, 2, 3, 4, 5, 6};
+  d.data = out;
+  CHECK(tessera_tile_backward_dlpack(&g, 2, reps, &d, nullptr) == TESSERA_INVALID_ARGUMENT);
+  d.strides = nullptr;
+  tessera_options o;
+  tessera_options_init(&o);
+  o.accumulate = 1;
+  REQUIRE(tessera_tile_backward_dlpack(&g, 2, reps, &d, &o) == TESSERA_OK);
+  for (int k = 0; k < 6; ++k) CHECK(out[k] == k + 1);
+  REQUIRE(tessera_tile_backward_dlpack(&g, 2, reps, &d, nullptr) == TESSERA_OK);
+  for (int k = 0; k < 6; ++k) CHECK(out[k] == 0);
+  // The empty result: NULL data, any strides.
+  d.shape = empty_in;
+  d.strides = strides;
+  d.data = nullptr;
+  CHECK(tessera_tile_backward_dlpack(&g, 2, reps1, &d, nullptr) == TESSERA_OK);
+  CHECK(tessera_sum_to_shape_dlpack(&g, &d, &o) == TESSERA_OK);
+  const int64_t two[1] = {2};
+  CHECK(tessera_repeat_backward_dlpack(&g, 1, two, 1, &d, nullptr) == TESSERA_INVALID_ARGUMENT);  // (0, 6) needed
+  int64_t g06[2] = {0, 6};
+  g.shape = g06;
+  CHECK(tessera_repeat_backward_dlpack(&g, 1, two, 1, &d, nullptr) == TESSERA_OK);
 }
 
 TEST_CASE("DLPack: the C99 translation unit") { CHECK(c_dlpack_check() == 0); }

@@ -13,6 +13,10 @@
 // kernels EXECUTED (lib/kernels/path_counters.hpp counts the path of each range per target): each
 // case's calls ran exactly its planned path, nothing else, on the forced target only; and it prints
 // the executed paths per target.
+// The reductions (tile_backward, sum_to_shape, repeat_backward) have their own test case: every
+// reduction path, every dtype, gradients and results against the guard page (negative strides
+// included), small and threaded, overwriting and accumulating, checked the same way (see "The
+// reductions" below).
 #include <doctest/doctest.h>
 
 #include <hwy/targets.h>
@@ -20,10 +24,12 @@
 #include <tessera/tessera.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -470,6 +476,526 @@ class Runner {
   Canary canary_;
 };
 
+// ---- The reductions (the gradients) ----------------------------------------------------------
+//
+// tile_backward, sum_to_shape and repeat_backward with the gradient (the input) and the result
+// each placed against a guard page — the gradient's last byte right before it, or (second pass)
+// its first byte right after it, which with negative strides is the element walked last — for
+// every reduction path (lib/reduce.hpp: zeros, lanes, strided, interleaved, periodic, segments),
+// every dtype whose exact sums the case allows, small gradients (serial) and gradients of 0.5 MiB
+// and more (threaded: over the output and over the replicas). Values are small integers (ints:
+// any bits, wrapping), so the sums are exact and the reference below, in 64-bit integer units, is
+// compared bit for bit, overwriting and accumulating (out = init + sum).
+
+enum class ROp { tile_backward, sum_to_shape, repeat_backward };
+
+struct ReduceCase {
+  std::string family;
+  ROp op = ROp::tile_backward;
+  Shape grad;   // the gradient's shape
+  Shape steps;  // its strides in elements (empty: C-contiguous); bytes = steps * itemsize
+  Shape arg;    // tile_backward, repeat_backward: the input's shape; sum_to_shape: the target
+  Shape reps;   // tile_backward: reps; repeat_backward: the counts
+  std::optional<int> axis;
+  std::string path;  // the plan's kernel_path()
+  // The paths the kernels count for the case's calls (lib/kernels/path_counters.hpp), when they
+  // are not {path}: a segments plan runs (and counts) one sub-problem per source index, each
+  // planned as lanes, strided, interleaved or periodic; a zeros plan writes its zeros in the
+  // executor, no kernel runs.
+  std::set<std::string> executed;
+  tessera::DType dtype = tessera::DType::float32;
+  bool for_complex = false;  // a geometry for the complex dtypes (whose parts add as an innermost
+                             // contiguous kept axis of 2: never strided nor interleaved), or the others
+};
+
+const std::vector<tessera::DType>& reduce_dtypes() {
+  using tessera::DType;
+  static const std::vector<DType> d = {DType::float32, DType::float64,    DType::float16, DType::bfloat16,
+                                       DType::complex64, DType::complex128, DType::int8,    DType::int16,
+                                       DType::int32,   DType::int64,      DType::uint8,   DType::uint16,
+                                       DType::uint32,  DType::uint64};
+  return d;
+}
+
+bool is_complex(tessera::DType d) { return d == tessera::DType::complex64 || d == tessera::DType::complex128; }
+bool is_integer(tessera::DType d) { return static_cast<int>(d) >= static_cast<int>(tessera::DType::int8); }
+
+Shape byte_strides(const ReduceCase& c) {
+  const int64_t is = static_cast<int64_t>(tessera::itemsize_of(c.dtype));
+  Shape s = c.steps.empty() ? ref::contiguous_strides(c.grad, 1) : c.steps;
+  for (int64_t& v : s) v *= is;
+  return s;
+}
+
+// The most addends of one output element.
+int64_t addends(const ReduceCase& c) {
+  const int64_t out = ref::count(c.arg), in = ref::count(c.grad);
+  if (c.op != ROp::repeat_backward) return out == 0 ? 0 : in / out;
+  return *std::max_element(c.reps.begin(), c.reps.end());
+}
+
+// The largest |value| (units) for which every result (the sum of `n` values onto an initial
+// value) is exact in `d`: float16 integers up to 2048, bfloat16 up to 256, float32 up to 2^24
+// (float16 and bfloat16 accumulate in float32, float32 in float64: only the result must fit);
+// 0 when not even +-1 values would do. Integers take any bits.
+int64_t value_bound(tessera::DType d, int64_t n) {
+  using tessera::DType;
+  int64_t limit = int64_t{1} << 52;
+  if (d == DType::float16) limit = 2048;
+  if (d == DType::bfloat16) limit = 256;
+  if (d == DType::float32 || d == DType::complex64) limit = int64_t{1} << 24;
+  return std::min<int64_t>(1000, limit / (n + 1));
+}
+
+// IEEE binary16 of an integer |v| <= 2048 (exact).
+uint16_t half_of(int64_t v) {
+  if (v == 0) return 0;
+  const uint64_t a = static_cast<uint64_t>(v < 0 ? -v : v);
+  int e = 0;
+  while ((a >> (e + 1)) != 0) ++e;
+  const uint64_t mant = e <= 10 ? a << (10 - e) : a >> (e - 10);
+  return static_cast<uint16_t>((v < 0 ? 0x8000 : 0) | ((e + 15) << 10) | (mant & 0x3FF));
+}
+
+// Element (re, im) in units as `d`'s bytes at p (im ignored unless complex; ints: the low bits).
+void encode(tessera::DType d, int64_t re, int64_t im, unsigned char* p) {
+  using tessera::DType;
+  switch (d) {
+    case DType::float32: { const float v = static_cast<float>(re); std::memcpy(p, &v, 4); return; }
+    case DType::float64: { const double v = static_cast<double>(re); std::memcpy(p, &v, 8); return; }
+    case DType::complex64: {
+      const float v[2] = {static_cast<float>(re), static_cast<float>(im)};
+      std::memcpy(p, v, 8);
+      return;
+    }
+    case DType::complex128: {
+      const double v[2] = {static_cast<double>(re), static_cast<double>(im)};
+      std::memcpy(p, v, 16);
+      return;
+    }
+    case DType::float16: { const uint16_t h = half_of(re); std::memcpy(p, &h, 2); return; }
+    case DType::bfloat16: {
+      const float f = static_cast<float>(re);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      const uint16_t h = static_cast<uint16_t>(b >> 16);  // exact: |re| <= 256
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    default: { const uint64_t u = static_cast<uint64_t>(re); std::memcpy(p, &u, tessera::itemsize_of(d)); return; }
+  }
+}
+
+// For each element of the gradient (C order), the flat index of the output element it adds to.
+std::vector<int64_t> destinations(const ReduceCase& c) {
+  const Shape& g = c.grad;
+  const Shape& out = c.arg;
+  const int D = static_cast<int>(g.size());
+  std::vector<int64_t> dest;
+  dest.reserve(static_cast<std::size_t>(ref::count(g)));
+  if (ref::count(g) == 0) return dest;
+  Shape prefix = {0};  // repeat_backward: the counts' prefix sums along the axis (or flattened)
+  int axis = -1;
+  if (c.op == ROp::repeat_backward) {
+    const bool flat = !c.axis || out.empty();
+    axis = flat ? -1 : (*c.axis < 0 ? *c.axis + static_cast<int>(out.size()) : *c.axis);
+    const int64_t n = flat ? ref::count(out) : out[static_cast<std::size_t>(axis)];
+    for (int64_t k = 0; k < n; ++k)
+      prefix.push_back(prefix.back() + (c.reps.size() == 1 ? c.reps[0] : c.reps[static_cast<std::size_t>(k)]));
+  }
+  const auto source_of = [&](int64_t j) {  // the source index of position j along the repeat axis
+    return static_cast<int64_t>(std::upper_bound(prefix.begin(), prefix.end(), j) - prefix.begin()) - 1;
+  };
+  const Shape ostr = ref::contiguous_strides(out, 1);
+  Shape idx(g.size(), 0);
+  for (int64_t e = 0; e < ref::count(g); ++e) {
+    int64_t o = 0;
+    if (c.op == ROp::tile_backward) {
+      const int n = static_cast<int>(out.size());
+      for (int i = D - n; i < D; ++i) o += idx[i] % out[i - (D - n)] * ostr[i - (D - n)];
+    } else if (c.op == ROp::sum_to_shape) {
+      const int k = static_cast<int>(out.size());
+      for (int j = 0; j < k; ++j) o += (out[j] == 1 ? 0 : idx[j + D - k]) * ostr[j];
+    } else if (axis < 0) {
+      o = source_of(e);
+    } else {
+      for (int i = 0; i < D; ++i) o += (i == axis ? source_of(idx[i]) : idx[i]) * ostr[i];
+    }
+    dest.push_back(o);
+    for (int i = D - 1; i >= 0; --i) {
+      if (++idx[i] < g[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return dest;
+}
+
+tessera::Plan reduce_plan(const ReduceCase& c, const Shape& strides, bool accumulate) {
+  tessera::Options o;
+  o.accumulate = accumulate;
+  switch (c.op) {
+    case ROp::tile_backward: return tessera::Plan::tile_backward(c.grad, strides, c.dtype, c.arg, c.reps, o);
+    case ROp::sum_to_shape: return tessera::Plan::sum_to_shape(c.grad, strides, c.dtype, c.arg, o);
+    case ROp::repeat_backward: break;
+  }
+  return tessera::Plan::repeat_backward(c.grad, strides, c.dtype, c.arg, c.reps, c.axis, o);
+}
+
+tessera_status reduce_c(const ReduceCase& c, const void* origin, const Shape& strides, void* dst, std::size_t bytes,
+                        bool accumulate) {
+  tessera_options o;
+  tessera_options_init(&o);
+  o.accumulate = accumulate ? 1 : 0;
+  const int nd = static_cast<int>(c.grad.size()), dt = static_cast<int>(c.dtype);
+  const int na = static_cast<int>(c.arg.size());
+  switch (c.op) {
+    case ROp::tile_backward:
+      return tessera_tile_backward_ex(origin, nd, c.grad.data(), strides.data(), dt, na, c.arg.data(),
+                                      static_cast<int>(c.reps.size()), c.reps.data(), dst, bytes, &o);
+    case ROp::sum_to_shape:
+      return tessera_sum_to_shape_ex(origin, nd, c.grad.data(), strides.data(), dt, na, c.arg.data(), dst, bytes, &o);
+    case ROp::repeat_backward: break;
+  }
+  return tessera_repeat_backward_ex(origin, nd, c.grad.data(), strides.data(), dt, na, c.arg.data(),
+                                    static_cast<int64_t>(c.reps.size()), c.reps.data(),
+                                    c.axis ? *c.axis : TESSERA_AXIS_NONE, dst, bytes, &o);
+}
+
+std::string describe(const ReduceCase& c) {
+  std::string op;
+  switch (c.op) {
+    case ROp::tile_backward:
+      op = "tile_backward to " + test::to_string(c.arg) + " reps " + test::to_string(c.reps);
+      break;
+    case ROp::sum_to_shape:
+      op = "sum_to_shape to " + test::to_string(c.arg);
+      break;
+    case ROp::repeat_backward:
+      op = "repeat_backward to " + test::to_string(c.arg) + " counts " +
+           (c.reps.size() > 8 ? std::to_string(c.reps.size()) + " values" : test::to_string(c.reps)) + " axis " +
+           (c.axis ? std::to_string(*c.axis) : std::string("None"));
+      break;
+  }
+  return c.family + " [" + tessera::dtype_name(c.dtype) + "]: gradient " + test::to_string(c.grad) + " strides " +
+         (c.steps.empty() ? std::string("C-contiguous") : test::to_string(byte_strides(c)) + " B") + ", " + op;
+}
+
+// The geometries, each then instantiated for every dtype its sums allow (small gradients, serial)
+// or given one (large ones). Strides in elements.
+std::vector<ReduceCase> reduce_geometries_small() {
+  std::vector<ReduceCase> v;
+  bool for_complex = false;
+  const auto add = [&](std::string family, ROp op, Shape grad, Shape steps, Shape arg, Shape reps,
+                       std::optional<int> axis, std::string path,
+                       std::optional<std::set<std::string>> executed = std::nullopt) {
+    const std::set<std::string> ran = executed.value_or(std::set<std::string>{path});
+    v.push_back({std::move(family), op, std::move(grad), std::move(steps), std::move(arg), std::move(reps), axis,
+                 std::move(path), ran, tessera::DType::float32, for_complex});
+  };
+  const ROp T = ROp::tile_backward, S = ROp::sum_to_shape, R = ROp::repeat_backward;
+  const std::set<std::string> nothing;
+  for (const bool cplx : {false, true}) {
+    for_complex = cplx;
+    // zeros: a reduced extent of 0 (an empty gradient; the result is 0, or untouched when
+    // accumulating). none: an empty result.
+    add("zeros: reps 0", T, {0, 8}, {}, {3, 4}, {0, 2}, std::nullopt, "reduce.zeros", nothing);
+    add("zeros: repeat by 0", R, {3, 0}, {}, {3, 4}, {0}, 1, "reduce.zeros", nothing);
+    add("zeros: sum of no rows", S, {0, 5}, {}, {1, 5}, {}, std::nullopt, "reduce.zeros", nothing);
+    add("none: empty result", T, {6, 0}, {}, {3, 0}, {2, 2}, std::nullopt, "reduce.none", nothing);
+  }
+  // The real dtypes.
+  for_complex = false;
+  // lanes: rows of w contiguous elements summed (tails around every vector width).
+  for (int64_t w : {2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65}) {
+    add("lanes: rows to one row", S, {3, w}, {}, {1, w}, {}, std::nullopt, "reduce.lanes");
+    add("lanes: reversed rows to one row", S, {9, w}, {-w, 1}, {1, w}, {}, std::nullopt, "reduce.lanes");
+  }
+  add("lanes: tile 2x2", T, {6, 70}, {}, {3, 35}, {2, 2}, std::nullopt, "reduce.lanes");
+  add("lanes: tile 2x2, reversed rows", T, {6, 70}, {-70, 1}, {3, 35}, {2, 2}, std::nullopt, "reduce.lanes");
+  add("lanes: repeat rows by 3", R, {12, 10}, {}, {4, 10}, {3}, 0, "reduce.lanes");
+  // strided: the kept axis is not contiguous (gathers), or only reduced axes.
+  for (int64_t w : {2, 5, 8, 17}) {
+    add("strided: transposed rows to one row", S, {9, w}, {1, 9}, {1, w}, {}, std::nullopt, "reduce.strided");
+    add("strided: transposed rows to a column", S, {w, 9}, {1, w}, {w, 1}, {}, std::nullopt, "reduce.strided");
+    add("strided: reversed transposed rows", S, {9, w}, {-1, -9}, {1, w}, {}, std::nullopt, "reduce.strided");
+  }
+  add("strided: broadcast columns (stride 0)", T, {6, 4}, {1, 0}, {3, 2}, {2, 2}, std::nullopt, "reduce.strided");
+  add("strided: a short run to a scalar", S, {5}, {}, {}, {}, std::nullopt, "reduce.strided");
+  add("strided: a reversed short run", S, {7}, {-1}, {}, {}, std::nullopt, "reduce.strided");
+  // interleaved: repeat-by-2..4 gradients.
+  for (int64_t r : {2, 3, 4}) {
+    for (int64_t n : {3, 8, 17, 40}) add("interleaved: repeat", R, {n * r}, {}, {n}, {r}, 0, "reduce.interleaved");
+  }
+  add("interleaved: repeat by 2, reversed rows", R, {5, 40}, {-40, 1}, {5, 20}, {2}, 1, "reduce.interleaved");
+  add("interleaved: repeat by 3 along the last axis", R, {4, 18}, {}, {4, 6}, {3}, -1, "reduce.interleaved");
+  // periodic: contiguous reduced runs of 64 and more, and narrow rows folded.
+  for (int64_t run : {64, 67, 100, 129, 300}) {
+    add("periodic: rows to a column", S, {3, run}, {}, {3, 1}, {}, std::nullopt, "reduce.periodic");
+  }
+  add("periodic: reversed rows to a column", S, {3, 100}, {-100, 1}, {3, 1}, {}, std::nullopt, "reduce.periodic");
+  add("periodic: all to a scalar", S, {200}, {}, {}, {}, std::nullopt, "reduce.periodic");
+  for (int64_t w : {2, 3, 5, 8, 15}) {
+    const int64_t r = 64 / w + 1;
+    add("periodic: narrow rows folded", T, {5, w * r}, {}, {5, w}, {1, r}, std::nullopt, "reduce.periodic");
+    add("periodic: narrow rows folded, reversed rows", T, {5, w * r}, {-(w * r), 1}, {5, w}, {1, r}, std::nullopt,
+        "reduce.periodic");
+  }
+  // segments: per-element counts, each source index a sub-problem.
+  add("segments: counts", R, {81}, {}, {6}, {0, 2, 1, 3, 70, 5}, 0, "reduce.segments",
+      std::set<std::string>{"reduce.strided", "reduce.periodic"});
+  add("segments: reversed, flattened", R, {81}, {-1}, {6}, {0, 2, 1, 3, 70, 5}, std::nullopt, "reduce.segments",
+      std::set<std::string>{"reduce.strided"});
+  add("segments: rows", R, {6, 6}, {}, {4, 6}, {0, 1, 2, 3}, 0, "reduce.segments",
+      std::set<std::string>{"reduce.lanes"});
+  add("segments: columns", R, {5, 6}, {}, {5, 4}, {1, 2, 0, 3}, 1, "reduce.segments",
+      std::set<std::string>{"reduce.strided"});
+  add("segments: reversed rows", R, {6, 6}, {-6, -1}, {4, 6}, {0, 1, 2, 3}, 0, "reduce.segments",
+      std::set<std::string>{"reduce.strided"});
+  // The complex dtypes: the real and imaginary parts are an innermost kept axis (2, contiguous),
+  // so their plans are lanes (the parts, or rows of them), or periodic with the parts folded.
+  for_complex = true;
+  for (int64_t w : {1, 2, 3, 8, 9, 17}) {
+    add("lanes: rows to one row", S, {3, w}, {}, {1, w}, {}, std::nullopt, "reduce.lanes");
+    add("lanes: transposed rows to one row", S, {9, w}, {1, 9}, {1, w}, {}, std::nullopt, "reduce.lanes");
+    add("lanes: reversed transposed rows", S, {9, w}, {-1, -9}, {1, w}, {}, std::nullopt, "reduce.lanes");
+  }
+  add("lanes: repeat by 2", R, {34}, {}, {17}, {2}, 0, "reduce.lanes");
+  add("lanes: a short run to a scalar", S, {7}, {-1}, {}, {}, std::nullopt, "reduce.lanes");
+  for (int64_t run : {32, 33, 100}) {
+    add("periodic: rows to a column, the parts folded", S, {3, run}, {}, {3, 1}, {}, std::nullopt, "reduce.periodic");
+  }
+  add("periodic: reversed rows to a column", S, {3, 100}, {-100, 1}, {3, 1}, {}, std::nullopt, "reduce.periodic");
+  add("periodic: all to a scalar", S, {200}, {}, {}, {}, std::nullopt, "reduce.periodic");
+  add("segments: counts", R, {81}, {}, {6}, {0, 2, 1, 3, 70, 5}, 0, "reduce.segments",
+      std::set<std::string>{"reduce.lanes", "reduce.periodic"});
+  add("segments: reversed rows", R, {6, 6}, {-6, -1}, {4, 6}, {0, 1, 2, 3}, 0, "reduce.segments",
+      std::set<std::string>{"reduce.lanes"});
+  return v;
+}
+
+// Gradients of 0.5 MiB and more: threaded, over the output or over the replicas.
+std::vector<ReduceCase> reduce_cases_large() {
+  using tessera::DType;
+  std::vector<ReduceCase> v;
+  const auto add = [&](std::string family, DType d, ROp op, Shape grad, Shape steps, Shape arg, Shape reps,
+                       std::optional<int> axis, std::string path,
+                       std::optional<std::set<std::string>> executed = std::nullopt) {
+    const std::set<std::string> ran = executed.value_or(std::set<std::string>{path});
+    v.push_back({std::move(family), op, std::move(grad), std::move(steps), std::move(arg), std::move(reps), axis,
+                 std::move(path), ran, d, is_complex(d)});
+  };
+  const ROp T = ROp::tile_backward, S = ROp::sum_to_shape, R = ROp::repeat_backward;
+  add("large zeros", DType::float64, T, {0, 70001}, {}, {1, 70001}, {0, 1}, std::nullopt, "reduce.zeros",
+      std::set<std::string>{});
+  add("large lanes over the replicas", DType::float32, S, {1024, 160}, {}, {1, 160}, {}, std::nullopt, "reduce.lanes");
+  add("large lanes over the replicas, reversed", DType::int16, S, {1031, 257}, {-257, 1}, {1, 257}, {}, std::nullopt,
+      "reduce.lanes");
+  add("large lanes over the output", DType::int32, S, {2, 300, 401}, {}, {1, 300, 401}, {}, std::nullopt,
+      "reduce.lanes");
+  add("large strided", DType::float32, S, {160, 1024}, {1, 160}, {160, 1}, {}, std::nullopt, "reduce.strided");
+  add("large strided, reversed", DType::float32, S, {1024, 160}, {-1, -1024}, {1, 160}, {}, std::nullopt,
+      "reduce.strided");
+  add("large interleaved", DType::float32, R, {160002}, {}, {80001}, {2}, 0, "reduce.interleaved");
+  add("large interleaved, reversed rows", DType::uint8, R, {1500, 400}, {-400, 1}, {1500, 100}, {4}, 1,
+      "reduce.interleaved");
+  add("large periodic over the replicas", DType::float32, S, {200003}, {}, {}, {}, std::nullopt, "reduce.periodic");
+  add("large periodic over the output", DType::float64, S, {512, 301}, {}, {512, 1}, {}, std::nullopt,
+      "reduce.periodic");
+  add("large periodic, the parts folded", DType::complex128, S, {16, 4096}, {}, {16, 1}, {}, std::nullopt,
+      "reduce.periodic");
+  add("large periodic, narrow rows folded, reversed", DType::float32, T, {1000, 150}, {-150, 1}, {1000, 3}, {1, 50},
+      std::nullopt, "reduce.periodic");
+  const auto total = [](const Shape& counts) { return std::accumulate(counts.begin(), counts.end(), int64_t{0}); };
+  add("large segments", DType::float32, R, {total(counts_0123(133334))}, {}, {133334}, counts_0123(133334),
+      std::nullopt, "reduce.segments", std::set<std::string>{"reduce.strided"});
+  add("large segments, reversed", DType::int64, R, {total(counts_0123(66667))}, {-1}, {66667}, counts_0123(66667), 0,
+      "reduce.segments",
+      std::set<std::string>{"reduce.strided"});
+  return v;
+}
+
+// The [low, high) bytes a case's gradient addresses, relative to element (0, ..., 0).
+std::pair<int64_t, int64_t> grad_span(const ReduceCase& c) {
+  if (ref::count(c.grad) == 0) return {0, 0};
+  const Shape st = byte_strides(c);
+  int64_t low = 0, high = static_cast<int64_t>(tessera::itemsize_of(c.dtype));
+  for (std::size_t k = 0; k < c.grad.size(); ++k) {
+    const int64_t reach = (c.grad[k] - 1) * st[k];
+    (reach < 0 ? low : high) += reach;
+  }
+  return {low, high};
+}
+
+// One case, prepared: the gradient's bytes, and the results expected overwriting and accumulating.
+struct ReduceRun {
+  ReduceCase c;
+  Shape strides;
+  int64_t low = 0;
+  std::vector<unsigned char> image;  // the gradient's span [low, high)
+  std::vector<unsigned char> init;   // the output's initial values when accumulating
+  std::vector<unsigned char> sum, accumulated;
+  const std::vector<std::size_t>* gaps = nullptr;
+};
+
+ReduceRun prepare(const ReduceCase& c, uint64_t seed, const std::vector<std::size_t>* gaps) {
+  ReduceRun r;
+  r.c = c;
+  r.gaps = gaps;
+  r.strides = byte_strides(c);
+  const auto [low, high] = grad_span(c);
+  r.low = low;
+  const std::size_t is = tessera::itemsize_of(c.dtype);
+  const int parts = is_complex(c.dtype) ? 2 : 1;
+  const int64_t bound = value_bound(c.dtype, addends(c));
+  test::Rng rng(seed);
+  const auto value = [&] {
+    if (!is_integer(c.dtype)) return rng.uniform(-bound, bound);
+    const uint64_t hi = static_cast<uint64_t>(rng.uniform(0, 0xFFFFFFFF));
+    const uint64_t lo = static_cast<uint64_t>(rng.uniform(0, 0xFFFFFFFF));
+    return static_cast<int64_t>(hi << 32 | lo);  // any bits: the sums wrap
+  };
+  // Every element slot of the span (the strides are whole elements): its units, its bytes.
+  const std::size_t slots = static_cast<std::size_t>(high - low) / is;
+  std::vector<int64_t> units(slots * parts);
+  for (int64_t& u : units) u = value();
+  r.image.resize(slots * is);
+  for (std::size_t k = 0; k < slots; ++k)
+    encode(c.dtype, units[k * parts], parts == 2 ? units[k * parts + 1] : 0, &r.image[k * is]);
+  // The sums in units (uint64: integers wrap; the float values are exact).
+  const int64_t nout = ref::count(c.arg);
+  std::vector<uint64_t> sums(static_cast<std::size_t>(nout) * parts, 0), start(sums.size());
+  const std::vector<int64_t> dest = destinations(c);
+  Shape idx(c.grad.size(), 0);
+  for (std::size_t e = 0; e < dest.size(); ++e) {
+    int64_t off = -low;
+    for (std::size_t i = 0; i < idx.size(); ++i) off += idx[i] * r.strides[i];
+    const std::size_t slot = static_cast<std::size_t>(off) / is;
+    for (int p = 0; p < parts; ++p)
+      sums[static_cast<std::size_t>(dest[e]) * parts + p] += static_cast<uint64_t>(units[slot * parts + p]);
+    for (int i = static_cast<int>(idx.size()) - 1; i >= 0; --i) {
+      if (++idx[i] < c.grad[i]) break;
+      idx[i] = 0;
+    }
+  }
+  for (uint64_t& s : start) s = static_cast<uint64_t>(value());
+  const std::size_t nbytes = static_cast<std::size_t>(nout) * is;
+  r.sum.resize(nbytes);
+  r.init.resize(nbytes);
+  r.accumulated.resize(nbytes);
+  for (int64_t o = 0; o < nout; ++o) {
+    const std::size_t a = static_cast<std::size_t>(o) * parts, b = a + parts - 1;
+    unsigned char* at = &r.sum[static_cast<std::size_t>(o) * is];
+    encode(c.dtype, static_cast<int64_t>(sums[a]), static_cast<int64_t>(sums[b]), at);
+    encode(c.dtype, static_cast<int64_t>(start[a]), static_cast<int64_t>(start[b]),
+           &r.init[static_cast<std::size_t>(o) * is]);
+    encode(c.dtype, static_cast<int64_t>(start[a] + sums[a]), static_cast<int64_t>(start[b] + sums[b]),
+           &r.accumulated[static_cast<std::size_t>(o) * is]);
+  }
+  return r;
+}
+
+// Runs a prepared case on the forced target with the gradient and the result at every gap of its
+// list on both sides of the guard pages, overwriting and accumulating (the plan; every fourth
+// call the one-shot C call). Returns "" or the first failure.
+class ReduceRunner {
+ public:
+  ReduceRunner(const GuardPage& src_mem, const GuardPage& dst_mem)
+      : src_mem_(src_mem), dst_mem_(dst_mem), canary_(dst_mem) {}
+
+  int executions = 0;
+
+  std::string run(const ReduceRun& r) {
+    const ReduceCase& c = r.c;
+    const tessera::Plan plan = reduce_plan(c, r.strides, false);
+    const tessera::Plan plan_acc = reduce_plan(c, r.strides, true);
+    if (plan.kernel_path() != c.path || plan_acc.kernel_path() != c.path)
+      return describe(c) + ": plan took path " + plan.kernel_path() + ", expected " + c.path + "\n" + plan.describe();
+    if (plan.nbytes() != r.sum.size()) return describe(c) + ": nbytes " + std::to_string(plan.nbytes());
+    const std::size_t span = r.image.size(), nbytes = r.sum.size();
+    const std::vector<std::size_t>& gaps = *r.gaps;
+    const std::size_t g = gaps.size();
+    for (GuardSide side : {GuardSide::end, GuardSide::start}) {
+      for (std::size_t i = 0; i < 2 * g; ++i) {
+        const bool accumulate = i % 2 == 1;
+        // Every gap for the gradient, twice; the result's in another order (the first call has
+        // both against the guard page).
+        const std::size_t src_gap = gaps[i / 2], dst_gap = gaps[(i / 2 * 37 + i % 2 * 11) % g];
+        unsigned char* src = src_mem_.place(side, span, src_gap);
+        if (span) std::memcpy(src, r.image.data(), span);
+        const unsigned char* origin = src - r.low;
+        unsigned char* dst = dst_mem_.place(side, nbytes, dst_gap);
+        unsigned char* area = dst_mem_.area(side);
+        const std::vector<unsigned char>& image_bytes = side == GuardSide::end ? canary_.low : canary_.high;
+        unsigned char* w_begin = dst - std::min<std::size_t>(64, static_cast<std::size_t>(dst - area));
+        unsigned char* w_end = std::min(dst + nbytes + 64, area + dst_mem_.capacity());
+        std::memcpy(w_begin, image_bytes.data() + (w_begin - area), static_cast<std::size_t>(w_end - w_begin));
+        const std::vector<unsigned char>& expected = accumulate ? r.accumulated : r.sum;
+        if (nbytes) {
+          if (accumulate) {
+            std::memcpy(dst, r.init.data(), nbytes);
+          } else {
+            for (std::size_t k = 0; k < nbytes; ++k) dst[k] = static_cast<unsigned char>(~expected[k]);
+          }
+        }
+        if (i % 4 == 0 || i % 4 == 3) {
+          const tessera_status s = reduce_c(c, origin, r.strides, dst, nbytes, accumulate);
+          if (s != TESSERA_OK)
+            return where(c, side, src_gap, dst_gap, accumulate) + "one-shot C call failed: " + tessera_last_error();
+        } else {
+          (accumulate ? plan_acc : plan).execute(origin, dst, nbytes);
+        }
+        ++executions;
+        if (nbytes && std::memcmp(dst, expected.data(), nbytes) != 0) {
+          std::size_t first = 0;
+          while (dst[first] == expected[first]) ++first;
+          const std::size_t is = tessera::itemsize_of(c.dtype);
+          return where(c, side, src_gap, dst_gap, accumulate) + "output element " + std::to_string(first / is) +
+                 " of " + std::to_string(nbytes / is) + " differs from the reference\n" + plan.describe();
+        }
+        const unsigned char* canary = image_bytes.data() + (w_begin - area);
+        for (unsigned char* p = w_begin; p < w_end; ++p) {
+          if (p >= dst && p < dst + nbytes) continue;
+          if (*p != canary[p - w_begin])
+            return where(c, side, src_gap, dst_gap, accumulate) + "wrote outside the result: " +
+                   (p < dst ? std::to_string(dst - p) + " bytes before its start"
+                            : std::to_string(p - (dst + nbytes)) + " bytes past its end") +
+                   "\n" + plan.describe();
+        }
+        if (span && std::memcmp(src, r.image.data(), span) != 0)
+          return where(c, side, src_gap, dst_gap, accumulate) + "the gradient was modified";
+      }
+    }
+    return "";
+  }
+
+ private:
+  static std::string where(const ReduceCase& c, GuardSide side, std::size_t src_gap, std::size_t dst_gap,
+                           bool accumulate) {
+    return describe(c) + (accumulate ? ", accumulating" : "") + ", buffers' " +
+           (side == GuardSide::end ? "ends" : "starts") + " at the guard page, gradient gap " +
+           std::to_string(src_gap) + ", result gap " + std::to_string(dst_gap) + ": ";
+  }
+
+  const GuardPage& src_mem_;
+  const GuardPage& dst_mem_;
+  Canary canary_;
+};
+
+// The paths a reduction case's calls must have counted (ran: the paths whose counters moved).
+// The counters count kernel calls: a zeros plan's executor writes its zeros without one, a
+// segments plan's kernels count its segments' own paths. Should the library count those two
+// as reduce.zeros / reduce.segments, that passes too.
+bool executed_as_planned(const ReduceCase& c, const std::set<std::string>& ran) {
+  if (ran == c.executed) return true;
+  if (c.path == "reduce.zeros") return ran == std::set<std::string>{"reduce.zeros"};
+  if (c.path == "reduce.segments") {
+    std::set<std::string> with = c.executed;
+    with.insert("reduce.segments");
+    return ran == with || ran == std::set<std::string>{"reduce.segments"};
+  }
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("guard pages: the allocator faults exactly outside the buffer") {
@@ -525,7 +1051,10 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
   const GuardPage small_src(8192), small_dst(8192);
   const GuardPage large_src(1 << 20), large_dst(1 << 20);
 
-  const std::vector<std::string> all_paths = tessera::Plan::kernel_paths();
+  // The copying paths: the reductions' ("reduce.*") have their own test case below.
+  std::vector<std::string> all_paths;
+  for (const std::string& path : tessera::Plan::kernel_paths())
+    if (path.rfind("reduce.", 0) != 0) all_paths.push_back(path);
   std::map<std::string, std::map<std::string, int>> table;  // planned path -> target -> executions
   std::vector<std::string> target_names;
 #if TESSERA_PATH_COUNTERS
@@ -647,6 +1176,169 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
   for (const auto& t : target_names) os << std::right << std::setw(10) << t;
   os << "\n";
   for (const std::string& path : all_paths) {
+    os << std::left << std::setw(24) << path;
+    for (const auto& t : target_names) os << std::right << std::setw(10) << table[path][t];
+    os << "\n";
+  }
+  MESSAGE(os.str());
+}
+
+TEST_CASE("guard pages: the reductions, every path, dtype and misalignment on every Highway target") {
+  TargetGuard guard;
+  hwy::SetSupportedTargetsForTest(0);
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  REQUIRE(!targets.empty());
+
+  // The cases, prepared once (their gradients and expected results): every small geometry for
+  // every dtype whose exact sums it allows; the large ones as given.
+  // (Under emulation, TESSERA_TEST_SCALE > 1: four misalignments of the small cases.)
+  static const std::vector<std::size_t> small_gaps =
+      test::test_scale() > 1 ? std::vector<std::size_t>{0, 1, 3, 33}
+                             : std::vector<std::size_t>{0, 1, 2, 3, 5, 8, 13, 16, 27, 31, 33, 63};
+  static const std::vector<std::size_t> large_gaps = {0, 27};
+  std::vector<ReduceRun> small, large;
+  uint64_t seed = 1;
+  for (const ReduceCase& geometry : reduce_geometries_small()) {
+    for (const tessera::DType d : reduce_dtypes()) {
+      if (is_complex(d) != geometry.for_complex) continue;
+      ReduceCase c = geometry;
+      c.dtype = d;
+      if (!is_integer(d) && value_bound(d, addends(c)) < 1) continue;  // its sums would round
+      small.push_back(prepare(c, seed++, &small_gaps));
+    }
+  }
+  for (const ReduceCase& c : reduce_cases_large()) {
+    REQUIRE_MESSAGE(value_bound(c.dtype, addends(c)) >= 1, describe(c));
+    large.push_back(prepare(c, seed++, &large_gaps));
+    // Large enough to run threaded (lib/executor.cpp: kParallelMinBytes of gradient), but zeros.
+    if (c.path != "reduce.zeros") CHECK_MESSAGE(large.back().image.size() >= (512u << 10), describe(c));
+  }
+  const auto capacity = [](const std::vector<ReduceRun>& runs, bool src) {
+    std::size_t n = 0;
+    for (const ReduceRun& r : runs) n = std::max(n, (src ? r.image.size() : r.sum.size()) + 64);
+    return n;
+  };
+  const GuardPage small_src(capacity(small, true)), small_dst(capacity(small, false));
+  const GuardPage large_src(capacity(large, true)), large_dst(capacity(large, false));
+
+  // Every reduction path Plan::kernel_paths() names, and reduce.none (an empty result).
+  std::vector<std::string> planned_paths = {"reduce.none"};
+  for (const std::string& path : tessera::Plan::kernel_paths())
+    if (path.rfind("reduce.", 0) == 0) planned_paths.push_back(path);
+  CHECK(planned_paths.size() == 7);  // none, zeros, lanes, strided, interleaved, periodic, segments
+  std::map<std::string, std::map<std::string, int>> table;  // planned path -> target -> executions
+  std::vector<std::string> target_names;
+#if TESSERA_PATH_COUNTERS
+  namespace td = tessera::detail;
+  const auto snapshot = [&](int64_t t) {
+    std::vector<uint64_t> v(td::kReducePathCount);
+    for (int i = 0; i < td::kReducePathCount; ++i)
+      v[static_cast<std::size_t>(i)] = td::executed_reduce_path_count(t, i);
+    return v;
+  };
+  std::map<std::string, std::vector<uint64_t>> executed;  // target -> this test case's counts per ReducePath
+#endif
+
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
+    CAPTURE(name);
+    REQUIRE(std::string(tessera::active_target()) == name);
+    target_names.push_back(name);
+#if TESSERA_PATH_COUNTERS
+    std::map<int64_t, std::vector<uint64_t>> others;  // the other targets' counters: must not move
+    for (int64_t t : targets)
+      if (t != target) others[t] = snapshot(t);
+    const std::vector<uint64_t> start = snapshot(target);
+#endif
+    std::set<std::string> seen;
+    int failures = 0;
+    for (auto* group : {&small, &large}) {
+      ReduceRunner runner(group == &small ? small_src : large_src, group == &small ? small_dst : large_dst);
+      for (const ReduceRun& r : *group) {
+        const int before = runner.executions;
+#if TESSERA_PATH_COUNTERS
+        const std::vector<uint64_t> counts_before = snapshot(target);
+#endif
+        std::string err;
+        try {
+          err = runner.run(r);
+        } catch (const std::exception& e) {
+          err = describe(r.c) + ": threw " + e.what();
+        }
+#if TESSERA_PATH_COUNTERS
+        // What the kernels executed for this case's calls: what its plan says (see
+        // executed_as_planned), nothing else.
+        if (err.empty()) {
+          const std::vector<uint64_t> counts_after = snapshot(target);
+          std::set<std::string> ran;
+          std::string ran_text;
+          for (int i = 0; i < td::kReducePathCount; ++i) {
+            const uint64_t n = counts_after[static_cast<std::size_t>(i)] - counts_before[static_cast<std::size_t>(i)];
+            if (n == 0) continue;
+            ran.insert(td::kReducePathNames[i]);
+            ran_text += std::string(" ") + td::kReducePathNames[i] + " x" + std::to_string(n);
+          }
+          if (!executed_as_planned(r.c, ran)) {
+            std::string want;
+            for (const std::string& path : r.c.executed) want += " " + path;
+            err = describe(r.c) + ": planned " + r.c.path + ", expected the kernels to run" +
+                  (want.empty() ? std::string(" nothing") : want) + ", but they ran" +
+                  (ran_text.empty() ? std::string(" nothing") : ran_text);
+          }
+        }
+#endif
+        CHECK_MESSAGE(err.empty(), name << ": " << err);
+        if (!err.empty()) {
+          if (++failures >= 5) break;  // enough to diagnose; keep the log short
+          continue;
+        }
+        seen.insert(r.c.path);
+        table[r.c.path][name] += runner.executions - before;
+      }
+    }
+    // Every reduction path was planned (and, with the counters, executed) on this target.
+    for (const std::string& path : planned_paths)
+      CHECK_MESSAGE(seen.count(path) == 1, "reduction path " << path << " was not reached on " << name);
+#if TESSERA_PATH_COUNTERS
+    std::vector<uint64_t>& counts = executed[name];
+    counts = snapshot(target);
+    for (std::size_t i = 0; i < counts.size(); ++i) counts[i] -= start[i];
+    for (const char* path : {"reduce.lanes", "reduce.strided", "reduce.interleaved", "reduce.periodic"}) {
+      for (int i = 0; i < td::kReducePathCount; ++i)
+        if (path == std::string(td::kReducePathNames[i]))
+          CHECK_MESSAGE(counts[static_cast<std::size_t>(i)] > 0, "the kernels never ran " << path << " on " << name);
+    }
+    for (const auto& other : others)
+      CHECK_MESSAGE(snapshot(other.first) == other.second,
+                    "reduction code of target " << hwy::TargetName(other.first) << " ran while " << name
+                                                << " was forced");
+#endif
+  }
+
+  std::ostringstream os;
+#if TESSERA_PATH_COUNTERS
+  os << "reductions: kernel calls counted per path (lib/kernels/path_counters.hpp) and Highway target (columns):\n";
+  os << std::left << std::setw(24) << "executed path";
+  for (const auto& t : target_names) os << std::right << std::setw(10) << t;
+  os << "\n";
+  for (int i = 0; i < td::kReducePathCount; ++i) {
+    os << std::left << std::setw(24) << td::kReducePathNames[i];
+    for (const auto& t : target_names)
+      os << std::right << std::setw(10) << (executed[t].empty() ? 0 : executed[t][static_cast<std::size_t>(i)]);
+    os << "\n";
+  }
+  os << "\n";
+#else
+  MESSAGE("executed-path counters are off in this build (configure with -Dpath_counters=true, as tests/run's "
+          "build/tests does): only the reductions' planned paths were checked, not what the kernels executed");
+#endif
+  os << "reductions: guard-page executions per planned path and Highway target (columns), " << small.size()
+     << " small and " << large.size() << " large cases:\n";
+  os << std::left << std::setw(24) << "path";
+  for (const auto& t : target_names) os << std::right << std::setw(10) << t;
+  os << "\n";
+  for (const std::string& path : planned_paths) {
     os << std::left << std::setw(24) << path;
     for (const auto& t : target_names) os << std::right << std::setw(10) << table[path][t];
     os << "\n";
