@@ -44,11 +44,9 @@ PlanData reduce_plan(ReduceData&& r, const Options& options) {
   p.options = options;
   p.itemsize = itemsize_of(r.dtype);
   p.out_shape = r.out_shape;
-  p.out_size = 1;
-  for (int i = 0; i < r.out_shape.size(); ++i) p.out_size *= r.out_shape[i];
+  p.out_size = count_of(r.out_shape);  // both checked by the reduction's planner
   p.nbytes = static_cast<std::size_t>(p.out_size) * p.itemsize;
-  p.input_size = 1;
-  for (int i = 0; i < r.grad_shape.size(); ++i) p.input_size *= r.grad_shape[i];
+  p.input_size = count_of(r.grad_shape);
   p.reduce = std::make_shared<const ReduceData>(std::move(r));
   return p;
 }

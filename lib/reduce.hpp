@@ -137,6 +137,16 @@ struct ReduceData {
   int64_t seg_stride = 0;
 };
 
+/// The element count of a shape whose extents are non-negative and whose count is known to fit
+/// int64 when it is not 0 (checked by the planner): 0 if any extent is 0, without multiplying.
+inline int64_t count_of(const Dims& shape) noexcept {
+  for (int i = 0; i < shape.size(); ++i)
+    if (shape[i] == 0) return 0;
+  int64_t n = 1;
+  for (int i = 0; i < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
 /// The kernels' element of a dtype, and its bytes.
 Elem elem_of(DType dtype) noexcept;
 /// Bytes of an accumulator of `elem` (f32: 8, f16/bf16: 4, f64: 8, integers: their own).

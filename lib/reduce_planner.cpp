@@ -22,14 +22,28 @@ std::string dims_str(const Dims& d) {
   return s + (d.size() == 1 ? ",)" : ")");
 }
 
+// The element count of a shape, as the family counts it: a negative extent is an error naming it;
+// a 0 anywhere gives 0 whatever the other extents; otherwise an overflow is an error.
 int64_t product(const Dims& shape, const char* what) {
-  int64_t n = 1;
-  for (int i = 0; i < shape.size(); ++i) {
+  for (int i = 0; i < shape.size(); ++i)
     if (shape[i] < 0) invalid(std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(shape[i]) + " is negative");
+  for (int i = 0; i < shape.size(); ++i)
+    if (shape[i] == 0) return 0;
+  int64_t n = 1;
+  for (int i = 0; i < shape.size(); ++i)
     if (__builtin_mul_overflow(n, shape[i], &n)) overflow(std::string(what) + " " + dims_str(shape) + ": the element count overflows int64");
-  }
   return n;
 }
+
+// a * b for a stride, or Overflow naming what (a gradient that spans more than 2^63 bytes).
+int64_t stride_product(int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) overflow(std::string(what) + ": " + std::to_string(a) + " x " + std::to_string(b) + " B overflows int64");
+  return r;
+}
+
+// ceil(x / d) for x >= 0, d > 0, without overflow.
+int64_t ceil_div(int64_t x, int64_t d) { return x == 0 ? 0 : (x - 1) / d + 1; }
 
 // The gradient in: its shape, byte strides (C-contiguous if empty) and dtype; the result's shape.
 ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DType dtype, const Dims& out_shape,
@@ -56,6 +70,8 @@ ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DTyp
         overflow("the gradient's byte size " + dims_str(shape) + " x " + std::to_string(isz) + " B overflows int64");
     }
     r.grad_strides = Dims(st, static_cast<std::size_t>(shape.size()));
+  } else if (in_count == 0) {  // an empty gradient's strides are never used: any values are valid
+    r.grad_strides = Dims(std::vector<int64_t>(static_cast<std::size_t>(shape.size()), 0));
   } else {
     r.grad_strides = strides;
   }
@@ -71,10 +87,11 @@ ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DTyp
 
 // C-contiguous element strides of a shape.
 void contiguous(const Dims& shape, int64_t* st) {
+  const bool empty = count_of(shape) == 0;  // then the strides are never used: any values do
   int64_t s = 1;
   for (int i = shape.size() - 1; i >= 0; --i) {
-    st[i] = s;
-    s *= shape[i] == 0 ? 1 : shape[i];
+    st[i] = empty ? 0 : s;
+    if (!empty) s *= shape[i];  // the count fits int64 (checked)
   }
 }
 
@@ -94,15 +111,12 @@ void finish_axes(ReduceData& r) {
 // Plans the problem unless it is a segment plan (the executor plans each segment).
 ReduceData finish(ReduceData&& r) {
   finish_axes(r);
-  int64_t out_bytes = static_cast<int64_t>(itemsize_of(r.dtype));
-  for (int i = 0; i < r.out_shape.size(); ++i) out_bytes *= r.out_shape[i];
+  const int64_t out_bytes = static_cast<int64_t>(itemsize_of(r.dtype)) * count_of(r.out_shape);  // checked
   r.problem.stream = r.nontemporal == NonTemporal::always ||
                      (r.nontemporal == NonTemporal::automatic && out_bytes >= stream_min_bytes());
   if (r.seg_axis < 0) plan_problem(r.problem);
   else r.problem.path = ReducePath::segments;
-  int64_t out = 1;
-  for (int i = 0; i < r.out_shape.size(); ++i) out *= r.out_shape[i];
-  r.problem.out_elems = out * ((r.dtype == DType::complex64 || r.dtype == DType::complex128) ? 2 : 1);
+  r.problem.out_elems = count_of(r.out_shape) * ((r.dtype == DType::complex64 || r.dtype == DType::complex128) ? 2 : 1);
   if (r.problem.out_elems == 0) r.problem.path = ReducePath::none;
   return r;
 }
@@ -147,22 +161,22 @@ std::size_t acc_size(Elem elem) noexcept {
 void plan_problem(ReduceProblem& p) {
   // Drop extent-1 axes; an extent-0 axis empties the output (kept) or the sums (reduced).
   int n = 0;
+  bool kept_empty = false, reduced_empty = false;
+  for (int i = 0; i < p.naxes; ++i) (p.axes[i].kept ? kept_empty : reduced_empty) |= p.axes[i].extent == 0;
+  if (kept_empty || reduced_empty) {  // no multiplication: the other extents may be anything
+    p.out_elems = kept_empty ? 0 : 1;
+    p.nred = 0;
+    p.path = kept_empty ? ReducePath::none : ReducePath::zeros;
+    return;
+  }
   p.out_elems = 1;
   p.nred = 1;
-  for (int i = 0; i < p.naxes; ++i) {
+  for (int i = 0; i < p.naxes; ++i) {  // both products divide the gradient's count, which fits
     const RAxis a = p.axes[i];
     (a.kept ? p.out_elems : p.nred) *= a.extent;
     if (a.extent != 1) p.axes[n++] = a;
   }
   p.naxes = n;
-  if (p.out_elems == 0) {
-    p.path = ReducePath::none;
-    return;
-  }
-  if (p.nred == 0) {
-    p.path = ReducePath::zeros;
-    return;
-  }
   // Merge an outer axis into its inner neighbour of the same kind when together they are one
   // affine walk (the lexicographic order of the reduced addends is unchanged by a merge).
   n = 0;
@@ -170,8 +184,9 @@ void plan_problem(ReduceProblem& p) {
     const RAxis a = p.axes[i];
     if (n > 0) {
       RAxis& o = p.axes[n - 1];
-      if (o.kept == a.kept && o.src_stride == a.extent * a.src_stride &&
-          (!a.kept || o.dst_stride == a.extent * a.dst_stride)) {
+      int64_t span = 0;
+      if (o.kept == a.kept && !__builtin_mul_overflow(a.extent, a.src_stride, &span) && o.src_stride == span &&
+          (!a.kept || o.dst_stride == a.extent * a.dst_stride)) {  // dst: within the output's count
         o = RAxis{o.extent * a.extent, a.src_stride, a.dst_stride, a.kept};
         continue;
       }
@@ -213,8 +228,8 @@ void plan_problem(ReduceProblem& p) {
     p.inner_stride = es;
     p.slots = kPeriodicSlots;
     while (p.slots % p.width != 0) p.slots += kPeriodicSlots;  // lcm(w, 16)
-    const int64_t blocks = (p.run * p.width + p.slots - 1) / p.slots * (p.nred / p.run);
-    p.nleaves = (blocks + kLeaf - 1) / kLeaf;
+    const int64_t blocks = ceil_div(p.run * p.width, p.slots) * (p.nred / p.run);
+    p.nleaves = ceil_div(blocks, kLeaf);
     p.strip = p.width;
     p.inner_dst_stride = p.width > 1 ? p.axes[n - 1].dst_stride : 1;
     p.nitems = p.out_elems / p.width;
@@ -231,7 +246,7 @@ void plan_problem(ReduceProblem& p) {
   p.width = inner < 0 ? 1 : p.axes[inner].extent;
   p.inner_stride = inner < 0 ? es : p.axes[inner].src_stride;
   p.inner_dst_stride = inner < 0 ? 1 : p.axes[inner].dst_stride;
-  p.nleaves = (p.nred + kLeaf - 1) / kLeaf;
+  p.nleaves = ceil_div(p.nred, kLeaf);
   if (p.path == ReducePath::interleaved) {
     p.run = last->extent;
     p.nleaves = 1;
@@ -243,7 +258,7 @@ void plan_problem(ReduceProblem& p) {
   int64_t strip = (int64_t{512} << 10) / (rows * static_cast<int64_t>(acc_size(p.elem)));
   strip = std::clamp<int64_t>(strip / 64 * 64, 64, int64_t{1} << 16);
   p.strip = std::min(strip, p.width);
-  p.nitems = p.out_elems / p.width * ((p.width + p.strip - 1) / p.strip);
+  p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
 }
 
 ReduceData make_tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
@@ -262,7 +277,7 @@ ReduceData make_tile_backward(const Dims& shape, const Dims& strides, DType dtyp
     int64_t rep = i - (D - d) >= 0 ? reps[i - (D - d)] : 1;
     if (rep < 0) rep = 0;  // clamp_to_zero (tile_shape has checked the policy)
     const int64_t g = r.grad_strides[i];
-    if (rep != 1) push(r.problem, rep, rep > 1 ? s * g : 0, 0, false);
+    if (rep != 1) push(r.problem, rep, rep > 1 && s > 0 ? stride_product(s, g, "tile_backward: a replica's byte stride") : 0, 0, false);
     if (i - (D - n) >= 0) push(r.problem, s, g, dst[i - (D - n)], true);
   }
   return finish(std::move(r));
@@ -320,7 +335,7 @@ ReduceData make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
       push(r.problem, 0, g, 0, false);
       r.seg_stride = g;
     } else {
-      push(r.problem, extent, f.repeats > 1 ? f.repeats * g : g, dst_stride, true);
+      push(r.problem, extent, f.repeats > 1 && extent > 0 ? stride_product(f.repeats, g, "repeat_backward: an element's byte stride") : g, dst_stride, true);
       push(r.problem, f.repeats, g, 0, false);
     }
   };

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -539,9 +540,12 @@ TEST_CASE("reductions: bad arguments are errors naming the value, and the output
   CHECK(tessera_dtype_itemsize(TESSERA_BFLOAT16) == 2);
   CHECK(tessera_dtype_itemsize(14) == 0);
   CHECK(std::string(tessera_dtype_name(TESSERA_COMPLEX128)) == "complex128");
-  // A 0.1 caller's options (without accumulate) are read, accumulate taken as 0.
+  // A 0.1 caller's options: its struct was {size_t, int, int, int} padded to 24 bytes, the padding
+  // garbage; the fields past it (accumulate) are not read and take their defaults.
+  static_assert(offsetof(tessera_options, accumulate) >= 24, "accumulate lies past 0.1's padded struct");
   o.accumulate = 1;
-  o.sizeof_options = offsetof(tessera_options, accumulate);
+  o.reserved0 = -1414812757;  // garbage in 0.1's padding
+  o.sizeof_options = 24;
   CHECK(tessera_tile_backward_ex(g.data(), 2, gs, nullptr, TESSERA_FLOAT32, 2, in, 2, reps, dst.data(), 64, &o) == TESSERA_OK);
   float r[6];
   std::memcpy(r, dst.data(), sizeof r);

@@ -112,7 +112,8 @@ typedef enum tessera_nontemporal {
  *                tile's reps and repeat's counts.
  * nontemporal:   a tessera_nontemporal value (default TESSERA_NONTEMPORAL_AUTO).
  * accumulate:    the reductions only: 0 writes the result, 1 adds it to what the output holds
- *                (a caller compiled against 0.1, whose sizeof_options ends before it, gets 0).
+ *                (a caller compiled against 0.1, whose sizeof_options — 24, padding included —
+ *                ends before it, gets 0; `reserved0` keeps it clear of that padding).
  * The enum fields are ints so that any value a caller stores can be checked: one that is not a
  * value of its enum is TESSERA_INVALID_ARGUMENT, with a message naming the field.
  */
@@ -121,6 +122,7 @@ typedef struct tessera_options {
   int max_threads;
   int negative_reps; /* tessera_negative_reps */
   int nontemporal;   /* tessera_nontemporal */
+  int reserved0;     /* where 0.1's struct had padding (its sizeof is 24): never read; 0 */
   int accumulate;    /* the reductions (tessera_tile_backward ...): 0 (default) overwrites the output,
                         1 adds the result into it (grad_in += ...); other values are
                         TESSERA_INVALID_ARGUMENT. Ignored by the copying calls. Appended in 0.2. */
@@ -136,6 +138,7 @@ static inline void tessera_options_init(tessera_options *options) {
   options->max_threads = 0;
   options->negative_reps = TESSERA_NEGATIVE_REPS_ERROR;
   options->nontemporal = TESSERA_NONTEMPORAL_AUTO;
+  options->reserved0 = 0;
   options->accumulate = 0;
 }
 

@@ -8,8 +8,14 @@
 // tessera::broadcast_to, expand and repeat), and with DLPack tessera_tile_dlpack_shape,
 // tessera_tile_dlpack, tessera_broadcast_to_dlpack, tessera_expand_dlpack and
 // tessera_repeat_dlpack — plus a C++ plan with non-temporal stores forced
-// (tessera::NonTemporal::always) and its Plan::execute_region, and checks against an independent
-// model:
+// (tessera::NonTemporal::always) and its Plan::execute_region; or one of the reductions (the
+// gradients: tile_backward, sum_to_shape, repeat_backward, of a dtype, from a strided gradient,
+// accumulating or not) through tessera_tile_backward(_ex), tessera_sum_to_shape(_ex),
+// tessera_repeat_backward(_ex), their plans (tessera_plan_create_tile_backward, _sum_to_shape,
+// _repeat_backward; tessera_plan_execute_region refused), a C++ plan with non-temporal stores
+// forced, the C++ allocating calls and tessera_tile_backward_dlpack, _sum_to_shape_dlpack,
+// _repeat_backward_dlpack (see "The reductions" below for their values and reference) — and
+// checks against an independent model:
 //   - the status class each call must return, derived here from the documented rules (and, where
 //     several errors apply at once, the order in which the library checks them);
 //   - on success, the output byte for byte against a reference (tile: the tests' scalar reference,
@@ -38,7 +44,8 @@
 //
 // Input format (bytes read front to back; a missing byte reads as 0, or as 1 for an extent, rep,
 // target or count, so that truncated inputs are not mostly empty outputs):
-//   [0] operation: b % 4: 0 tile, 1 broadcast_to, 2 expand, 3 repeat. For repeat, a = b >> 2:
+//   [0] operation: b >= 0x80 with b % 4 != 3: a reduction (its format below). Else b % 4: 0 tile,
+//       1 broadcast_to, 2 expand, 3 repeat (the other bits unused but by repeat). For repeat, a = b >> 2:
 //       a % 4 == 0: no axis (the flattened input; TESSERA_AXIS_NONE); else the axis for
 //       k = a >> 2: 0-5 itself, 6-11 k - 12 (-6 .. -1), 12 ndim, 13 -ndim - 1 (ndim clamped to
 //       [0, 64]), 14 INT_MAX,
@@ -88,11 +95,37 @@
 //   [region] (if api bit2) bits0-2 region destination mode (DstMode), then per output axis a start
 //       byte and an extent byte (see region_start, region_extent; missing: the whole output)
 //
+// A reduction (b = [0] >= 0x80, b % 4 != 3): b % 4: 0 tile_backward, 1 sum_to_shape, 2 repeat_backward.
+//   [1] bits0-3 dtype: 0-13 the tessera_dtype, 14 the value 14, 15 the value -1 (not dtypes);
+//       bit4 accumulate (options->accumulate = 1, or 2 if bits5-6 == 3: the calls take the case's
+//       options, the defaults but it if [api] gave none); bit7 the gradient's shape made wrong (one
+//       more leading axis of extent 1 if slack bit 1 or 0-d, else its last extent off by one)
+//   [2] repeat_backward's axis: b % 4 == 0 none, else the code (b >> 2) % 16 as repeat's k
+//   [3] ndim as [1] above: A's (the result's: tile_backward, repeat_backward) or the gradient's
+//       (sum_to_shape)
+//   [4] the list's count: tile_backward nreps and repeat_backward nrepeats as tile's and repeat's
+//       [2]; sum_to_shape the target's ndim: b < 0xF0: (b % 8) % (ndim + 2) (ndim + 1: one too
+//       many), else kManyCounts[b - 0xF0]
+//   [5] flags as [4] above, but bit6 unused and bit7: a big gradient allowed (kMaxBigGradElems
+//       elements, kMaxBigBytes of span: enough work for threads)
+//   [6] axis permutation  [7] source misalignment  [8] destination misalignment  [9] slack
+//   [10] pitch: floats (strides in whole elements): itemsize * (1 + b % 2); integers: itemsize + b % 8
+//   min(ndim, 64) x extent byte as above (A's, or the gradient's)
+//   the list's values as above: reps as tile's, counts as repeat's, sum_to_shape's target as
+//   broadcast_to's (aligned with the gradient's trailing axes)
+//   the gradient's shape: tile_backward, repeat_backward: the forward output's (reps and counts
+//   clamped to 0), with [1] bit7's fault; one stride byte per gradient axis as above (a raw stride
+//   is in elements for floats)
+//   then the trailing fields as above; [region]: tessera_plan_execute_region must refuse the plan;
+//   [dl]: bits0-1 == 3 a DLPack dtype the reductions do not add (else the dtype's own), bits2-4 one
+//   fault (kDstShape: the result's shape, made wrong as the gradient's above), bits5-7 as above.
+//
 // Environment: TESSERA_FUZZ_TARGET=<Highway target name, e.g. SCALAR> forces that target at
 // start-up and checks that tessera dispatches to it. TESSERA_FUZZ_PATHS=1 prints at exit how many
-// executed plans took each executor path (the "[path]" that tessera_plan_describe names, and
-// Plan::kernel_path() of the streaming C++ plans), every path Plan::kernel_paths() lists, those
-// not reached, and how often the rarer kinds of input succeeded or were rejected (Feature);
+// executed plans took each executor path (the "[path]" that tessera_plan_describe names — a
+// reduction's "kernel: reduce.<path>" —, and Plan::kernel_path() of the C++ plans with streaming
+// stores forced), every path Plan::kernel_paths() lists, those not reached, and how often the
+// rarer kinds of input succeeded or were rejected (Feature);
 // tests/run fails unless every listed path (but those in tests/fuzz/unreached-paths) was reached
 // by one of its two runs (the planner chooses paths per SIMD target: HWY_SCALAR has no vector or
 // streaming path). tests/fuzz/make_corpus.py writes the seeds (one per executor path among them).
@@ -182,6 +215,19 @@ constexpr int kBadEnum[4] = {3, -1, 100, INT_MIN};           // invalid nontempo
 enum Op : unsigned { kTile = 0, kBroadcastTo = 1, kExpand = 2, kRepeat = 3 };
 constexpr const char* kOpNames[4] = {"tile", "broadcast_to", "expand", "repeat"};
 
+// The reductions ([0] >= kReduceOpMin with [0] % 4 != 3: [0] % 4).
+enum ROp : int { kTileBackward = 0, kSumToShape = 1, kRepeatBackward = 2 };
+constexpr const char* kROpNames[3] = {"tile_backward", "sum_to_shape", "repeat_backward"};
+constexpr uint8_t kReduceOpMin = 0x80;
+// tessera_dtype's values, their bytes, and the values of the dtype code that are not one.
+constexpr int kDtypes = 14;
+constexpr int64_t kDtypeBytes[kDtypes] = {4, 8, 2, 2, 8, 16, 1, 2, 4, 8, 1, 2, 4, 8};
+constexpr int kBadDtypes[2] = {14, -1};
+// Most gradient elements a reduction reads (the reference adds each): big inputs get more, past
+// the executor's threshold for threads (512 KiB of work).
+constexpr int64_t kMaxGradElems = int64_t{1} << 16;
+constexpr int64_t kMaxBigGradElems = int64_t{1} << 20;
+
 // How dst / dst_bytes are passed.
 enum DstMode : unsigned {
   kExact = 0,      // dst_bytes == output bytes
@@ -248,8 +294,18 @@ struct Case {
   std::vector<int64_t> counts;
   // Trailing, optional fields.
   unsigned opt_mode = kPlain;
-  tessera_options opt{sizeof(tessera_options), 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO};
+  tessera_options opt{sizeof(tessera_options), 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO, 0};
   bool region = false, dlpack = false, arena = false, huge_asked = false;
+  // A reduction (rop >= 0; see ROp): shape, strides, ndim and naxes above describe the gradient
+  // (the input read); itemsize is the dtype's. tile_backward and repeat_backward: the result's
+  // shape (A's) in in_shape (in_ndim axes, in_naxes decoded), reps / counts and the axis as for
+  // tile / repeat; sum_to_shape: the target in reps (nreps axes, nrepv decoded).
+  int rop = -1;
+  int dtype = 0;        // a tessera_dtype value, or one that is not (14, -1)
+  int acc_value = 0;    // options->accumulate as stored (1, or the invalid 2; 0: not asked)
+  bool grad_fault = false;  // the gradient's shape made not the forward output's
+  int in_ndim = 0, in_naxes = 0;
+  int64_t in_shape[kCap] = {};
   int null_arg = kNoNull;
   bool null_alt = false;
   uint8_t dl = 0;
@@ -273,9 +329,11 @@ Effective effective(const tessera_options& o) {
   e.options.max_threads = o.max_threads;
   const int neg = has(offsetof(tessera_options, negative_reps)) ? o.negative_reps : TESSERA_NEGATIVE_REPS_ERROR;
   const int nt = has(offsetof(tessera_options, nontemporal)) ? o.nontemporal : TESSERA_NONTEMPORAL_AUTO;
+  const int acc = has(offsetof(tessera_options, accumulate)) ? o.accumulate : 0;
   e.options.negative_reps = static_cast<tessera::NegativeReps>(neg);
   e.options.nontemporal = static_cast<tessera::NonTemporal>(nt);
-  e.valid = o.max_threads >= 0 && nt >= 0 && nt <= 2 && neg >= 0 && neg <= 1;
+  e.options.accumulate = acc == 1;
+  e.valid = o.max_threads >= 0 && nt >= 0 && nt <= 2 && neg >= 0 && neg <= 1 && (acc == 0 || acc == 1);
   return e;
 }
 
@@ -291,7 +349,13 @@ std::string counts_text(const Case& c) {
 }
 
 [[noreturn]] void fail(const Case& c, const char* api, const std::string& what) {
-  std::string op = kOpNames[c.op];
+  std::string op = c.rop >= 0 ? kROpNames[c.rop] : kOpNames[c.op];
+  if (c.rop >= 0)
+    op += std::string(" dtype ") + std::to_string(c.dtype) + " (" + tessera_dtype_name(c.dtype) + "), accumulate " +
+          std::to_string(c.opt.accumulate) + (c.grad_fault ? ", gradient shape fault" : "") +
+          (c.rop == kSumToShape ? std::string() : ", in_ndim " + std::to_string(c.in_ndim) + " in_shape " +
+                                                      list(c.in_shape, c.in_naxes)) +
+          "; below: shape and strides are the gradient's" + (c.rop == kSumToShape ? ", list the target" : "");
   if (c.op == kRepeat)
     op += " nrepeats " + std::to_string(c.nrepeats) + " counts " + counts_text(c) + " axis " +
           (c.has_axis ? std::to_string(c.axis) : std::string("none"));
@@ -335,6 +399,7 @@ int64_t sat_mul(int64_t a, int64_t b, int64_t cap) {
 
 // Number of output axes of the case's operation (for the region codes), valid or not.
 int output_axes(const Case& c) {
+  if (c.rop >= 0) return c.rop == kSumToShape ? c.nrepv : c.in_naxes;  // the result's (sum_to_shape: the target's)
   switch (c.op) {
     case kTile:
     case kExpand: return std::max(c.naxes, c.nrepv);
@@ -343,10 +408,218 @@ int output_axes(const Case& c) {
   }
 }
 
+// Parent-buffer byte sizes saturate at 2^48 (huge itemsizes, many axes): such a source span is
+// never allocated, and the strides stay far from overflow.
+constexpr int64_t kSat = int64_t{1} << 48;
+
+// The stride bytes of c.naxes axes of c.shape (see the format): parent-buffer axes in the order
+// perm_code picks, each of `pitch` bytes per element and the extent plus a gap, positive,
+// negative or zero; a raw stride byte is in units of `raw_unit` bytes. NULL strides (c.null_strides):
+// the C-contiguous strides of `item`-byte elements (as the library assumes for NULL strides).
+void decode_strides(Reader& in, Case& c, uint8_t perm_code, int64_t item, int64_t pitch, int64_t raw_unit) {
+  // Parent-buffer axis order (innermost first): a permutation picked by perm_code.
+  int order[kCap];
+  for (int i = 0; i < c.naxes; ++i) order[i] = c.naxes - 1 - i;  // C order
+  for (int i = 0; i < c.naxes; ++i) {
+    const int j = i + perm_code % (c.naxes - i);
+    perm_code = static_cast<uint8_t>(perm_code / (c.naxes - i));  // 0 is C order
+    std::swap(order[i], order[j]);
+  }
+  uint8_t stride_code[kCap];
+  int64_t raw[kCap];
+  for (int i = 0; i < c.naxes; ++i) {
+    stride_code[i] = in.next();
+    raw[i] = stride_code[i] >= 0xE0 ? static_cast<int8_t>(in.next()) * raw_unit : 0;
+  }
+  int64_t running = pitch;
+  for (int k = 0; k < c.naxes; ++k) {
+    const int ax = order[k];
+    const uint8_t b = stride_code[ax];
+    const int64_t parent_extent = (c.shape[ax] > 0 ? std::min(c.shape[ax], kSat) : 1) + (b >> 2) % 8;
+    int64_t s = running;
+    running = sat_mul(running, parent_extent, kSat);
+    if (b >= 0xE0) s = raw[ax];
+    else if (b % 4 == 2) s = -s;
+    else if (b % 4 == 3) s = 0;
+    c.strides[ax] = s;
+  }
+  if (c.null_strides) {  // C-contiguous, as the library assumes for NULL strides
+    int64_t s = item;
+    for (int i = c.naxes - 1; i >= 0; --i) {
+      c.strides[i] = s;
+      s = sat_mul(s, c.shape[i] > 0 ? c.shape[i] : 1, kSat);
+    }
+  }
+}
+
+// tile's reps (c.nrepv values).
+void decode_reps(Reader& in, Case& c) {
+  const bool many_reps = c.nrepv > kFewReps;
+  for (int i = 0; i < c.nrepv; ++i) {
+    const uint8_t b = in.next(1);
+    c.reps[i] = b >= 0xE0 ? kSpecialReps[b - 0xE0] : !many_reps || b < 0x40 ? kSmallReps[b % 8] : 1;
+  }
+}
+
+// broadcast_to's / expand's target (c.nrepv values), aligned with c.shape's trailing axes.
+void decode_target(Reader& in, Case& c) {
+  const bool many_values = c.nrepv > kFewReps;
+  for (int i = 0; i < c.nrepv; ++i) {
+    const uint8_t b = in.next(1);
+    const int ax = i - (c.nrepv - c.naxes);  // the aligned input axis, if any
+    const int64_t same = ax >= 0 && ax < c.naxes ? c.shape[ax] : 1 + (b >> 3) % 4;
+    if (b >= 0xE0) c.reps[i] = kSpecialReps[b - 0xE0];
+    else if (many_values && b >= 0x40) c.reps[i] = ax >= 0 && ax < c.naxes ? c.shape[ax] : 1;
+    else if (b % 8 < 4) c.reps[i] = same;
+    else if (b % 8 == 4) c.reps[i] = 1;
+    else c.reps[i] = kSmallTargets[(b >> 3) % 8];
+  }
+}
+
+// repeat's nrepeats (from the list count byte nr) and counts, for an input of `shape` (ndim axes,
+// naxes decoded) and the case's axis.
+void decode_counts(Reader& in, Case& c, uint8_t nr, const int64_t* shape, int ndim, int naxes) {
+  // The extent the counts go along: the axis' (in range), or the input's element count.
+  int64_t extent = -1;
+  bool known = ndim >= 0 && ndim <= kCap;
+  for (int i = 0; i < naxes; ++i) known = known && shape[i] >= 0;
+  const bool flat = !c.has_axis || (ndim == 0 && (c.axis == 0 || c.axis == -1));
+  if (known && !flat && c.axis >= -ndim && c.axis < ndim) {
+    extent = shape[c.axis < 0 ? c.axis + ndim : c.axis];
+  } else if (known && flat) {
+    extent = 1;
+    for (int i = 0; i < naxes; ++i) extent = sat_mul(extent, shape[i], kMaxCounts + 1);
+  }
+  if (nr >= 0xF0) c.nrepeats = kManyCounts[nr - 0xF0];
+  else if (nr % 8 == 7) c.nrepeats = (nr & 8) && extent >= 0 ? extent + 1 : 0;
+  else if (nr % 2 == 1 && extent >= 0 && extent <= kMaxCounts) c.nrepeats = extent;
+  else c.nrepeats = 1;
+  if (c.nrepeats > kMaxCounts) c.nrepeats = 1;
+  c.counts.resize(static_cast<size_t>(std::max<int64_t>(c.nrepeats, 0)));
+  for (int64_t& v : c.counts) {
+    const uint8_t b = in.next(1);
+    v = b >= 0xE0 ? kSpecialReps[b - 0xE0] : kSmallReps[b % 8];
+  }
+}
+
+// Trailing fields: entry points and options.
+void decode_trailing(Reader& in, Case& c) {
+  const uint8_t api = in.next();
+  c.opt_mode = (api & 3) >= 2 ? kOptions : (api & 3);
+  c.region = api & 4;
+  c.dlpack = api & 8;
+  const bool null_arg = api & 16;
+  c.arena = api & 32;
+  c.huge_asked = (api >> 6) == 3 && c.big;
+  if (c.opt_mode == kOptions) {
+    const uint8_t o = in.next();
+    const int nt = o & 3, high = o >> 6;
+    c.opt.nontemporal = nt < 3 ? nt : kBadEnum[high];
+    c.opt.negative_reps = (o & 4) ? TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO : TESSERA_NEGATIVE_REPS_ERROR;
+    if (nt < 3 && high >= 2) c.opt.negative_reps = high == 2 ? 2 : -1;
+    c.opt.max_threads = kThreads[(o >> 3) & 7];
+    const uint8_t sz = in.next();
+    const size_t just_threads = offsetof(tessera_options, max_threads) + sizeof(int);
+    switch (sz % 8) {
+      case 4: c.opt.sizeof_options = 0; break;
+      case 5: c.opt.sizeof_options = just_threads; break;
+      case 6: c.opt.sizeof_options = offsetof(tessera_options, nontemporal); break;
+      case 7: c.opt.sizeof_options = sizeof(tessera_options) + 1; break;
+      default: c.opt.sizeof_options = (sz & 8) ? just_threads - 1 : sizeof(tessera_options); break;
+    }
+  }
+  if (c.rop >= 0 && c.acc_value != 0) {  // accumulate: through options (the defaults but it, if [api] gave none)
+    if (c.opt_mode != kOptions) c.opt_mode = kOptions;
+    c.opt.accumulate = c.acc_value;
+  }
+  if (null_arg) {
+    const uint8_t b = in.next();
+    c.null_arg = b % 8;
+    c.null_alt = b & 8;
+  }
+  if (c.dlpack) c.dl = in.next();
+  if (c.region) {
+    c.region_mode = in.next() & 7;
+    const int n_out = output_axes(c);
+    for (int i = 0; i < 2 * n_out; ++i) c.region_codes[i] = in.next();
+  }
+}
+
+void reduce_gradient_shape(Case& c);  // below, with the model: the gradient's shape
+
+// A reduction's bytes after [0] (see the input format).
+Case decode_reduction(Reader& in, uint8_t opb) {
+  Case c;
+  c.rop = opb % 4;
+  c.op = c.rop == kRepeatBackward ? kRepeat : kTile;  // (what the forward operation is)
+  const uint8_t r = in.next(), a = in.next();
+  const int code = r % 16;
+  c.dtype = code < kDtypes ? code : kBadDtypes[code - kDtypes];
+  if (r & 16) c.acc_value = ((r >> 5) & 3) == 3 ? 2 : 1;
+  c.grad_fault = r & 128;
+  const bool valid_dtype = c.dtype >= 0 && c.dtype < kDtypes;
+  const bool is_float = valid_dtype && c.dtype <= TESSERA_COMPLEX128;
+  c.itemsize = static_cast<size_t>(valid_dtype ? kDtypeBytes[c.dtype] : 4);
+  if (c.rop == kRepeatBackward) {
+    c.has_axis = a % 4 != 0;
+    c.axis = (a >> 2) % 16;  // the code, until ndim is known
+  }
+  const uint8_t nd = in.next(), nr = in.next();
+  const int ndim = nd < 0xF0 ? nd % (kFewDims + 1) : kManyCounts[nd - 0xF0];
+  const int naxes = std::clamp(ndim, 0, kCap);
+  const uint8_t flags = in.next();
+  c.null_strides = flags & 1;
+  c.null_src = flags & 2;
+  c.dst_mode = (flags >> 2) & 7;
+  const bool negative_extent = flags & 32;
+  c.big = flags & 128;
+  const uint8_t perm_code = in.next();
+  c.src_misalign = in.next() % 64;
+  c.dst_misalign = in.next() % 64;
+  c.slack = in.next();
+  const int64_t item = static_cast<int64_t>(c.itemsize);
+  const uint8_t pb = in.next();
+  const int64_t pitch = is_float ? item * (1 + pb % 2) : item + pb % 8;
+  // The decoded shape: A's (tile_backward, repeat_backward) or the gradient's (sum_to_shape).
+  int64_t* shape = c.rop == kSumToShape ? c.shape : c.in_shape;
+  const bool many = naxes > kFewDims;
+  for (int i = 0; i < naxes; ++i) {
+    const uint8_t b = in.next(1);
+    shape[i] = !many || b < 0x40 ? kExtents[b % 16] : 1;
+  }
+  if (negative_extent && naxes > 0) shape[c.slack % naxes] = -1 - static_cast<int64_t>(c.slack % 3);
+  if (c.rop == kSumToShape) {
+    c.ndim = ndim;
+    c.naxes = naxes;
+    c.nreps = nr >= 0xF0 ? kManyCounts[nr - 0xF0] : ndim >= 0 && ndim <= kCap ? (nr % 8) % (ndim + 2) : nr % 8;
+    c.nrepv = std::clamp(c.nreps, 0, kCap);
+    decode_target(in, c);
+  } else {
+    c.in_ndim = ndim;
+    c.in_naxes = naxes;
+    if (c.rop == kTileBackward) {
+      c.nreps = nr < 0xF0 ? nr % (kFewReps + 1) : kManyCounts[nr - 0xF0];
+      c.nrepv = std::clamp(c.nreps, 0, kCap);
+      decode_reps(in, c);
+    } else {
+      if (c.has_axis) {
+        const int k = c.axis;
+        c.axis = k < 6 ? k : k < 12 ? k - 12 : k == 12 ? naxes : k == 13 ? -naxes - 1 : k == 14 ? INT_MAX : INT_MIN + 1;
+      }
+      decode_counts(in, c, nr, c.in_shape, ndim, naxes);
+    }
+    reduce_gradient_shape(c);
+  }
+  decode_strides(in, c, perm_code, item, pitch, is_float ? item : 1);
+  decode_trailing(in, c);
+  return c;
+}
+
 Case decode(const uint8_t* data, size_t size) {
   Reader in(data, size);
-  Case c;
   const uint8_t opb = in.next();
+  if (opb >= kReduceOpMin && opb % 4 != kRepeat) return decode_reduction(in, opb);
+  Case c;
   c.op = opb % 4;
   if (c.op == kRepeat) {
     const unsigned a = opb >> 2, k = a >> 2;
@@ -377,9 +650,6 @@ Case decode(const uint8_t* data, size_t size) {
   c.src_misalign = in.next() % 64;
   c.dst_misalign = in.next() % 64;
   c.slack = in.next();
-  // Parent-buffer byte sizes saturate at 2^48 (huge itemsizes, many axes): such a source span is
-  // never allocated, and the strides stay far from overflow.
-  constexpr int64_t kSat = int64_t{1} << 48;
   const int64_t item = static_cast<int64_t>(std::min<size_t>(c.itemsize, kSat));
   const int64_t pitch = item + in.next() % 8;
 
@@ -389,121 +659,15 @@ Case decode(const uint8_t* data, size_t size) {
     c.shape[i] = !many || b < 0x40 ? kExtents[b % 16] : 1;
   }
 
-  // Parent-buffer axis order (innermost first): a permutation picked by perm_code.
-  int order[kCap];
-  for (int i = 0; i < c.naxes; ++i) order[i] = c.naxes - 1 - i;  // C order
-  for (int i = 0; i < c.naxes; ++i) {
-    const int j = i + perm_code % (c.naxes - i);
-    perm_code = static_cast<uint8_t>(perm_code / (c.naxes - i));  // 0 is C order
-    std::swap(order[i], order[j]);
-  }
-  uint8_t stride_code[kCap];
-  int64_t raw[kCap];
-  for (int i = 0; i < c.naxes; ++i) {
-    stride_code[i] = in.next();
-    raw[i] = stride_code[i] >= 0xE0 ? static_cast<int8_t>(in.next()) : 0;
-  }
-  int64_t running = pitch;
-  for (int k = 0; k < c.naxes; ++k) {
-    const int ax = order[k];
-    const uint8_t b = stride_code[ax];
-    const int64_t parent_extent = (c.shape[ax] > 0 ? c.shape[ax] : 1) + (b >> 2) % 8;
-    int64_t s = running;
-    running = sat_mul(running, parent_extent, kSat);
-    if (b >= 0xE0) s = raw[ax];
-    else if (b % 4 == 2) s = -s;
-    else if (b % 4 == 3) s = 0;
-    c.strides[ax] = s;
-  }
-  if (c.null_strides) {  // C-contiguous, as the library assumes for NULL strides
-    int64_t s = item;
-    for (int i = c.naxes - 1; i >= 0; --i) {
-      c.strides[i] = s;
-      s = sat_mul(s, c.shape[i] > 0 ? c.shape[i] : 1, kSat);
-    }
-  }
+  decode_strides(in, c, perm_code, item, pitch, 1);
   if (negative_extent && c.naxes > 0) c.shape[c.slack % c.naxes] = -1 - static_cast<int64_t>(c.slack % 3);
 
   // The list's values.
-  if (c.op == kTile) {
-    const bool many_reps = c.nrepv > kFewReps;
-    for (int i = 0; i < c.nrepv; ++i) {
-      const uint8_t b = in.next(1);
-      c.reps[i] = b >= 0xE0 ? kSpecialReps[b - 0xE0] : !many_reps || b < 0x40 ? kSmallReps[b % 8] : 1;
-    }
-  } else if (c.op != kRepeat) {
-    const bool many_values = c.nrepv > kFewReps;
-    for (int i = 0; i < c.nrepv; ++i) {
-      const uint8_t b = in.next(1);
-      const int ax = i - (c.nrepv - c.naxes);  // the aligned input axis, if any
-      const int64_t same = ax >= 0 && ax < c.naxes ? c.shape[ax] : 1 + (b >> 3) % 4;
-      if (b >= 0xE0) c.reps[i] = kSpecialReps[b - 0xE0];
-      else if (many_values && b >= 0x40) c.reps[i] = ax >= 0 && ax < c.naxes ? c.shape[ax] : 1;
-      else if (b % 8 < 4) c.reps[i] = same;
-      else if (b % 8 == 4) c.reps[i] = 1;
-      else c.reps[i] = kSmallTargets[(b >> 3) % 8];
-    }
-  } else {
-    // The extent the counts go along: the axis' (in range), or the input's element count.
-    int64_t extent = -1;
-    bool known = c.ndim >= 0 && c.ndim <= kCap;
-    for (int i = 0; i < c.naxes; ++i) known = known && c.shape[i] >= 0;
-    const bool flat = !c.has_axis || (c.ndim == 0 && (c.axis == 0 || c.axis == -1));
-    if (known && !flat && c.axis >= -c.ndim && c.axis < c.ndim) {
-      extent = c.shape[c.axis < 0 ? c.axis + c.ndim : c.axis];
-    } else if (known && flat) {
-      extent = 1;
-      for (int i = 0; i < c.naxes; ++i) extent = sat_mul(extent, c.shape[i], kMaxCounts + 1);
-    }
-    if (nr >= 0xF0) c.nrepeats = kManyCounts[nr - 0xF0];
-    else if (nr % 8 == 7) c.nrepeats = (nr & 8) && extent >= 0 ? extent + 1 : 0;
-    else if (nr % 2 == 1 && extent >= 0 && extent <= kMaxCounts) c.nrepeats = extent;
-    else c.nrepeats = 1;
-    if (c.nrepeats > kMaxCounts) c.nrepeats = 1;
-    c.counts.resize(static_cast<size_t>(std::max<int64_t>(c.nrepeats, 0)));
-    for (int64_t& v : c.counts) {
-      const uint8_t b = in.next(1);
-      v = b >= 0xE0 ? kSpecialReps[b - 0xE0] : kSmallReps[b % 8];
-    }
-  }
+  if (c.op == kTile) decode_reps(in, c);
+  else if (c.op != kRepeat) decode_target(in, c);
+  else decode_counts(in, c, nr, c.shape, c.ndim, c.naxes);
   if (zero_itemsize) c.itemsize = 0;
-
-  // Trailing fields: entry points and options.
-  const uint8_t api = in.next();
-  c.opt_mode = (api & 3) >= 2 ? kOptions : (api & 3);
-  c.region = api & 4;
-  c.dlpack = api & 8;
-  const bool null_arg = api & 16;
-  c.arena = api & 32;
-  c.huge_asked = (api >> 6) == 3 && c.big;
-  if (c.opt_mode == kOptions) {
-    const uint8_t o = in.next();
-    const int nt = o & 3, high = o >> 6;
-    c.opt.nontemporal = nt < 3 ? nt : kBadEnum[high];
-    c.opt.negative_reps = (o & 4) ? TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO : TESSERA_NEGATIVE_REPS_ERROR;
-    if (nt < 3 && high >= 2) c.opt.negative_reps = high == 2 ? 2 : -1;
-    c.opt.max_threads = kThreads[(o >> 3) & 7];
-    const uint8_t sz = in.next();
-    const size_t just_threads = offsetof(tessera_options, max_threads) + sizeof(int);
-    switch (sz % 8) {
-      case 4: c.opt.sizeof_options = 0; break;
-      case 5: c.opt.sizeof_options = just_threads; break;
-      case 6: c.opt.sizeof_options = offsetof(tessera_options, nontemporal); break;
-      case 7: c.opt.sizeof_options = sizeof(tessera_options) + 1; break;
-      default: c.opt.sizeof_options = (sz & 8) ? just_threads - 1 : sizeof(tessera_options); break;
-    }
-  }
-  if (null_arg) {
-    const uint8_t b = in.next();
-    c.null_arg = b % 8;
-    c.null_alt = b & 8;
-  }
-  if (c.dlpack) c.dl = in.next();
-  if (c.region) {
-    c.region_mode = in.next() & 7;
-    const int n_out = output_axes(c);
-    for (int i = 0; i < 2 * n_out; ++i) c.region_codes[i] = in.next();
-  }
+  decode_trailing(in, c);
   return c;
 }
 
@@ -831,8 +995,9 @@ const unsigned char* poisoned_source() {
   return block + 128;
 }
 
-// Returns false if the source span exceeds kMaxBytes (nothing is allocated then).
-bool make_source(const Case& c, Source* s) {
+// Returns false if the source span exceeds max_bytes (at most kMaxBigBytes; nothing is allocated
+// then).
+bool make_source(const Case& c, Source* s, int64_t max_bytes = kMaxBytes) {
   __int128 lo = 0, hi = 0;
   const size_t isz = c.itemsize > 0 ? c.itemsize : 1;
   bool empty = false;
@@ -845,12 +1010,12 @@ bool make_source(const Case& c, Source* s) {
     (reach < 0 ? lo : hi) += reach;
   }
   const __int128 span = empty ? 0 : hi - lo + isz;
-  if (span > kMaxBytes) return false;
+  if (span > max_bytes) return false;
   s->prefix = c.src_misalign;
   s->bytes = static_cast<size_t>(span);
   s->buf.reset(new unsigned char[s->prefix + s->bytes + 1]);
   static const std::vector<unsigned char> pattern = [] {  // distinct neighbours: misplacements show
-    std::vector<unsigned char> v(kMaxBytes);
+    std::vector<unsigned char> v(kMaxBigBytes);
     for (size_t i = 0; i < v.size(); ++i) {
       uint32_t x = static_cast<uint32_t>(i) * 0x9E3779B1u;
       x ^= x >> 15;
@@ -863,7 +1028,7 @@ bool make_source(const Case& c, Source* s) {
   // Everything outside [data, data + bytes) is off limits, also when the input is empty.
   FUZZ_POISON(s->buf.get(), s->prefix);
   FUZZ_POISON(data + s->bytes, 1);
-  s->first = data - static_cast<int64_t>(lo);
+  s->first = empty ? data : data - static_cast<int64_t>(lo);  // (an empty input's other axes may be huge)
   return true;
 }
 
@@ -952,12 +1117,21 @@ std::map<std::string, long>& path_counts() {
   return *counts;
 }
 
-void count_path(const char* description) {
+// The executor path a plan's description names: the "[path]" after "kernel: " (the family), or
+// the reductions' "kernel: reduce.<path> (...)".
+std::string described_path(const char* description) {
   const char* k = std::strstr(description, "kernel: ");
+  if (k != nullptr && std::strncmp(k + 8, "reduce.", 7) == 0) {
+    const char* end = k + 8;
+    while (*end != '\0' && *end != ' ' && *end != '\n') ++end;
+    return std::string(k + 8, end);
+  }
   const char* open = k ? std::strchr(k, '[') : nullptr;
   const char* close = open ? std::strchr(open, ']') : nullptr;
-  ++path_counts()[close ? std::string(open + 1, close) : std::string(k ? "none" : "?")];
+  return close ? std::string(open + 1, close) : std::string(k ? "none" : "?");
 }
+
+void count_path(const char* description) { ++path_counts()[described_path(description)]; }
 
 // What the inputs reached beyond the executor paths (printed with them): successful calls per
 // operation, entry point and kind of input, and the documented errors of the rarer kinds.
@@ -966,7 +1140,8 @@ enum Feature : int {
   kOptionsPartOk, kOptionsSizeErr, kThreadsBigOk, kArenaBigOk, kNtNeverOk, kAutoStreamOk, kRegionOk, kRegionPartOk,
   kRegionWholeOk, kRegionErr, kCppRegionOk, kCppAllocOk, kDlpackOk, kDlpackErr, kDlpackShapeOk, kNullArgErr,
   kManyDimsOk, kTooManyDimsErr, kBigItemOk, kOverflowErr, kOutput1MiBOk, kAlloc32MiBOk, kOutOfMemoryErr,
-  kNoSourceCalls, kFeatures
+  kNoSourceCalls, kTileBackwardOk, kSumToShapeOk, kRepeatBackwardOk, kRepeatBackwardCountsOk, kReduceFloatOk,
+  kReduceIntOk, kAccumulateOk, kReduceThreadedOk, kReduceRejected, kReduceDlpackOk, kReduceDlpackErr, kFeatures
 };
 constexpr const char* kFeatureNames[kFeatures] = {
     "tile_ok", "broadcast_to_ok", "expand_ok", "repeat_ok", "repeat_counts_ok", "repeat_no_axis_ok", "ex_ok",
@@ -974,7 +1149,10 @@ constexpr const char* kFeatureNames[kFeatures] = {
     "arena4_threaded_ok", "nontemporal_never_ok", "auto_streaming_ok", "region_ok", "region_part_ok",
     "region_whole_ok", "region_rejected", "cpp_region_ok", "cpp_alloc_ok", "dlpack_ok", "dlpack_rejected",
     "dlpack_shape_ok", "null_pointer_rejected", "ndim_over_6_ok", "ndim_over_64_rejected", "itemsize_over_40_ok",
-    "overflow_rejected", "output_over_1MiB_ok", "alloc_32MiB_ok", "out_of_memory_rejected", "calls_without_source"};
+    "overflow_rejected", "output_over_1MiB_ok", "alloc_32MiB_ok", "out_of_memory_rejected", "calls_without_source",
+    "tile_backward_ok", "sum_to_shape_ok", "repeat_backward_ok", "repeat_backward_counts_ok", "reduce_float_ok",
+    "reduce_int_ok", "accumulate_ok", "reduce_threaded_ok", "reduce_rejected", "reduce_dlpack_ok",
+    "reduce_dlpack_rejected"};
 long g_features[kFeatures] = {};
 void note(Feature f) { ++g_features[f]; }
 
@@ -1305,8 +1483,789 @@ void check_dlpack(const Case& c, const Model& md, bool args_ok, bool list_ptr_nu
 }
 #endif
 
+// ---- The reductions ------------------------------------------------------------------------
+// tile_backward, sum_to_shape and repeat_backward: the gradient (the source, strided as above)
+// summed into a C-contiguous result of the forward input's shape (tile_backward, repeat_backward)
+// or of the target (sum_to_shape). Checked like the family: the status against reduce_model (the
+// documented rules in the planner's order), the result against sums computed here from the
+// definitions, the result untouched on rejection, the sentinel after it always.
+//
+// Values: integer gradients are the source's byte pattern (any bits; the sums wrap modulo 2^bits,
+// exact in any order). Floating-point gradients (strides in whole elements) hold small integers
+// in [-8, 8] (each real or imaginary part), and the result's prior contents too: every partial sum
+// is an integer of at most 2^23 in magnitude (at most kMaxBigGradElems addends), exact in every
+// accumulator (float32 for float16 / bfloat16), so the result is the exact sum (plus the prior
+// value under accumulate) rounded once to the element type, to nearest even: written here from the
+// IEEE formats (ieee_from_int), bit for bit.
+
+// The forward operation of a tile_backward / repeat_backward case for A of `shape` (ndim axes):
+// a tile or repeat case of 1-byte elements, C-contiguous.
+Case forward_case(const Case& c, const int64_t* shape, int ndim) {
+  Case f;
+  f.op = c.rop == kTileBackward ? kTile : kRepeat;
+  f.ndim = ndim;
+  f.naxes = std::clamp(ndim, 0, kCap);
+  std::copy(shape, shape + f.naxes, f.shape);
+  f.itemsize = 1;
+  f.null_strides = true;
+  if (c.rop == kTileBackward) {
+    f.nreps = c.nreps;
+    f.nrepv = c.nrepv;
+    std::copy(c.reps, c.reps + c.nrepv, f.reps);
+  } else {
+    f.has_axis = c.has_axis;
+    f.axis = c.axis;
+    f.nrepeats = c.nrepeats;
+    f.counts = c.counts;
+  }
+  return f;
+}
+
+// tile_backward, repeat_backward: the gradient's shape is the forward output's (negative reps
+// and counts clamped to 0, so that it is the right one under clamp_to_zero too); where the forward
+// operation fails, A's shape (the call fails before looking at it). With grad_fault, one more
+// leading axis of extent 1 (slack bit 1, or a 0-d gradient) or the last extent off by one.
+void reduce_gradient_shape(Case& c) {
+  int n = -1;
+  int64_t g[kCap] = {};
+  if (c.in_ndim >= 0 && c.in_ndim <= kCap && (c.rop != kTileBackward || (c.nreps >= 0 && c.nreps <= kCap))) {
+    const Model f = model(forward_case(c, c.in_shape, c.in_ndim), true, true, true, false);
+    if (f.shape_status == TESSERA_OK) {
+      n = f.out_ndim;
+      std::copy(f.out_shape, f.out_shape + n, g);
+    }
+  }
+  if (n < 0) {
+    n = c.in_naxes;
+    std::copy(c.in_shape, c.in_shape + n, g);
+  }
+  if (c.grad_fault) {
+    if (((c.slack & 2) && n < kCap) || n == 0) {
+      for (int i = n; i > 0; --i) g[i] = g[i - 1];
+      g[0] = 1;
+      ++n;
+    } else {
+      g[n - 1] += g[n - 1] < kInt64Max ? 1 : -1;
+    }
+  }
+  c.ndim = c.naxes = n;
+  std::copy(g, g + n, c.shape);
+}
+
+// What a reduction's planning answers (reduce_planner.cpp, documented in tessera.h), for the
+// result shape `res` (res_ndim axes, in range: A's shape or the target) and the gradient of the
+// case, in the planner's order: the options; the forward operation's own checks (tile_shape,
+// repeat_shape: the family's model); the dtype (the C calls check it before planning:
+// dtype_first); the gradient's shape (as the family's input: a negative extent, then the element
+// count — 0 if an extent is 0 — overflowing), with NULL strides its byte size; the result's
+// shape (the same rules) and byte size; then the shapes against each other (sum_to_shape: at most the gradient's
+// axes, each target extent the gradient's or 1; the others: the gradient's shape is the forward
+// output's). Preconditions: the counts of the C calls are in range (else INVALID_ARGUMENT first).
+struct RModel {
+  tessera_status plan_status = TESSERA_OK;
+  bool grad_nonempty = false;
+  int64_t grad_count = 0;  // saturated at INT64_MAX
+  int out_ndim = 0;
+  int64_t out_shape[kCap] = {};
+  int64_t out_count = 0, out_bytes = 0;  // valid when plan_status == OK
+  Model fwd;                             // the forward operation's (repeat: the axis and counts)
+};
+
+RModel reduce_model(const Case& c, const int64_t* res, int res_ndim, bool valid_options, bool clamp,
+                    bool dtype_first = true) {
+  RModel m;
+  bool empty = false;
+  __int128 count = 1;
+  for (int i = 0; i < c.naxes; ++i) {
+    empty = empty || c.shape[i] <= 0;
+    count = std::min<__int128>(count * std::max<int64_t>(c.shape[i], 0), kInt64Max);
+  }
+  m.grad_nonempty = !empty;
+  m.grad_count = empty ? 0 : static_cast<int64_t>(count);
+  m.out_ndim = res_ndim;
+  std::copy(res, res + res_ndim, m.out_shape);
+  const auto done = [&](tessera_status s) {
+    m.plan_status = s;
+    return m;
+  };
+  const bool bad_dtype = c.dtype < 0 || c.dtype >= kDtypes;
+  if (!valid_options || (dtype_first && bad_dtype)) return done(TESSERA_INVALID_ARGUMENT);
+  if (c.rop != kSumToShape) {
+    m.fwd = model(forward_case(c, res, res_ndim), true, clamp, true, false);
+    if (m.fwd.plan_status != TESSERA_OK) return done(m.fwd.plan_status);
+  }
+  if (bad_dtype) return done(TESSERA_INVALID_ARGUMENT);
+  const int64_t isz = kDtypeBytes[c.dtype];
+  // A shape's element count as the family counts it: negative extents first, then 0 if an
+  // extent is 0, else the product (OVERFLOW past INT64_MAX).
+  const auto count_of = [](const int64_t* shape, int n, int64_t* count) {
+    for (int i = 0; i < n; ++i)
+      if (shape[i] < 0) return TESSERA_INVALID_ARGUMENT;
+    *count = 1;
+    for (int i = 0; i < n; ++i)
+      if (shape[i] == 0) return *count = 0, TESSERA_OK;
+    for (int i = 0; i < n; ++i)
+      if (__builtin_mul_overflow(*count, shape[i], count)) return TESSERA_OVERFLOW;
+    return TESSERA_OK;
+  };
+  int64_t n = 0, k = 0;
+  if (const tessera_status s = count_of(c.shape, c.ndim, &n); s != TESSERA_OK) return done(s);
+  if (c.null_strides && n != 0 && n > kInt64Max / isz) return done(TESSERA_OVERFLOW);
+  if (const tessera_status s = count_of(res, res_ndim, &k); s != TESSERA_OK) return done(s);
+  if (k > kInt64Max / isz) return done(TESSERA_OVERFLOW);
+  if (c.rop == kSumToShape) {
+    if (res_ndim > c.ndim) return done(TESSERA_INVALID_ARGUMENT);
+    for (int i = 0; i < c.ndim; ++i) {
+      const int j = i - (c.ndim - res_ndim);
+      const int64_t t = j >= 0 ? res[j] : 1;
+      if (t != c.shape[i] && t != 1) return done(TESSERA_INVALID_ARGUMENT);
+    }
+  } else {
+    if (c.ndim != m.fwd.out_ndim || !std::equal(c.shape, c.shape + c.ndim, m.fwd.out_shape))
+      return done(TESSERA_INVALID_ARGUMENT);
+  }
+  m.out_count = k;
+  m.out_bytes = k * isz;
+  return m;
+}
+
+bool float_dtype(int dtype) { return dtype >= TESSERA_FLOAT32 && dtype <= TESSERA_COMPLEX128; }
+int parts_of(int dtype) { return dtype == TESSERA_COMPLEX64 || dtype == TESSERA_COMPLEX128 ? 2 : 1; }
+
+// The IEEE binary format with `mant` fraction bits and `ebits` exponent bits nearest to the
+// integer v (ties to even; infinity past the largest finite value): its bits.
+uint64_t ieee_from_int(int64_t v, int mant, int ebits) {
+  const uint64_t sign = v < 0 ? uint64_t{1} << (mant + ebits) : 0;
+  uint64_t a = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  if (a == 0) return 0;  // +0: an exact sum of 0 is +0 under round-to-nearest
+  int e = 63 - __builtin_clzll(a);  // a in [2^e, 2^(e+1))
+  uint64_t q;
+  if (e <= mant) {
+    q = a << (mant - e);
+  } else {
+    const int sh = e - mant;
+    q = a >> sh;
+    const uint64_t rem = a & ((uint64_t{1} << sh) - 1), half = uint64_t{1} << (sh - 1);
+    if (rem > half || (rem == half && (q & 1))) ++q;
+    if (q >> (mant + 1)) {
+      q >>= 1;
+      ++e;
+    }
+  }
+  const int bias = (1 << (ebits - 1)) - 1, emax_field = (1 << ebits) - 1;
+  if (e + bias >= emax_field) return sign | (static_cast<uint64_t>(emax_field) << mant);
+  return sign | (static_cast<uint64_t>(e + bias) << mant) | (q & ((uint64_t{1} << mant) - 1));
+}
+
+// One real part of a floating-point dtype holding the integer v (rounded as above).
+void put_float(int dtype, int64_t v, unsigned char* out) {
+  uint64_t bits = 0;
+  size_t bytes = 0;
+  switch (dtype) {
+    case TESSERA_FLOAT32: case TESSERA_COMPLEX64: bits = ieee_from_int(v, 23, 8), bytes = 4; break;
+    case TESSERA_FLOAT64: case TESSERA_COMPLEX128: bits = ieee_from_int(v, 52, 11), bytes = 8; break;
+    case TESSERA_FLOAT16: bits = ieee_from_int(v, 10, 5), bytes = 2; break;
+    default: bits = ieee_from_int(v, 7, 8), bytes = 2; break;  // bfloat16
+  }
+  std::memcpy(out, &bits, bytes);  // little-endian
+}
+
+// A small integer in [-8, 8] from an index (gradient values, prior result values).
+int64_t small_value(uint64_t i, uint64_t salt) {
+  uint64_t x = (i + salt) * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  return static_cast<int64_t>(x % 17) - 8;
+}
+
+// The result's destination: [poisoned misalignment][capacity bytes][sentinel], holding `init`
+// before every call: the fuzzer's fill pattern, with small integers in the first `prior_bytes`
+// for floating-point dtypes (accumulate adds to them).
+struct RDest {
+  std::unique_ptr<unsigned char[]> buf;
+  size_t prefix = 0, capacity = 0;
+  std::vector<unsigned char> init;
+  RDest(const Case& c, size_t misalign, size_t cap, size_t prior_bytes)
+      : buf(new unsigned char[misalign + cap + kSentinel]), prefix(misalign), capacity(cap) {
+    FUZZ_POISON(buf.get(), prefix);
+    init.assign(Dest::fill_pattern(), Dest::fill_pattern() + capacity + kSentinel);
+    if (float_dtype(c.dtype)) {
+      const size_t part = static_cast<size_t>(kDtypeBytes[c.dtype]) / static_cast<size_t>(parts_of(c.dtype));
+      for (size_t k = 0; (k + 1) * part <= std::min(prior_bytes, capacity); ++k)
+        put_float(c.dtype, small_value(k, 77), init.data() + k * part);
+    }
+    reset();
+  }
+  ~RDest() { FUZZ_UNPOISON(buf.get(), prefix); }
+  RDest(const RDest&) = delete;
+  RDest& operator=(const RDest&) = delete;
+  unsigned char* data() { return buf.get() + prefix; }
+  void reset() { std::memcpy(data(), init.data(), init.size()); }
+};
+
+// After a call that returned `got` (already matched against the expectation): rejected, the
+// destination as it was; accepted, `want` (nbytes) then the rest as it was.
+void check_result(const Case& c, const char* api, tessera_status got, RDest& d, const std::vector<unsigned char>& want,
+                  size_t nbytes) {
+  const size_t from = got == TESSERA_OK ? nbytes : 0;
+  if (got == TESSERA_OK) {
+    if (want.size() != nbytes) fail(c, api, "succeeded where the model has no reference");
+    if (nbytes > 0 && std::memcmp(d.data(), want.data(), nbytes) != 0) {
+      size_t i = 0;
+      while (d.data()[i] == want[i]) ++i;
+      const size_t isz = c.itemsize;
+      std::string got_hex, want_hex;
+      for (size_t b = i / isz * isz; b < i / isz * isz + isz; ++b) {
+        char h[8];
+        std::snprintf(h, sizeof h, "%02x", d.data()[b]);
+        got_hex = h + got_hex;
+        std::snprintf(h, sizeof h, "%02x", want[b]);
+        want_hex = h + want_hex;
+      }
+      fail(c, api, "result element " + std::to_string(i / isz) + " is 0x" + got_hex + ", reference 0x" + want_hex);
+    }
+  }
+  if (std::memcmp(d.data() + from, d.init.data() + from, d.init.size() - from) != 0) {
+    size_t i = from;
+    while (d.data()[i] == d.init[i]) ++i;
+    fail(c, api, std::string(got == TESSERA_OK ? "wrote past the result: byte " : "rejected call wrote byte ") +
+                     std::to_string(i) + (i >= d.capacity ? " (sentinel)" : ""));
+  }
+}
+
+// The sums of a reduction the model accepted, per result element and part, from the
+// definitions: grad_out's element j adds into A's element (tile_backward) j % in_shape on the
+// trailing axes; (sum_to_shape) j's trailing axes, 0 where the target has extent 1; (repeat_backward)
+// j with the source index of j along the axis (or of the flattened A). Integers wrap modulo 2^64
+// (cut to the element's bytes when written); floats are exact (small integers). `first`: the
+// gradient's element (0, ..., 0); `vals`: floats, the value of each part of the source buffer
+// from `data` on.
+std::vector<uint64_t> reduce_sums(const Case& c, const RModel& m, const unsigned char* first, const unsigned char* data,
+                                  const std::vector<int64_t>& vals) {
+  const int parts = parts_of(c.dtype);
+  const size_t part = c.itemsize / static_cast<size_t>(parts);
+  const bool is_float = float_dtype(c.dtype);
+  std::vector<uint64_t> sums(static_cast<size_t>(m.out_count * parts), 0);
+  if (!m.grad_nonempty || m.out_count == 0) return sums;
+  const int D = c.ndim, n = m.out_ndim;
+  int64_t rstride[kCap];
+  for (int k = n - 1; k >= 0; --k) rstride[k] = k == n - 1 ? 1 : rstride[k + 1] * m.out_shape[k + 1];
+  int64_t j[kCap] = {};
+  int64_t off = 0;  // bytes from first
+  for (int64_t e = 0; e < m.grad_count; ++e) {
+    int64_t o = 0;
+    if (c.rop == kTileBackward) {
+      for (int k = 0; k < n; ++k) o += j[k + D - n] % m.out_shape[k] * rstride[k];
+    } else if (c.rop == kSumToShape) {
+      for (int k = 0; k < n; ++k) o += (m.out_shape[k] == 1 ? 0 : j[k + D - n]) * rstride[k];
+    } else if (m.fwd.axis >= 0) {
+      for (int k = 0; k < n; ++k) o += (k == m.fwd.axis ? repeat_source(m.fwd, j[k]) : j[k]) * rstride[k];
+    } else {
+      o = repeat_source(m.fwd, j[0]);
+    }
+    for (int p = 0; p < parts; ++p) {
+      const unsigned char* at = first + off + p * static_cast<int64_t>(part);
+      uint64_t v = 0;
+      if (is_float) v = static_cast<uint64_t>(vals[static_cast<size_t>(at - data) / part]);
+      else std::memcpy(&v, at, part);  // little-endian
+      sums[static_cast<size_t>(o * parts + p)] += v;
+    }
+    for (int k = D - 1; k >= 0; --k) {
+      off += c.strides[k];
+      if (++j[k] < c.shape[k]) break;
+      off -= j[k] * c.strides[k];
+      j[k] = 0;
+    }
+  }
+  return sums;
+}
+
+// The result's bytes: the sums (plus, accumulating, the prior contents: RDest's) as the dtype.
+std::vector<unsigned char> reduce_expected(const Case& c, const std::vector<uint64_t>& sums, bool accumulate) {
+  const int parts = parts_of(c.dtype);
+  const size_t part = c.itemsize / static_cast<size_t>(parts);
+  std::vector<unsigned char> out(sums.size() * part);
+  for (size_t k = 0; k < sums.size(); ++k) {
+    if (float_dtype(c.dtype)) {
+      const int64_t prior = accumulate ? small_value(k, 77) : 0;
+      put_float(c.dtype, static_cast<int64_t>(sums[k]) + prior, out.data() + k * part);
+    } else {
+      uint64_t prior = 0;
+      if (accumulate) std::memcpy(&prior, Dest::fill_pattern() + k * part, part);
+      const uint64_t v = sums[k] + prior;
+      std::memcpy(out.data() + k * part, &v, part);
+    }
+  }
+  return out;
+}
+
+// A destination as DstMode `mode` hands it over for a result of `nbytes`: where the call must not
+// run (a result over the cap, a gradient not allocated or too long to add up here), one too
+// small, which must be refused before anything is read.
+DstPlan reduce_dst_plan(unsigned mode, bool planned, bool out_fits, bool readable, size_t nbytes, size_t slack) {
+  if (mode > kHugeClaim) mode = kExact;
+  if (planned && nbytes > 0 && (!out_fits || !readable) && (mode == kExact || mode == kSlack || mode == kHugeClaim))
+    mode = kShort;
+  DstPlan d;
+  switch (mode) {
+    case kExact: d.capacity = d.dst_bytes = nbytes; break;
+    case kSlack: d.capacity = d.dst_bytes = nbytes + slack; break;
+    case kShort:
+      if (!out_fits) d.capacity = d.dst_bytes = kSmallCapacity;
+      else d.capacity = d.dst_bytes = nbytes > 0 ? nbytes - 1 - slack % nbytes : 0;
+      break;
+    case kZero: d.capacity = out_fits ? nbytes : kSmallCapacity; d.dst_bytes = 0; break;
+    case kNullDst: d.null_dst = true; d.dst_bytes = nbytes; break;
+    case kHugeClaim: d.capacity = nbytes; d.dst_bytes = std::numeric_limits<size_t>::max(); break;
+  }
+  return d;
+}
+
+#if TESSERA_FUZZ_DLPACK
+// The DLPack dtype of each tessera_dtype, and types the reductions do not add.
+const DLDataType kDlTypes[kDtypes] = {
+    {kDLFloat, 32, 1},   {kDLFloat, 64, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLComplex, 64, 1},
+    {kDLComplex, 128, 1}, {kDLInt, 8, 1},    {kDLInt, 16, 1},   {kDLInt, 32, 1},    {kDLInt, 64, 1},
+    {kDLUInt, 8, 1},     {kDLUInt, 16, 1},  {kDLUInt, 32, 1},  {kDLUInt, 64, 1}};
+const DLDataType kDlNotAdded[5] = {{6, 8, 1} /* kDLBool */, {kDLFloat, 32, 2}, {kDLFloat, 8, 1}, {kDLInt, 24, 1},
+                                   {kDLOpaqueHandle, 64, 1}};
+
+// The reduction's DLPack call (tessera_tile_backward_dlpack, tessera_sum_to_shape_dlpack,
+// tessera_repeat_backward_dlpack; the case's options): the result's shape is the call's shape
+// argument. The [dl] byte: bits 0-1 == 3 a dtype the reductions do not add (slack % 5 picks it;
+// also for a dtype code that is not one), bits 2-4 one fault (DlFault; kDstShape: the result's
+// shape with one more leading axis of extent 1 if slack bit 1 or 0-d, else its last extent off by
+// one — valid or not, as reduce_model says), bit 5 result strides given (compact), bit 6 result
+// strides not compact, bit 7 a gradient element stride whose byte stride overflows. Where the
+// call would succeed but its gradient was not allocated (or is too long to add up here), or its
+// result is over the cap, a NULL data pointer makes it fail first. `reference(m, accumulate)`: the
+// expected bytes of a result the model accepts. Skipped where the gradient's byte strides are not
+// whole elements (integer dtypes), which DLPack cannot say.
+void check_reduce_dlpack(const Case& c, const tessera_options* opt_ptr, const Effective& eff, bool clamp,
+                         bool readable, int64_t cap, const unsigned char* first, const unsigned char* base,
+                         const int64_t* grad_shape_ptr, const int64_t* res_ptr, int res_ndim, const int64_t* list_ptr,
+                         const std::function<std::vector<unsigned char>(const RModel&, bool)>& reference) {
+  const uint8_t d = c.dl;
+  const unsigned fault = (d >> 2) & 7;
+  const bool valid_dtype = c.dtype >= 0 && c.dtype < kDtypes;
+  const bool dtype_ok = valid_dtype && (d & 3) != 3;
+  const DLDataType dtype = dtype_ok ? kDlTypes[c.dtype] : kDlNotAdded[c.slack % 5];
+  const int64_t isz = static_cast<int64_t>(c.itemsize);
+  int64_t el[kCap] = {};
+  bool whole = true;
+  if (!c.null_strides)
+    for (int i = 0; i < c.naxes; ++i) {
+      whole = whole && c.strides[i] % isz == 0;
+      el[i] = c.strides[i] / isz;
+    }
+  const bool stride_overflow = (d & 128) && !c.null_strides && c.naxes > 0 && isz >= 2 && dtype_ok;
+  if (stride_overflow) el[0] = kInt64Max / isz + 1;
+
+  // The result's shape, with the fault.
+  int rn = res_ndim;
+  int64_t rshape[kCap + 1] = {};
+  const bool res_null = res_ptr == nullptr && res_ndim > 0;
+  if (!res_null && rn >= 0 && rn <= kCap) std::copy(res_ptr, res_ptr + rn, rshape);
+  if (fault == kDstShape && !res_null && rn >= 0 && rn <= kCap) {
+    if (((c.slack & 2) || rn == 0) && rn < kCap) {
+      for (int i = rn; i > 0; --i) rshape[i] = rshape[i - 1];
+      rshape[0] = 1;
+      ++rn;
+    } else if (rn > 0) {
+      rshape[rn - 1] += rshape[rn - 1] < kInt64Max ? 1 : -1;
+    }
+  }
+  const bool null_src_t = c.null_arg == kNullTensor && !c.null_alt;
+  const bool null_dst_t = c.null_arg == kNullTensor && c.null_alt;
+  const bool list_ok = c.rop == kTileBackward   ? c.nreps >= 0 && c.nreps <= kCap && (list_ptr || c.nreps == 0)
+                       : c.rop == kRepeatBackward ? c.nrepeats >= 0 && (list_ptr || c.nrepeats == 0)
+                                                  : true;
+  const bool pre_invalid = null_src_t || null_dst_t || fault == kSrcDevice || fault == kDstDevice || !dtype_ok ||
+                           fault == kDtypeMismatch || c.ndim < 0 || c.ndim > kCap ||
+                           (grad_shape_ptr == nullptr && c.ndim > 0) || !list_ok || rn < 0 || rn > kCap || res_null;
+  if (!whole && !pre_invalid) return;
+  tessera_status want_st = pre_invalid       ? TESSERA_INVALID_ARGUMENT
+                           : stride_overflow ? TESSERA_OVERFLOW
+                                             : TESSERA_OK;
+  RModel m;
+  if (want_st == TESSERA_OK) {
+    m = reduce_model(c, rshape, rn, eff.valid, clamp);
+    want_st = m.plan_status;
+  }
+  const size_t nbytes = want_st == TESSERA_OK ? static_cast<size_t>(m.out_bytes) : 0;
+  const bool out_fits = want_st == TESSERA_OK && m.out_bytes <= cap;
+  bool grad_data_null = c.null_src, res_data_null = c.dst_mode == kNullDst;
+  if (want_st == TESSERA_OK && nbytes > 0) {
+    if (!out_fits) res_data_null = true;  // refused before anything is read or written
+    else if (!readable && m.grad_nonempty) grad_data_null = true;
+  }
+  int64_t rstr[kCap + 1] = {};
+  const int rdims = std::clamp(rn, 0, kCap + 1);
+  for (int i = rdims - 1; i >= 0; --i)  // compact element strides (saturated where refused anyway)
+    rstr[i] = i == rdims - 1 ? 1 : sat_mul(rstr[i + 1], std::max<int64_t>(rshape[i + 1], 1), kInt64Max);
+  bool noncompact = false;
+  if ((d & 64) && nbytes > 0)
+    for (int i = 0; i < rdims && !noncompact; ++i)
+      if (rshape[i] > 1) rstr[i] ^= 1, noncompact = true;
+  if (want_st == TESSERA_OK) {
+    if (noncompact) want_st = TESSERA_INVALID_ARGUMENT;
+    else if (grad_data_null && m.grad_nonempty) want_st = TESSERA_INVALID_ARGUMENT;
+    else if (res_data_null && nbytes > 0) want_st = TESSERA_INVALID_ARGUMENT;
+  }
+  const bool accumulate = opt_ptr != nullptr && eff.valid && eff.options.accumulate;
+  std::vector<unsigned char> want;
+  if (want_st == TESSERA_OK) want = reference(m, accumulate);
+  RDest dst(c, c.dst_misalign, want_st == TESSERA_OK ? nbytes : kSmallCapacity, nbytes);
+  unsigned char* sbase = const_cast<unsigned char*>(base != nullptr ? base : first - 128);
+  DLTensor s{};
+  s.data = grad_data_null ? nullptr : sbase;
+  s.byte_offset = static_cast<uint64_t>(first - sbase);
+  s.device = {fault == kSrcDevice ? kDLCUDA : kDLCPU, 0};
+  s.ndim = c.ndim;
+  s.shape = const_cast<int64_t*>(grad_shape_ptr);
+  s.dtype = dtype;
+  s.strides = c.null_strides ? nullptr : el;
+  DLTensor t{};
+  t.data = res_data_null ? nullptr : dst.buf.get();
+  t.byte_offset = c.dst_misalign;
+  t.device = {fault == kDstDevice ? kDLOpenCL : kDLCPU, 0};
+  t.ndim = rn;
+  t.shape = res_null ? nullptr : rshape;
+  t.dtype = dtype;
+  if (fault == kDtypeMismatch) t.dtype.code = static_cast<uint8_t>(t.dtype.code ^ 1);
+  t.strides = (d & (32 | 64)) ? rstr : nullptr;
+  const DLTensor* sp = null_src_t ? nullptr : &s;
+  DLTensor* tp = null_dst_t ? nullptr : &t;
+  tessera_status st = TESSERA_OK;
+  const char* api = "";
+  switch (c.rop) {
+    case kTileBackward:
+      api = "tessera_tile_backward_dlpack";
+      st = tessera_tile_backward_dlpack(sp, c.nreps, list_ptr, tp, opt_ptr);
+      break;
+    case kSumToShape:
+      api = "tessera_sum_to_shape_dlpack";
+      st = tessera_sum_to_shape_dlpack(sp, tp, opt_ptr);
+      break;
+    default:
+      api = "tessera_repeat_backward_dlpack";
+      st = tessera_repeat_backward_dlpack(sp, c.nrepeats, list_ptr, c.has_axis ? c.axis : TESSERA_AXIS_NONE, tp,
+                                          opt_ptr);
+      break;
+  }
+  expect_status(c, api, st, want_st);
+  check_result(c, api, st, dst, want, nbytes);
+  note(st == TESSERA_OK ? kReduceDlpackOk : kReduceDlpackErr);
+}
+#endif
+
+// One reduction input through every entry point of its operation: the C one-shot call (or its
+// _ex form with the case's options), the C plan (tessera_plan_create_tile_backward, _sum_to_shape,
+// _repeat_backward) + tessera_plan_output_bytes / _output_shape / _describe / _execute (twice) and
+// tessera_plan_execute_region (refused for a reduction), a C++ plan with non-temporal stores
+// forced, the C++ allocating call, and with DLPack the DLPack call.
+void run_reduction(const Case& c) {
+  const bool sum = c.rop == kSumToShape, rep = c.rop == kRepeatBackward;
+  const int res_ndim = sum ? c.nreps : c.in_ndim;  // the result's shape: A's, or the target
+  const int64_t* grad_shape_ptr = c.null_arg == kNullShape && !(c.null_alt && !sum) ? nullptr : c.shape;
+  const int64_t* in_shape_ptr = c.null_arg == kNullShape && c.null_alt && !sum ? nullptr : c.in_shape;
+  const int64_t* list_ptr = c.null_arg == kNullReps ? nullptr : rep ? c.counts.data() : c.reps;
+  const int64_t* res_ptr = sum ? list_ptr : in_shape_ptr;
+  const int64_t list_count = rep ? c.nrepeats : c.nreps;
+  const int axis_c = c.has_axis ? c.axis : TESSERA_AXIS_NONE;
+  const std::optional<int> axis_cpp = c.has_axis ? std::optional<int>(c.axis) : std::nullopt;
+  // The C calls' own checks (all INVALID_ARGUMENT, before the planning): counts in range, NULL
+  // pointers with counts > 0, a negative nrepeats; the dtype and the options are the model's.
+  const bool dims_ok = c.ndim >= 0 && c.ndim <= kCap && res_ndim >= 0 && res_ndim <= kCap &&
+                       (c.rop != kTileBackward || (c.nreps >= 0 && c.nreps <= kCap));
+  const bool args_ok = dims_ok && (grad_shape_ptr != nullptr || c.ndim == 0) &&
+                       (res_ptr != nullptr || res_ndim == 0) && (list_ptr != nullptr || list_count <= 0) &&
+                       (!rep || c.nrepeats >= 0);
+  const bool ex = c.opt_mode != kPlain;
+  tessera_options options = c.opt;
+  const tessera_options* opt_ptr = c.opt_mode == kOptions ? &options : nullptr;
+  const Effective eff = opt_ptr != nullptr ? effective(c.opt) : Effective{true, {}};
+  const bool clamp = eff.valid && eff.options.negative_reps == tessera::NegativeReps::clamp_to_zero;
+  const bool accumulate = eff.valid && eff.options.accumulate;
+  // The C++ calls' options: the case's where valid (else the defaults), non-temporal stores forced
+  // for the plan.
+  tessera::Options cpp_options = eff.valid ? eff.options : tessera::Options();
+  const tessera::DType dt = static_cast<tessera::DType>(c.dtype);
+  RModel mo, mc;  // under the case's options (the C calls, DLPack), and the C++ calls'
+  if (dims_ok) {
+    const int64_t* res = sum ? c.reps : c.in_shape;
+    mo = reduce_model(c, res, res_ndim, eff.valid, clamp);
+    mc = reduce_model(c, res, res_ndim, true, clamp, /*dtype_first=*/false);
+  } else {
+    mo.plan_status = mc.plan_status = TESSERA_INVALID_ARGUMENT;
+  }
+  const auto c_status = [&](tessera_status s) { return args_ok ? s : TESSERA_INVALID_ARGUMENT; };
+
+  // The gradient: allocated where its span is at most the cap, read where it has at most
+  // kMaxGradElems elements (kMaxBigGradElems for big inputs). Floating-point values: small integers.
+  const int64_t span_cap = c.big ? kMaxBigBytes : kMaxBytes;
+  Source src;
+  const bool have_src = dims_ok && make_source(c, &src, span_cap);
+  const RModel& mg = mo;  // (the gradient's count does not depend on the options)
+  const bool readable = have_src && mg.grad_count <= (c.big ? kMaxBigGradElems : kMaxGradElems);
+  std::vector<int64_t> vals;
+  if (have_src && float_dtype(c.dtype)) {
+    const size_t part = c.itemsize / static_cast<size_t>(parts_of(c.dtype));
+    unsigned char* data = src.buf.get() + src.prefix;
+    vals.resize(src.bytes / part);
+    for (size_t k = 0; k < vals.size(); ++k) {
+      vals[k] = small_value(k, src.bytes);
+      put_float(c.dtype, vals[k], data + k * part);
+    }
+  }
+  const unsigned char* first = have_src ? src.first : poisoned_source();
+  const unsigned char* data = have_src ? src.buf.get() + src.prefix : nullptr;
+  const void* src_ptr = c.null_src ? nullptr : first;
+  const int64_t* strides = c.null_strides ? nullptr : c.strides;
+
+  // The result, where some call may succeed (both models agree where both accept).
+  const bool planned = mo.plan_status == TESSERA_OK || mc.plan_status == TESSERA_OK;
+  const RModel& mr = mo.plan_status == TESSERA_OK ? mo : mc;
+  const size_t nbytes = planned ? static_cast<size_t>(mr.out_bytes) : 0;
+  const int64_t cap = c.big ? kMaxBigBytes : kMaxBytes;
+  const bool out_fits = planned && mr.out_bytes <= cap;
+  const DstPlan dp = reduce_dst_plan(c.dst_mode, planned, out_fits, readable, nbytes, c.slack);
+  RDest dst(c, c.dst_misalign, dp.capacity, nbytes);
+  void* dst_ptr = dp.null_dst ? nullptr : dst.data();
+  std::vector<uint64_t> sums;
+  const bool have_sums = planned && out_fits && readable && nbytes > 0;
+  if (have_sums) sums = reduce_sums(c, mr, first, data, vals);
+  // The expected result of a call (accumulating or not): where it may succeed.
+  const auto expected = [&](bool acc) {
+    return have_sums ? reduce_expected(c, sums, acc) : std::vector<unsigned char>();
+  };
+  const std::vector<unsigned char> want_plain = expected(false), want_acc = expected(true);
+  const auto exec_status = [&](const RModel& m) {
+    return c_status(exec_expect(m.plan_status, c.null_src, m.grad_nonempty, dp.null_dst, dp.dst_bytes, nbytes));
+  };
+  // A call that succeeds with a non-empty result reads the gradient: only where it is readable.
+  const auto may_call = [&](tessera_status want) {
+    if (want == TESSERA_OK && nbytes > 0 && !have_sums) fail(c, "model", "a call would read an unreadable gradient");
+    return true;
+  };
+  const auto noted = [&](tessera_status st, bool acc) {
+    if (st != TESSERA_OK) {
+      note(kReduceRejected);
+      return;
+    }
+    note(static_cast<Feature>(kTileBackwardOk + c.rop));
+    if (rep && mr.fwd.scalar < 0) note(kRepeatBackwardCountsOk);
+    note(float_dtype(c.dtype) ? kReduceFloatOk : kReduceIntOk);
+    if (acc) note(kAccumulateOk);
+    if (mr.grad_count * static_cast<int64_t>(c.itemsize) >= 512 * 1024) note(kReduceThreadedOk);
+  };
+
+  // One-shot.
+  {
+    const tessera_status want_st = exec_status(mo);
+    may_call(want_st);
+    const bool acc = ex && accumulate;
+    dst.reset();
+    tessera_status st = TESSERA_OK;
+    const char* api = "";
+    switch (c.rop) {
+      case kTileBackward:
+        api = ex ? "tessera_tile_backward_ex" : "tessera_tile_backward";
+        st = ex ? tessera_tile_backward_ex(src_ptr, c.ndim, grad_shape_ptr, strides, c.dtype, c.in_ndim, in_shape_ptr,
+                                           c.nreps, list_ptr, dst_ptr, dp.dst_bytes, opt_ptr)
+                : tessera_tile_backward(src_ptr, c.ndim, grad_shape_ptr, strides, c.dtype, c.in_ndim, in_shape_ptr,
+                                        c.nreps, list_ptr, dst_ptr, dp.dst_bytes);
+        break;
+      case kSumToShape:
+        api = ex ? "tessera_sum_to_shape_ex" : "tessera_sum_to_shape";
+        st = ex ? tessera_sum_to_shape_ex(src_ptr, c.ndim, grad_shape_ptr, strides, c.dtype, c.nreps, list_ptr, dst_ptr,
+                                          dp.dst_bytes, opt_ptr)
+                : tessera_sum_to_shape(src_ptr, c.ndim, grad_shape_ptr, strides, c.dtype, c.nreps, list_ptr, dst_ptr,
+                                       dp.dst_bytes);
+        break;
+      default:
+        api = ex ? "tessera_repeat_backward_ex" : "tessera_repeat_backward";
+        st = ex ? tessera_repeat_backward_ex(src_ptr, c.ndim, grad_shape_ptr, strides, c.dtype, c.in_ndim,
+                                             in_shape_ptr, c.nrepeats, list_ptr, axis_c, dst_ptr, dp.dst_bytes, opt_ptr)
+                : tessera_repeat_backward(src_ptr, c.ndim, grad_shape_ptr, strides, c.dtype, c.in_ndim, in_shape_ptr,
+                                          c.nrepeats, list_ptr, axis_c, dst_ptr, dp.dst_bytes);
+        break;
+    }
+    expect_status(c, api, st, want_st);
+    check_result(c, api, st, dst, acc ? want_acc : want_plain, nbytes);
+    noted(st, acc);
+    if (!have_src) note(kNoSourceCalls);
+  }
+
+  // Plan.
+  {
+    tessera_plan* plan = nullptr;
+    tessera_plan** out_plan = c.null_arg == kNullOutPtr ? nullptr : &plan;
+    const tessera_status want_st = out_plan == nullptr ? TESSERA_INVALID_ARGUMENT : c_status(mo.plan_status);
+    tessera_status st = TESSERA_OK;
+    const char* api = "";
+    switch (c.rop) {
+      case kTileBackward:
+        api = "tessera_plan_create_tile_backward";
+        st = tessera_plan_create_tile_backward(c.ndim, grad_shape_ptr, strides, c.dtype, c.in_ndim, in_shape_ptr,
+                                               c.nreps, list_ptr, opt_ptr, out_plan);
+        break;
+      case kSumToShape:
+        api = "tessera_plan_create_sum_to_shape";
+        st = tessera_plan_create_sum_to_shape(c.ndim, grad_shape_ptr, strides, c.dtype, c.nreps, list_ptr, opt_ptr,
+                                              out_plan);
+        break;
+      default:
+        api = "tessera_plan_create_repeat_backward";
+        st = tessera_plan_create_repeat_backward(c.ndim, grad_shape_ptr, strides, c.dtype, c.in_ndim, in_shape_ptr,
+                                                 c.nrepeats, list_ptr, axis_c, opt_ptr, out_plan);
+        break;
+    }
+    expect_status(c, api, st, want_st);
+    if (st != TESSERA_OK) {
+      if (plan != nullptr) fail(c, api, "failed but handed out a plan");
+    } else {
+      std::unique_ptr<tessera_plan, void (*)(tessera_plan*)> owner(plan, tessera_plan_destroy);
+      tessera_plan* use = c.null_arg == kNullPlan ? nullptr : plan;
+      if (tessera_plan_output_bytes(use) != (use ? nbytes : 0))
+        fail(c, "tessera_plan_output_bytes", std::to_string(tessera_plan_output_bytes(use)) + " bytes, expected " +
+                                                 std::to_string(use ? nbytes : 0));
+      int out_ndim = -7;
+      int64_t out_shape[TESSERA_MAX_NDIM];
+      int* ndim_arg = c.null_arg == kNullOutNdim ? nullptr : &out_ndim;
+      int64_t* shape_arg = c.null_arg == kNullOutShape ? nullptr : out_shape;
+      const bool shape_args = use != nullptr && ndim_arg != nullptr && shape_arg != nullptr;
+      expect_status(c, "tessera_plan_output_shape", tessera_plan_output_shape(use, ndim_arg, shape_arg),
+                    shape_args ? TESSERA_OK : TESSERA_INVALID_ARGUMENT);
+      if (shape_args && (out_ndim != mo.out_ndim || !std::equal(out_shape, out_shape + out_ndim, mo.out_shape)))
+        fail(c, "tessera_plan_output_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", model " +
+                                                 list(mo.out_shape, mo.out_ndim));
+      const char* description = tessera_plan_describe(plan);
+      const std::string opname = std::string(kROpNames[c.rop]) + " plan: ";
+      if (std::strncmp(description, opname.c_str(), opname.size()) != 0)
+        fail(c, "tessera_plan_describe", "description does not start with \"" + opname + "\"");
+      const std::string path = described_path(description);
+      static const std::vector<std::string> paths = tessera::Plan::kernel_paths();
+      if (!(path == "reduce.none" && nbytes == 0) && std::find(paths.begin(), paths.end(), path) == paths.end())
+        fail(c, "tessera_plan_describe", "path \"" + path + "\" is not listed by Plan::kernel_paths()");
+      const tessera_status want_ex = use == nullptr ? TESSERA_INVALID_ARGUMENT : exec_status(mo);
+      for (int run = 0; run < 2 && may_call(want_ex); ++run) {  // a plan is reusable
+        dst.reset();
+        const tessera_status ex_st = tessera_plan_execute(use, src_ptr, dst_ptr, dp.dst_bytes);
+        expect_status(c, "tessera_plan_execute", ex_st, want_ex);
+        check_result(c, "tessera_plan_execute", ex_st, dst, accumulate ? want_acc : want_plain, nbytes);
+        if (ex_st == TESSERA_OK && run == 0) count_path(description);
+      }
+      if (c.region) {  // not available for a reduction's plan
+        dst.reset();
+        const int64_t zeros[kCap] = {};
+        const tessera_status rs = tessera_plan_execute_region(use, src_ptr, zeros, mo.out_shape, dst_ptr, dp.dst_bytes);
+        expect_status(c, "tessera_plan_execute_region", rs, TESSERA_INVALID_ARGUMENT);
+        check_result(c, "tessera_plan_execute_region", rs, dst, want_plain, nbytes);
+      }
+    }
+  }
+
+  if (!args_ok) {  // (the C++ Dims and Repeats would take what the C calls refuse)
+#if TESSERA_FUZZ_DLPACK
+    if (c.dlpack)
+      check_reduce_dlpack(c, opt_ptr, eff, clamp, readable, cap, first, have_src ? src.buf.get() : nullptr,
+                          grad_shape_ptr, res_ptr, res_ndim, list_ptr,
+                          [&](const RModel&, bool) { return std::vector<unsigned char>(); });
+#endif
+    return;
+  }
+  const auto cpp_shape = [&] { return tessera::Dims(c.shape, static_cast<size_t>(c.ndim)); };
+  const auto cpp_strides = [&] {
+    return c.null_strides ? tessera::Dims() : tessera::Dims(c.strides, static_cast<size_t>(c.ndim));
+  };
+  const auto cpp_res = [&] { return tessera::Dims(sum ? c.reps : c.in_shape, static_cast<size_t>(res_ndim)); };
+  const tessera::Repeats counts(c.counts.data(), c.counts.size());
+
+  // C++ plan, non-temporal stores forced.
+  {
+    tessera::Options o = cpp_options;
+    o.nontemporal = tessera::NonTemporal::always;
+    const tessera_status want_st =
+        exec_expect(mc.plan_status, c.null_src, mc.grad_nonempty, dp.null_dst, dp.dst_bytes, nbytes);
+    may_call(want_st);
+    dst.reset();
+    const tessera_status st = cpp_status(c, "tessera::Plan (reduction, nt)", [&] {
+      const tessera::Plan plan =
+          c.rop == kTileBackward ? tessera::Plan::tile_backward(cpp_shape(), cpp_strides(), dt, cpp_res(),
+                                                                tessera::Dims(c.reps, static_cast<size_t>(c.nreps)), o)
+          : sum ? tessera::Plan::sum_to_shape(cpp_shape(), cpp_strides(), dt, cpp_res(), o)
+                : tessera::Plan::repeat_backward(cpp_shape(), cpp_strides(), dt, cpp_res(), counts, axis_cpp, o);
+      if (!plan.is_reduction() || plan.nbytes() != nbytes || plan.itemsize() != c.itemsize)
+        fail(c, "tessera::Plan (reduction, nt)", "is_reduction / nbytes / itemsize");
+      const std::string path = plan.kernel_path();
+      static const std::vector<std::string> paths = tessera::Plan::kernel_paths();
+      if (!(path == "reduce.none" && nbytes == 0) && std::find(paths.begin(), paths.end(), path) == paths.end())
+        fail(c, "tessera::Plan (reduction, nt)", "kernel_path() \"" + path + "\" is not listed by Plan::kernel_paths()");
+      if (path != described_path(plan.describe().c_str()))
+        fail(c, "tessera::Plan (reduction, nt)", "kernel_path() \"" + path + "\" but describe() names another");
+      plan.execute(src_ptr, dst_ptr, dp.dst_bytes);
+      if (want_st == TESSERA_OK) ++path_counts()[path];
+    });
+    if (st != want_st)
+      fail(c, "tessera::Plan (reduction, nt)", std::string("status ") + status_name(st) + ", expected " +
+                                                   status_name(want_st));
+    check_result(c, "tessera::Plan (reduction, nt)", st, dst, o.accumulate ? want_acc : want_plain, nbytes);
+    noted(st, o.accumulate);
+  }
+
+  // C++ allocating call (accumulate does not apply: a new array).
+  {
+    const char* api = "tessera allocating reduction";
+    tessera_status want_st = mc.plan_status;
+    if (want_st == TESSERA_OK && c.null_src && mc.grad_nonempty) want_st = TESSERA_INVALID_ARGUMENT;
+    if (want_st != TESSERA_OK || nbytes == 0 || (out_fits && readable)) {
+      tessera::Array a;
+      const tessera_status st = cpp_status(c, api, [&] {
+        const tessera::Dims shape = cpp_shape(), st_ = cpp_strides();
+        switch (c.rop) {
+          case kTileBackward:
+            a = tessera::tile_backward(src_ptr, shape, st_, dt, cpp_res(),
+                                       tessera::Dims(c.reps, static_cast<size_t>(c.nreps)), cpp_options);
+            break;
+          case kSumToShape: a = tessera::sum_to_shape(src_ptr, shape, st_, dt, cpp_res(), cpp_options); break;
+          default: a = tessera::repeat_backward(src_ptr, shape, st_, dt, cpp_res(), counts, axis_cpp, cpp_options); break;
+        }
+      });
+      if (st != want_st) fail(c, api, std::string("status ") + status_name(st) + ", expected " + status_name(want_st));
+      if (st == TESSERA_OK) {
+        if (a.nbytes() != nbytes || want_plain.size() != nbytes)
+          fail(c, api, "nbytes " + std::to_string(a.nbytes()) + ", expected " + std::to_string(nbytes));
+        if (nbytes > 0 && std::memcmp(a.data(), want_plain.data(), nbytes) != 0)
+          fail(c, api, "the array differs from the reference");
+        if (a.itemsize() != c.itemsize || a.ndim() != mc.out_ndim ||
+            !std::equal(a.shape().begin(), a.shape().end(), mc.out_shape))
+          fail(c, api, "shape " + list(a.shape().data(), a.ndim()) + ", model " + list(mc.out_shape, mc.out_ndim));
+        note(kCppAllocOk);
+      } else if (a.data() != nullptr || a.nbytes() != 0) {
+        fail(c, api, "failed but returned an array");
+      }
+    }
+  }
+
+#if TESSERA_FUZZ_DLPACK
+  if (c.dlpack)
+    check_reduce_dlpack(c, opt_ptr, eff, clamp, readable, cap, first, have_src ? src.buf.get() : nullptr,
+                        grad_shape_ptr, res_ptr, res_ndim, list_ptr, [&](const RModel& m, bool acc) {
+                          // The case's result where the shapes agree; else its own sums.
+                          if (m.out_ndim == mr.out_ndim && std::equal(m.out_shape, m.out_shape + m.out_ndim, mr.out_shape))
+                            return acc ? want_acc : want_plain;
+                          if (!(readable && m.out_bytes <= cap)) return std::vector<unsigned char>();
+                          return reduce_expected(c, reduce_sums(c, m, first, data, vals), acc);
+                        });
+#endif
+}
+
 // Everything one input runs; see LLVMFuzzerTestOneInput.
 void run(const Case& c) {
+  if (c.rop >= 0) {
+    run_reduction(c);
+    return;
+  }
   const bool repeat = c.op == kRepeat;
   const int64_t list_count = repeat ? c.nrepeats : c.nreps;
   const bool dims_ok = c.ndim >= 0 && c.ndim <= kCap && (repeat || (c.nreps >= 0 && c.nreps <= kCap));

@@ -7,9 +7,11 @@ and streaming variants of the older seeds), so that each fuzz run reaches every 
 loads the corpus; tests/run checks that it did (the union of its two runs: default dispatch and
 HWY_SCALAR, which has no vector or streaming path). Every operation of the family (tile,
 broadcast_to, expand, repeat with one count or per-element counts, with and without an axis) has
-seeds for its successes, regions, DLPack call and errors. Seeds marked rare=True get trailing salt
-bytes that make their FNV-1a hash 0 mod 64, the fuzzer's gate for outputs over 1 MiB (up to
-40 MiB) and for out-of-memory requests.
+seeds for its successes, regions, DLPack call and errors; so has every reduction (tile_backward,
+sum_to_shape, repeat_backward: every dtype, accumulate, threads, each reduce.* path, DLPack), and
+plans of gradients too large to exist whose planning must not overflow. Seeds marked rare=True
+get trailing salt bytes that make their FNV-1a hash 0 mod 64, the fuzzer's gate for outputs over
+1 MiB (up to 40 MiB) and for out-of-memory requests.
 
 Rerun after changing the format: tests/fuzz/make_corpus.py (standard library only).
   tests/fuzz/make_corpus.py --check build/fuzz   also runs the fuzzer over the seeds alone
@@ -178,6 +180,20 @@ def case(shape, reps, itemsize, strides=None, flags=0, perm=0, src_mis=0, dst_mi
         out += [target_code(v, i, shape, len(reps)) for i, v in enumerate(reps)]
     else:
         out += [rep(r) for r in reps]
+    out += trailing(api, opt, opt_size, null, dl, region)
+    data = bytes(out)
+    if rare:  # trailing salt (read by nothing) that puts the hash in the gate
+        for salt in range(1 << 16):
+            salted = data + bytes([salt & 0xFF, salt >> 8])
+            if fnv1a(salted) % 64 == 0:
+                return salted
+        raise AssertionError('no salt')
+    return data
+
+
+def trailing(api, opt, opt_size, null, dl, region):
+    """The optional trailing fields: [api], [opt] [optsize], [null], [dl], [region]."""
+    out = []
     if api is not None or opt is not None or null is not None or dl is not None or region is not None:
         a = api or 0
         if opt == 'null':
@@ -201,14 +217,7 @@ def case(shape, reps, itemsize, strides=None, flags=0, perm=0, src_mis=0, dst_mi
             mode, codes = region
             out.append(mode)
             out += codes
-    data = bytes(out)
-    if rare:  # trailing salt (read by nothing) that puts the hash in the gate
-        for salt in range(1 << 16):
-            salted = data + bytes([salt & 0xFF, salt >> 8])
-            if fnv1a(salted) % 64 == 0:
-                return salted
-        raise AssertionError('no salt')
-    return data
+    return out
 
 
 def bcast(shape, target, itemsize, **kw):
@@ -221,6 +230,73 @@ def expand(shape, target, itemsize, **kw):
 
 def repeat(shape, counts, itemsize, axis=NONE, **kw):
     return case(shape, counts, itemsize, op='repeat', axis=axis, **kw)
+
+
+# The reductions ([0] >= 0x80, [0] % 4: 0 tile_backward, 1 sum_to_shape, 2 repeat_backward).
+ROPS = {'tile_backward': 0, 'sum_to_shape': 1, 'repeat_backward': 2}
+DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'complex64', 'complex128', 'int8', 'int16', 'int32', 'int64',
+          'uint8', 'uint16', 'uint32', 'uint64']  # tessera_dtype's values, in order
+DL_NOT_ADDED = 3  # [dl] bits 0-1: a DLPack dtype the reductions do not add
+
+
+def reduction(op, shape, lst, dtype, axis=NONE, accumulate=False, bad_accumulate=False, grad_fault=False,
+              strides=None, flags=0, perm=0, src_mis=0, dst_mis=0, slack=0, pitch=0, ndim=None, nlist=None,
+              nrepeats=None, api=None, opt=None, opt_size=0, null=None, dl=None, region=None):
+    """One reduction input (fuzz_tile.cpp, "a reduction"). op: 'tile_backward' (shape: A's, lst: the
+    reps), 'sum_to_shape' (shape: the gradient's, lst: the target), 'repeat_backward' (shape: A's,
+    lst: the counts along `axis`; nrepeats as for repeat). dtype: a name of DTYPES, or 14 / -1 (not a
+    tessera_dtype). The gradient of tile_backward / repeat_backward is the forward output (made wrong
+    by grad_fault); strides: one code per GRADIENT axis (default pos()); pitch: the pitch byte
+    (floats: pitch = itemsize * (1 + pitch % 2); integers: itemsize + pitch % 8; a raw stride is in
+    elements for floats, bytes for integers). accumulate: options->accumulate = 1 (bad_accumulate:
+    2), through the case's options. ndim / nlist: counts out of range. The rest as case()."""
+    ndim = len(shape) if ndim is None else ndim
+    nlist = len(lst) if nlist is None else nlist
+    code = DTYPES.index(dtype) if isinstance(dtype, str) else {14: 14, -1: 15}[dtype]
+    r = code | (0x10 if accumulate or bad_accumulate else 0) | (0x60 if bad_accumulate else 0)
+    r |= 0x80 if grad_fault else 0
+    a = axis_code(axis, len(shape)) >> 2 if op == 'repeat_backward' else 0
+    if op == 'tile_backward':
+        count_byte = count_code(nlist, 7)
+        gdim = max(len(shape), len(lst))
+    elif op == 'sum_to_shape':
+        count_byte = nlist if 0 <= nlist <= min(7, ndim + 1) else 0xF0 + MANY_COUNTS.index(nlist)
+        gdim = len(shape)
+    else:
+        if nrepeats is None:
+            nrepeats = 'one' if len(lst) == 1 else 'each'
+        count_byte = {'one': 0, 'each': 1, 'zero': 7, 'extent+1': 7 | 8}.get(nrepeats)
+        if count_byte is None:
+            count_byte = 0xF0 + MANY_COUNTS.index(nrepeats)
+        gdim = len(shape) if axis != NONE and len(shape) > 0 else 1
+    if grad_fault and ((slack & 2) or gdim == 0):
+        gdim += 1
+    strides = strides or [pos() for _ in range(gdim)]
+    assert len(strides) == gdim, (len(strides), gdim)
+    for e in shape:
+        assert 0 <= e <= 8
+    out = [0x80 | ROPS[op], r, a, count_code(ndim, 6), count_byte, flags, perm, src_mis, dst_mis, slack, pitch]
+    out += shape
+    if op == 'sum_to_shape':
+        out += [target_code(v, i, shape, len(lst)) for i, v in enumerate(lst)]
+    else:
+        out += [rep(v) for v in lst]
+    for st in strides:
+        out += st
+    out += trailing(api, opt, opt_size, null, dl, region)
+    return bytes(out)
+
+
+def tile_back(shape, reps, dtype, **kw):
+    return reduction('tile_backward', shape, reps, dtype, **kw)
+
+
+def sum_to(shape, target, dtype, **kw):
+    return reduction('sum_to_shape', shape, target, dtype, **kw)
+
+
+def repeat_back(shape, counts, dtype, axis=NONE, **kw):
+    return reduction('repeat_backward', shape, counts, dtype, axis=axis, **kw)
 
 
 # [optsize] byte (after [opt]): sizeof_options
@@ -545,6 +621,126 @@ SEEDS = {
     "rare_repeat_4MiB_auto_streaming": repeat([8, 8], [65536], 1, flags=BIG, api=API_HUGE, rare=True),
     "rare_broadcast_37MiB_alloc_fresh_then_reused": bcast([1], [65536, 100], 6, flags=BIG, api=API_HUGE, rare=True),
     "rare_repeat_out_of_memory": repeat([1], [1 << 61], 1, api=API_HUGE, rare=True),
+
+    # The reductions (the gradients): one seed per reduction path at least (the paths do not depend
+    # on the SIMD target), every dtype, accumulate, threads, errors, DLPack.
+    "reduce_path_zeros_tile_rep_0": tile_back([3], [0], 'float32'),
+    "reduce_path_zeros_sum_empty_rows": sum_to([0, 3], [3], 'int16', accumulate=True),
+    "reduce_path_lanes_tile_rows": tile_back([3, 8], [4, 1], 'float32'),
+    "reduce_path_lanes_sum_to_row": sum_to([5, 4, 6], [1, 4, 6], 'bfloat16', src_mis=3, dst_mis=5),
+    "reduce_path_strided_transposed": sum_to([8, 6], [1, 6], 'float64', perm=1),
+    "reduce_path_strided_pitch_gap": tile_back([5], [3], 'int32', pitch=3),
+    "reduce_path_interleaved_repeat_2": repeat_back([8], [2], 'int32', axis=0),
+    "reduce_path_interleaved_repeat_3_rows": repeat_back([4, 8], [3], 'float32', axis=-1),
+    "reduce_path_periodic_sum_to_scalar": sum_to([8, 8, 8], [], 'float32'),
+    "reduce_path_periodic_narrow_tile": tile_back([2, 3], [1, 31], 'float16'),
+    "reduce_path_periodic_column": sum_to([6, 8, 8], [6, 1, 1], 'uint16'),
+    "reduce_path_segments_flat": repeat_back([4], [1, 0, 2, 3], 'uint8'),
+    "reduce_path_segments_axis": repeat_back([2, 5], [2, 0, 1, 4, 1], 'complex64', axis=1, perm=1),
+
+    # every dtype (sum over the leading axis of a transposed (3, 5)), half of them accumulating
+    **{f"reduce_dtype_{name}": sum_to([3, 5], [1, 5], name, accumulate=i % 2 == 1, perm=1)
+       for i, name in enumerate(DTYPES)},
+    "reduce_float16_sums_round": tile_back([1], [100, 8], 'float16', accumulate=True),
+    "reduce_bfloat16_sums_round": sum_to([8, 8, 8], [1, 1, 8], 'bfloat16', strides=[zero(), pos(), pos()]),
+    "reduce_complex128_reversed": tile_back([3, 2], [2, 2], 'complex128', strides=[neg(), pos(1)]),
+    "reduce_int8_wraps_raw_strides": sum_to([6, 5], [1, 5], 'int8', strides=[raw(-7), raw(3)], src_mis=1),
+    "reduce_uint64_zero_strides": tile_back([4], [8, 2], 'uint64', strides=[zero(), pos()]),
+    "reduce_repeat_no_axis_2d": repeat_back([2, 3], [2], 'int64'),
+    "reduce_repeat_zero_d": repeat_back([], [3], 'float64', axis=0),
+    "reduce_repeat_zero_counts": repeat_back([3, 2], [0], 'float32', axis=0, accumulate=True),
+    "reduce_tile_promoted_axes": tile_back([3], [2, 4, 1], 'int16'),
+    "reduce_tile_0d": tile_back([], [5], 'float32'),
+    "reduce_sum_same_shape": sum_to([2, 3, 4], [2, 3, 4], 'complex64', accumulate=True),
+    "reduce_null_strides": tile_back([2, 3], [3, 2], 'float64', flags=NULL_STRIDES),
+    "reduce_empty_result": tile_back([0, 3], [2, 2], 'float32'),
+    "reduce_empty_result_null_dst": sum_to([3, 0], [3, 0], 'int8', flags=DST_NULL),
+    # threaded (0.5 MiB of work or more): over the result's items, over the replicas, segments
+    "reduce_big_threaded_over_items": tile_back([8, 8, 8], [6, 6, 6], 'float64', flags=BIG),
+    "reduce_big_threaded_over_replicas": sum_to([8] * 6, [], 'float32', flags=BIG),
+    "reduce_big_threaded_zero_strides_accumulate": sum_to([8] * 6, [8], 'float64', accumulate=True, flags=BIG,
+                                                          strides=[zero(), zero(), pos(), pos(), pos(), pos()]),
+    "reduce_big_threaded_interleaved": repeat_back([8, 8, 8, 8, 8], [2], 'float64', axis=-1, flags=BIG),
+    "reduce_big_threaded_segments": repeat_back([4], [65536, 1000, 65536, 100], 'float32', axis=0, flags=BIG),
+    "reduce_big_threads_2_arena": sum_to([8] * 6, [8, 8, 1], 'int32', flags=BIG, opt=options(threads=2),
+                                         api=API_ARENA),
+    # options
+    "reduce_ex_null_options": tile_back([3, 4], [2, 2], 'float32', opt='null'),
+    "reduce_nt_always": sum_to([4, 8, 8], [1, 8, 8], 'float32', opt=options(nontemporal=1), accumulate=True),
+    "reduce_nt_never_clamp": tile_back([3], [-2, 2], 'float32', opt=options(nontemporal=2, clamp=True)),
+    "reduce_accumulate_0_1_caller": tile_back([3], [4], 'float32', accumulate=True, opt=options(),
+                                              opt_size=OPT_SIZE_NO_NONTEMPORAL),
+    "reduce_accumulate_2": tile_back([3], [4], 'int32', bad_accumulate=True),
+    "reduce_options_size_zero": sum_to([3, 4], [4], 'float32', opt=options(), opt_size=OPT_SIZE_ZERO),
+    "reduce_bad_nontemporal": repeat_back([3], [2], 'float32', opt=options(bad_nontemporal=3)),
+    # rejections: the result untouched
+    "reduce_dtype_14": tile_back([3], [2], 14),
+    "reduce_dtype_minus_1": sum_to([3], [1], -1),
+    "reduce_dtype_bad_after_forward_overflow": tile_back([3, 3], [3037000500] * 3, -1),
+    "reduce_gradient_shape_wrong_extent": tile_back([3, 2], [2, 2], 'float32', grad_fault=True),
+    "reduce_gradient_shape_extra_axis": repeat_back([3], [2], 'int8', axis=0, grad_fault=True, slack=2),
+    "reduce_tile_negative_rep": tile_back([3], [-1], 'float32'),
+    "reduce_tile_count_overflow": tile_back([2, 2], [1 << 62, 4], 'float32'),
+    "reduce_sum_target_too_many_axes": sum_to([3], [1, 3], 'float32'),
+    "reduce_sum_target_not_broadcast": sum_to([3, 4], [2, 4], 'float32'),
+    "reduce_sum_negative_target": sum_to([3, 4], [-1, 4], 'float32'),
+    "reduce_sum_gradient_count_overflow": sum_to([8] * 64, [], 'float32'),
+    "reduce_gradient_bytes_overflow": tile_back([1], [1 << 61], 'float32', flags=NULL_STRIDES),
+    "reduce_result_bytes_overflow": tile_back([8] * 20 + [1] * 4, [], 'float64'),
+    "reduce_huge_gradient_not_read": tile_back([1], [1 << 61], 'float32'),
+    "reduce_repeat_axis_out_of_range": repeat_back([3], [2], 'float32', axis='ndim'),
+    "reduce_repeat_counts_sum_overflow": repeat_back([2], [INT64_MAX, 1], 'float32', axis=0),
+    "reduce_repeat_negative_nrepeats": repeat_back([3], [], 'float32', axis=0, nrepeats=-1),
+    "reduce_repeat_wrong_nrepeats": repeat_back([3], [], 'float32', axis=0, nrepeats='extent+1'),
+    "reduce_negative_extent": tile_back([3, 2], [2], 'float32', flags=NEG_EXTENT, slack=1),
+    "reduce_ndim_65": sum_to([1] * 64, [], 'float32', ndim=65),
+    "reduce_null_gradient_shape": tile_back([3], [2], 'float32', null=NULL_SHAPE),
+    "reduce_null_in_shape": tile_back([3], [2], 'float32', null=NULL_SHAPE | ALT),
+    "reduce_null_list": repeat_back([3], [1, 2, 3], 'float32', axis=0, null=NULL_REPS),
+    "reduce_null_out_plan": sum_to([3, 4], [4], 'float32', null=NULL_OUT_PTR),
+    "reduce_null_plan": sum_to([3, 4], [4], 'float32', null=NULL_PLAN),
+    "reduce_null_out_shape": sum_to([3, 4], [4], 'float32', null=NULL_OUT_SHAPE),
+    "reduce_null_src": tile_back([3], [2], 'float32', flags=NULL_SRC),
+    "reduce_null_src_empty_gradient": tile_back([3], [0], 'float32', flags=NULL_SRC),
+    "reduce_null_dst": tile_back([3], [2], 'float32', flags=DST_NULL),
+    "reduce_dst_short": tile_back([3, 4], [2], 'float64', flags=DST_SHORT, slack=5),
+    "reduce_dst_zero": tile_back([3], [2], 'float32', flags=DST_ZERO),
+    "reduce_dst_slack": tile_back([3], [2], 'uint16', flags=DST_SLACK, slack=9),
+    "reduce_dst_huge_claim": tile_back([3], [2], 'uint32', flags=DST_HUGE_CLAIM),
+    "reduce_region_refused": tile_back([3, 4], [2, 1], 'float32', region=(0, [start_zero(), ext_rest()] * 2)),
+    # DLPack: tessera_tile_backward_dlpack, _sum_to_shape_, _repeat_backward_ (the result's shape is
+    # the call's shape argument)
+    "reduce_dlpack_tile": tile_back([3, 4], [2, 2], 'float32', dl=0, src_mis=2),
+    "reduce_dlpack_sum_accumulate": sum_to([4, 3, 5], [3, 1], 'float16', dl=DL_DST_STRIDES, accumulate=True),
+    "reduce_dlpack_repeat_counts": repeat_back([5], [1, 0, 2, 3, 1], 'int64', dl=0),
+    "reduce_dlpack_repeat_axis_options": repeat_back([3, 4], [2], 'complex128', axis=-1, dl=0,
+                                                     opt=options(threads=1)),
+    "reduce_dlpack_not_added_dtype": tile_back([3], [2], 'float32', dl=DL_NOT_ADDED, slack=1),
+    "reduce_dlpack_bad_dtype_code": tile_back([3], [2], 14, dl=0),
+    "reduce_dlpack_dtype_mismatch": sum_to([3, 4], [4], 'int32', dl=DL_DTYPE_MISMATCH),
+    "reduce_dlpack_stride_overflow": tile_back([3], [2], 'float64', dl=DL_STRIDE_OVERFLOW),
+    "reduce_dlpack_stride_overflow_beats_options": tile_back([3], [2], 'float64', dl=DL_STRIDE_OVERFLOW,
+                                                             bad_accumulate=True),
+    "reduce_dlpack_result_shape_off": tile_back([3, 4], [2, 2], 'float32', dl=DL_DST_SHAPE),
+    "reduce_dlpack_result_shape_leading_1": tile_back([3], [2, 2], 'float32', dl=DL_DST_SHAPE, slack=2),
+    "reduce_dlpack_not_compact": sum_to([2, 3, 4], [3, 4], 'float32', dl=DL_DST_NONCOMPACT),
+    "reduce_dlpack_src_device": repeat_back([3], [2], 'float32', dl=DL_SRC_DEVICE),
+    "reduce_dlpack_null_result": sum_to([3, 4], [4], 'float32', dl=0, null=NULL_TENSOR | ALT),
+    "reduce_dlpack_big_not_read": tile_back([1], [1 << 40], 'float32', dl=0),
+    # plans of gradients too large to exist (or empty ones beside huge extents): valid requests
+    # whose planning must not overflow (UBSan: signed integer overflow in reduce_planner.cpp)
+    "reduce_plan_huge_count_times_stride": repeat_back([1], [INT64_MAX // 2], 'float32', axis=0),
+    "reduce_plan_reduced_extents_of_empty_result": tile_back([0], [1 << 61, 1 << 40], 'float32'),
+    "reduce_plan_empty_target_huge_extents": sum_to([2, 3, 4], [0, 3037000500, 3037000500], 'float32'),
+    "reduce_plan_empty_result_huge_bytes": tile_back([8] * 20 + [0, 1, 1, 1], [], 'float64'),
+    "reduce_plan_periodic_run_near_int64_max": tile_back([1], [INT64_MAX - 1], 'int8', flags=NULL_STRIDES),
+    "reduce_plan_leaves_near_int64_max": tile_back([1], [INT64_MAX], 'int8', pitch=1),
+    "reduce_plan_merge_extent_times_stride": tile_back([1, 1], [2, 1 << 61], 'float32'),
+    # an empty gradient beside extents whose product overflows: its element count is 0, as the
+    # family counts it (tessera_tile_shape takes the same shape)
+    "reduce_empty_gradient_huge_extents": sum_to([8] * 22 + [0, 1], [0, 1], 'float32'),
+    "reduce_negative_extent_after_huge_extents": sum_to([8] * 22 + [1, 1], [1], 'float32', flags=NEG_EXTENT,
+                                                        slack=23),
 }
 
 
