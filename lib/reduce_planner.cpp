@@ -35,11 +35,11 @@ int64_t product(const Dims& shape, const char* what) {
   return n;
 }
 
-// a * b for a stride, or Overflow naming what (a gradient that spans more than 2^63 bytes).
-int64_t stride_product(int64_t a, int64_t b, const char* what) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) overflow(std::string(what) + ": " + std::to_string(a) + " x " + std::to_string(b) + " B overflows int64");
-  return r;
+// a * b for a stride, wrapping: a gradient whose byte span overflows int64 cannot exist in memory,
+// so the value is never used to address data (the caller's guarantee, tessera.h); a plan of such a
+// shape is still a valid plan (it fails later, e.g. on the buffer's size), as the family's are.
+int64_t stride_product(int64_t a, int64_t b, const char*) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
 // ceil(x / d) for x >= 0, d > 0, without overflow.
