@@ -49,10 +49,10 @@ LAYOUTS = ['contiguous', 'transposed', 'reversed', 'stepped', 'broadcast', 'mixe
 class Options(ctypes.Structure):
     """struct tessera_options (tessera.h), as tessera_options_init fills it."""
     _fields_ = [('sizeof_options', ctypes.c_size_t), ('max_threads', ctypes.c_int), ('negative_reps', ctypes.c_int),
-                ('nontemporal', ctypes.c_int), ('accumulate', ctypes.c_int)]
+                ('nontemporal', ctypes.c_int), ('reserved0', ctypes.c_int), ('accumulate', ctypes.c_int)]
 
     def __init__(self, **fields):
-        super().__init__(ctypes.sizeof(Options), 0, 0, 0, 0)
+        super().__init__(ctypes.sizeof(Options), 0, 0, 0, 0, 0)
         for name, value in fields.items():
             setattr(self, name, value)
 
@@ -1004,6 +1004,15 @@ def reduction_rejections(oracle, rng, stats, torch):
                 oracle.record(status == 1 and (buf == FILL).all() and 'accumulate' in message,
                               f"{op} {arg} with accumulate {accumulate} ({api}): status {status}, message '{message}'")
                 stats.rejections += 1
+        # A 0.1 caller's options (sizeof 24: its padding, reserved0 now, holds garbage): accumulate
+        # is not read, 0; the result overwrites.
+        expected = as_bytes(numpy_reduction(op, g, arg))
+        for api in ('ex', 'plan'):
+            buf = np.full(nbytes + GUARD, FILL, dtype=np.uint8)
+            old = Options(reserved0=0x5A5A5A5A, accumulate=1)
+            old.sizeof_options = Options.reserved0.offset + 4
+            status = t.reduce(op, g, arg, 0, buf.ctypes.data, nbytes, api, old)
+            check_output(oracle, f"{op} {arg} with a 0.1 caller's options ({api})", status, buf, 0, expected)
         for api in ('oneshot', 'ex', 'plan'):
             buf = np.full(nbytes + GUARD, FILL, dtype=np.uint8)
             status = t.reduce(op, g, arg, 0, buf.ctypes.data, nbytes - 1, api, None if api == 'oneshot' else Options())
