@@ -91,7 +91,8 @@ struct Kernels {
       using I = hn::TFromD<decltype(di)>;
       const int64_t N = static_cast<int64_t>(hn::Lanes(da));
       const int64_t step = stride / static_cast<int64_t>(sizeof(T));
-      if (stride % static_cast<int64_t>(sizeof(T)) == 0 && step > 0 && step * N < (int64_t{1} << 30)) {
+      if (stride % static_cast<int64_t>(sizeof(T)) == 0 && step > 0 && step * N < (int64_t{1} << 30) &&
+          reinterpret_cast<uintptr_t>(src) % alignof(T) == 0) {  // emulated gathers load a T*
         alignas(64) I lane_index[HWY_MAX_BYTES / sizeof(I)];
         for (int64_t l = 0; l < N; ++l) lane_index[l] = static_cast<I>(l * step);
         const auto idx = hn::Load(di, lane_index);
