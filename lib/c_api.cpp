@@ -18,30 +18,6 @@ namespace {
 
 thread_local std::string last_error;
 
-// The caller's options: the fields within its sizeof_options, defaults for the rest.
-tessera::Options to_options(const tessera_options* options) {
-  tessera::Options o;
-  if (options == nullptr) return o;
-  const std::size_t size = options->sizeof_options;
-  const auto has = [size](std::size_t offset, std::size_t bytes) { return size >= offset + bytes; };
-  if (!has(offsetof(tessera_options, max_threads), sizeof(int)) || size > sizeof(tessera_options))
-    throw tessera::InvalidArgument(
-        "tessera: options->sizeof_options = " + std::to_string(size) + " (this tessera's tessera_options has " +
-        std::to_string(sizeof(tessera_options)) + " bytes; initialize options with tessera_options_init)");
-  o.max_threads = options->max_threads;
-  if (has(offsetof(tessera_options, negative_reps), sizeof(int)))
-    o.negative_reps = static_cast<tessera::NegativeReps>(options->negative_reps);
-  if (has(offsetof(tessera_options, nontemporal), sizeof(int)))
-    o.nontemporal = static_cast<tessera::NonTemporal>(options->nontemporal);
-  if (has(offsetof(tessera_options, accumulate), sizeof(int))) {
-    if (options->accumulate != 0 && options->accumulate != 1)
-      throw tessera::InvalidArgument("tessera: options->accumulate = " + std::to_string(options->accumulate) +
-                                     " (it must be 0 or 1)");
-    o.accumulate = options->accumulate == 1;
-  }
-  return o;  // validated by the planner
-}
-
 std::optional<int> to_axis(int axis) { return axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis); }
 
 // Per-element counts from C: nrepeats values (1: one count for all).
@@ -98,6 +74,35 @@ Dims c_dims(int count, const int64_t* values, const char* what, const char* coun
   return count == 0 ? Dims() : Dims(values, static_cast<std::size_t>(count));
 }
 
+tessera::Options c_options(const tessera_options* options) {
+  tessera::Options o;
+  if (options == nullptr) return o;
+  const std::size_t size = options->sizeof_options;
+  const auto has = [size](std::size_t offset, std::size_t bytes) { return size >= offset + bytes; };
+  if (!has(offsetof(tessera_options, max_threads), sizeof(int)) || size > sizeof(tessera_options))
+    throw tessera::InvalidArgument(
+        "tessera: options->sizeof_options = " + std::to_string(size) + " (this tessera's tessera_options has " +
+        std::to_string(sizeof(tessera_options)) + " bytes; initialize options with tessera_options_init)");
+  o.max_threads = options->max_threads;
+  if (has(offsetof(tessera_options, negative_reps), sizeof(int)))
+    o.negative_reps = static_cast<tessera::NegativeReps>(options->negative_reps);
+  if (has(offsetof(tessera_options, nontemporal), sizeof(int)))
+    o.nontemporal = static_cast<tessera::NonTemporal>(options->nontemporal);
+  if (has(offsetof(tessera_options, accumulate), sizeof(int))) {
+    if (options->accumulate != 0 && options->accumulate != 1)
+      throw tessera::InvalidArgument("tessera: options->accumulate = " + std::to_string(options->accumulate) +
+                                     " (it must be 0 or 1)");
+    o.accumulate = options->accumulate == 1;
+  }
+  return o;  // validated by the planner
+}
+
+DType c_dtype(int dtype) {
+  const auto d = static_cast<DType>(dtype);
+  itemsize_of(d);  // throws InvalidArgument naming a value that is not a DType
+  return d;
+}
+
 void c_require(const void* p, const char* name) {
   if (p == nullptr) throw InvalidArgument(std::string("tessera: ") + name + " is NULL");
 }
@@ -129,7 +134,7 @@ tessera_status tessera_tile_shape_ex(int ndim, const int64_t* shape, int nreps, 
     const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
     c_require(out_ndim, "out_ndim");
     c_require(out_shape, "out_shape");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     c_write_shape(tessera::tile_shape(s, r, o), out_ndim, out_shape);
   });
 }
@@ -145,7 +150,7 @@ tessera_status tessera_tile_ex(const void* src, int ndim, const int64_t* shape, 
   return c_guarded([&] {
     const Input in(ndim, shape, strides);
     const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     tessera::tile(src, in.shape, in.strides, itemsize, r, dst, dst_bytes, o);
   });
 }
@@ -168,7 +173,7 @@ tessera_status tessera_tile_alloc_ex(const void* src, int ndim, const int64_t* s
     c_require(out_shape, "out_shape");
     const Input in(ndim, shape, strides);
     const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     tessera::Array a = tessera::tile(src, in.shape, in.strides, itemsize, r, o);
     c_write_shape(a.shape(), out_ndim, out_shape);
     *out_bytes = a.nbytes();
@@ -187,7 +192,7 @@ tessera_status tessera_plan_create_ex(int ndim, const int64_t* shape, const int6
   return create_plan(out_plan, [&] {
     const Input in(ndim, shape, strides);
     const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_plan, "out_plan");
     return tessera::Plan(in.shape, in.strides, itemsize, r, o);
   });
@@ -216,7 +221,7 @@ tessera_status tessera_broadcast_to_ex(const void* src, int ndim, const int64_t*
   return c_guarded([&] {
     const Input in(ndim, shape, strides);
     const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     tessera::broadcast_to(src, in.shape, in.strides, itemsize, t, dst, dst_bytes, o);
   });
 }
@@ -243,7 +248,7 @@ tessera_status tessera_expand_ex(const void* src, int ndim, const int64_t* shape
   return c_guarded([&] {
     const Input in(ndim, shape, strides);
     const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     tessera::expand(src, in.shape, in.strides, itemsize, t, dst, dst_bytes, o);
   });
 }
@@ -271,7 +276,7 @@ tessera_status tessera_repeat_ex(const void* src, int ndim, const int64_t* shape
   return c_guarded([&] {
     const Input in(ndim, shape, strides);
     const tessera::Repeats r = to_repeats(nrepeats, repeats);
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     tessera::repeat(src, in.shape, in.strides, itemsize, r, to_axis(axis), dst, dst_bytes, o);
   });
 }
@@ -282,7 +287,7 @@ tessera_status tessera_plan_create_broadcast_to(int ndim, const int64_t* shape, 
   return create_plan(out_plan, [&] {
     const Input in(ndim, shape, strides);
     const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_plan, "out_plan");
     return tessera::Plan::broadcast_to(in.shape, in.strides, itemsize, t, o);
   });
@@ -294,7 +299,7 @@ tessera_status tessera_plan_create_expand(int ndim, const int64_t* shape, const 
   return create_plan(out_plan, [&] {
     const Input in(ndim, shape, strides);
     const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_plan, "out_plan");
     return tessera::Plan::expand(in.shape, in.strides, itemsize, t, o);
   });
@@ -306,7 +311,7 @@ tessera_status tessera_plan_create_repeat(int ndim, const int64_t* shape, const 
   return create_plan(out_plan, [&] {
     const Input in(ndim, shape, strides);
     const tessera::Repeats r = to_repeats(nrepeats, repeats);
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_plan, "out_plan");
     return tessera::Plan::repeat(in.shape, in.strides, itemsize, r, to_axis(axis), o);
   });
@@ -327,11 +332,10 @@ tessera_status tessera_tile_backward_ex(const void* grad_out, int ndim, const in
                                         const tessera_options* options) {
   return c_guarded([&] {
     const Input in(ndim, shape, strides);
-    const auto dt = static_cast<tessera::DType>(dtype);
-    tessera::itemsize_of(dt);
+    const tessera::DType dt = tessera::detail::c_dtype(dtype);
     const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
     const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     tessera::tile_backward(grad_out, in.shape, in.strides, dt, s, r, grad_in, grad_in_bytes, o);
   });
 }
@@ -346,10 +350,9 @@ tessera_status tessera_sum_to_shape_ex(const void* src, int ndim, const int64_t*
                                        const tessera_options* options) {
   return c_guarded([&] {
     const Input in(ndim, shape, strides);
-    const auto dt = static_cast<tessera::DType>(dtype);
-    tessera::itemsize_of(dt);
+    const tessera::DType dt = tessera::detail::c_dtype(dtype);
     const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     tessera::sum_to_shape(src, in.shape, in.strides, dt, t, dst, dst_bytes, o);
   });
 }
@@ -367,11 +370,10 @@ tessera_status tessera_repeat_backward_ex(const void* grad_out, int ndim, const 
                                           size_t grad_in_bytes, const tessera_options* options) {
   return c_guarded([&] {
     const Input in(ndim, shape, strides);
-    const auto dt = static_cast<tessera::DType>(dtype);
-    tessera::itemsize_of(dt);
+    const tessera::DType dt = tessera::detail::c_dtype(dtype);
     const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
     const tessera::Repeats r = to_repeats(nrepeats, repeats);
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     tessera::repeat_backward(grad_out, in.shape, in.strides, dt, s, r, to_axis(axis), grad_in, grad_in_bytes, o);
   });
 }
@@ -381,11 +383,10 @@ tessera_status tessera_plan_create_tile_backward(int ndim, const int64_t* shape,
                                                  const tessera_options* options, tessera_plan** out_plan) {
   return create_plan(out_plan, [&] {
     const Input in(ndim, shape, strides);
-    const auto dt = static_cast<tessera::DType>(dtype);
-    tessera::itemsize_of(dt);
+    const tessera::DType dt = tessera::detail::c_dtype(dtype);
     const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
     const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_plan, "out_plan");
     return tessera::Plan::tile_backward(in.shape, in.strides, dt, s, r, o);
   });
@@ -396,10 +397,9 @@ tessera_status tessera_plan_create_sum_to_shape(int ndim, const int64_t* shape, 
                                                 tessera_plan** out_plan) {
   return create_plan(out_plan, [&] {
     const Input in(ndim, shape, strides);
-    const auto dt = static_cast<tessera::DType>(dtype);
-    tessera::itemsize_of(dt);
+    const tessera::DType dt = tessera::detail::c_dtype(dtype);
     const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_plan, "out_plan");
     return tessera::Plan::sum_to_shape(in.shape, in.strides, dt, t, o);
   });
@@ -411,11 +411,10 @@ tessera_status tessera_plan_create_repeat_backward(int ndim, const int64_t* shap
                                                    tessera_plan** out_plan) {
   return create_plan(out_plan, [&] {
     const Input in(ndim, shape, strides);
-    const auto dt = static_cast<tessera::DType>(dtype);
-    tessera::itemsize_of(dt);
+    const tessera::DType dt = tessera::detail::c_dtype(dtype);
     const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
     const tessera::Repeats r = to_repeats(nrepeats, repeats);
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_plan, "out_plan");
     return tessera::Plan::repeat_backward(in.shape, in.strides, dt, s, r, to_axis(axis), o);
   });

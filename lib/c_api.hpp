@@ -45,6 +45,15 @@ Dims c_dims(int count, const int64_t* values, const char* what, const char* coun
 /// Throws InvalidArgument "tessera: <name> is NULL" if p is null.
 void c_require(const void* p, const char* name);
 
+/// The caller's options: the fields within its sizeof_options, defaults for the rest (NULL: the
+/// defaults). Throws InvalidArgument for a sizeof_options that is 0, too small for max_threads or
+/// larger than this version's struct, and for an accumulate other than 0 or 1; the enum fields and
+/// max_threads are validated by the planner.
+Options c_options(const tessera_options* options);
+
+/// A tessera_dtype value from C as a DType; throws InvalidArgument naming a value that is not one.
+DType c_dtype(int dtype);
+
 /// Writes shape's size to *out_ndim and its values to out_shape.
 void c_write_shape(const Dims& shape, int* out_ndim, int64_t* out_shape) noexcept;
 

@@ -7,7 +7,7 @@
 // operation's own arguments, byte_strides, the plan, execute_into).
 // The reductions (tile_backward, sum_to_shape, repeat_backward) take the DLPack dtype as a
 // tessera::DType (reduce_dtype) and the result's shape as the call's shape argument (in_shape,
-// target), and the options (to_options); the same order (check_reduce_tensors, the operation's
+// target), and the options (c_options); the same order (check_reduce_tensors, the operation's
 // own arguments, the result's shape, byte_strides, the options, the plan, execute_reduce_into).
 // Compiled only when tessera is built with DLPack (lib/meson.build).
 #include <tessera/tessera_dlpack.h>
@@ -225,30 +225,6 @@ Gradient check_reduce_tensors(const DLTensor* in, const DLTensor* out, const cha
   return {*dtype, {itemsize_of(*dtype), shape_of(*in, in_name)}};
 }
 
-// The caller's options as the C calls read them (c_api.cpp's to_options): the fields within
-// sizeof_options, defaults for the rest; sizeof_options and accumulate are checked here, the enum
-// fields and max_threads by the planner (its first step).
-Options to_options(const tessera_options* options) {
-  Options o;
-  if (options == nullptr) return o;
-  const std::size_t size = options->sizeof_options;
-  const auto has = [size](std::size_t offset, std::size_t bytes) { return size >= offset + bytes; };
-  if (!has(offsetof(tessera_options, max_threads), sizeof(int)) || size > sizeof(tessera_options))
-    invalid("options->sizeof_options = " + std::to_string(size) + " (this tessera's tessera_options has " +
-            std::to_string(sizeof(tessera_options)) + " bytes; initialize options with tessera_options_init)");
-  o.max_threads = options->max_threads;
-  if (has(offsetof(tessera_options, negative_reps), sizeof(int)))
-    o.negative_reps = static_cast<NegativeReps>(options->negative_reps);
-  if (has(offsetof(tessera_options, nontemporal), sizeof(int)))
-    o.nontemporal = static_cast<NonTemporal>(options->nontemporal);
-  if (has(offsetof(tessera_options, accumulate), sizeof(int))) {
-    if (options->accumulate != 0 && options->accumulate != 1)
-      invalid("options->accumulate = " + std::to_string(options->accumulate) + " (it must be 0 or 1)");
-    o.accumulate = options->accumulate == 1;
-  }
-  return o;
-}
-
 // The result of a reduction plan: C-contiguous in `out` (its shape is the plan's by construction),
 // both data pointers present where their tensors are not empty; then the plan runs from in's data
 // into out's (adding into it under options.accumulate).
@@ -338,7 +314,7 @@ tessera_status tessera_tile_backward_dlpack(const DLTensor* grad_out, int nreps,
     const tessera::Dims rep = c_dims(nreps, reps, "reps", "nreps");
     const tessera::Dims in_shape = shape_of(*grad_in, "grad_in");
     const tessera::Dims strides = byte_strides(*grad_out, g.src, "grad_out");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     execute_reduce_into(tessera::Plan::tile_backward(g.src.shape, strides, g.dtype, in_shape, rep, o), *grad_out,
                         *grad_in, "grad_out", "grad_in");
   });
@@ -350,7 +326,7 @@ tessera_status tessera_sum_to_shape_dlpack(const DLTensor* src, DLTensor* dst, c
     const Gradient g = check_reduce_tensors(src, dst, "src", "dst", "tessera_sum_to_shape_dlpack");
     const tessera::Dims target = shape_of(*dst, "dst");
     const tessera::Dims strides = byte_strides(*src, g.src, "src");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     execute_reduce_into(tessera::Plan::sum_to_shape(g.src.shape, strides, g.dtype, target, o), *src, *dst, "src",
                         "dst");
   });
@@ -365,7 +341,7 @@ tessera_status tessera_repeat_backward_dlpack(const DLTensor* grad_out, int64_t 
     const tessera::Repeats r = repeats_of(nrepeats, repeats);
     const tessera::Dims in_shape = shape_of(*grad_in, "grad_in");
     const tessera::Dims strides = byte_strides(*grad_out, g.src, "grad_out");
-    const tessera::Options o = to_options(options);
+    const tessera::Options o = tessera::detail::c_options(options);
     const std::optional<int> ax = axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis);
     execute_reduce_into(tessera::Plan::repeat_backward(g.src.shape, strides, g.dtype, in_shape, r, ax, o), *grad_out,
                         *grad_in, "grad_out", "grad_in");
