@@ -357,7 +357,6 @@ struct Kernels {
       for (int64_t i = 0; i < h * w; ++i) slots[i] = acc_add(slots[i], slots[i + h * w]);
     for (int64_t c = 0; c < w; ++c) out[c] = slots[c];
   }
-#endif
 
   // ShortRun for w = 1 (16 slots, one output): the fold ends in scalar adds on the last vector.
   static HWY_INLINE A ShortRun1(const T* src, int64_t run) {
@@ -401,6 +400,7 @@ struct Kernels {
       default: return false;
     }
   }
+#endif  // !HWY_HAVE_SCALABLE
 
   // Lanes order: leaves [lo, hi) of the item at src (n output elements) into out.
   // One leaf of the lanes order over contiguous rows: row[j] = ((x_0[j] + x_1[j]) + ...) for the
