@@ -112,9 +112,18 @@ inline typename ElemTraits<E>::A to_acc(typename ElemTraits<E>::T v) noexcept {
   else return static_cast<typename ElemTraits<E>::A>(v);
 }
 
-/// An accumulator rounded once to the element (to nearest even).
+/// The value a result stores: +0.0 for a sum of only -0.0 values (a + +0.0 changes nothing else,
+/// NaNs included), as numpy's and torch's sums give: they start from +0.0, the kernels from -0.0.
+template <class A>
+inline A plus_zero(A a) noexcept {
+  if constexpr (std::is_floating_point_v<A>) return a + A(0);
+  else return a;
+}
+
+/// An accumulator rounded once to the element (to nearest even), after plus_zero.
 template <Elem E>
 inline typename ElemTraits<E>::T from_acc(typename ElemTraits<E>::A a) noexcept {
+  a = plus_zero(a);
   if constexpr (E == Elem::f16) return f16_from_f32(a);
   else if constexpr (E == Elem::bf16) return bf16_from_f32(a);
   else return static_cast<typename ElemTraits<E>::T>(a);

@@ -503,6 +503,59 @@ TEST_CASE("reductions give the same bits on every SIMD target") {
   }
 }
 
+TEST_CASE("a sum of only -0.0 values is +0.0 on every path, as numpy's and torch's sums") {
+  // The kernels start from -0.0 (x + -0.0 == x); the stored result adds +0.0, so a result element
+  // whose addends are all -0.0 is +0.0, written or accumulated into -0.0 — numpy and torch start
+  // their sums from +0.0.
+  struct Case {
+    const char* name;
+    Shape grad;
+    int op;  // 0 tile_backward, 1 sum_to_shape, 2 repeat_backward (scalar count, axis 1)
+    Shape in, reps;
+  };
+  const Case cases[] = {
+      {"lanes, one leaf", {4, 64, 40}, 0, {1, 64, 40}, {4, 1, 1}},
+      {"lanes, register tree", {64, 100}, 0, {1, 100}, {64, 1}},
+      {"lanes, rows", {300, 5000}, 1, {1, 5000}, {}},
+      {"periodic, a column", {1000, 16}, 0, {1000, 1}, {1, 16}},
+      {"periodic, narrow", {50, 120}, 0, {50, 3}, {1, 40}},
+      {"periodic, to a scalar", {100000}, 1, {}, {}},
+      {"strided", {1000, 9}, 1, {1000, 1}, {}},
+      {"interleaved", {40, 600}, 2, {40, 200}, {3}},
+      {"nothing summed", {7, 5}, 0, {7, 5}, {1, 1}},
+  };
+  const DType floats[] = {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::complex64,
+                          DType::complex128};
+  for (const Case& c : cases) {
+    for (const DType d : floats) {
+      INFO(c.name << ", " << tessera::dtype_name(d));
+      const std::size_t isz = tessera::itemsize_of(d);
+      // -0.0 in every component: only the sign bit of each real (the last byte, little endian).
+      const std::size_t part = d == DType::complex64 ? 4 : d == DType::complex128 ? 8 : isz;
+      std::vector<unsigned char> g(static_cast<std::size_t>(count_of(c.grad)) * isz, 0);
+      for (std::size_t b = part - 1; b < g.size(); b += part) g[b] = 0x80;
+      for (const bool accumulate : {false, true}) {
+        INFO("accumulate " << accumulate);
+        tessera::Options o;
+        o.accumulate = accumulate;
+        const tessera::Plan plan =
+            c.op == 0   ? tessera::Plan::tile_backward(c.grad, {}, d, c.in, c.reps, o)
+            : c.op == 1 ? tessera::Plan::sum_to_shape(c.grad, {}, d, c.in, o)
+                        : tessera::Plan::repeat_backward(c.grad, {}, d, c.in, {c.reps[0]}, 1, o);
+        INFO("path " << plan.kernel_path());
+        // The result starts as -0.0 (accumulating: -0.0 + -0.0 would stay -0.0) or as garbage.
+        std::vector<unsigned char> out(plan.nbytes(), accumulate ? 0 : 0x5a);
+        if (accumulate)
+          for (std::size_t b = part - 1; b < out.size(); b += part) out[b] = 0x80;
+        plan.execute(g.data(), out.data(), out.size());
+        std::size_t nonzero = 0;
+        for (const unsigned char byte : out) nonzero += byte != 0;
+        CHECK_MESSAGE(nonzero == 0, nonzero << " bytes of " << out.size() << " not those of +0.0");
+      }
+    }
+  }
+}
+
 TEST_CASE("reductions: bad arguments are errors naming the value, and the output is untouched") {
   std::vector<float> g(24, 1.0f);
   std::vector<unsigned char> dst(64, 0x5A);

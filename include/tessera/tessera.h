@@ -400,7 +400,8 @@ TESSERA_API tessera_status tessera_plan_create_repeat(int ndim, const int64_t *s
  * binary tree, the 16 then added by a halving tree. float32 and complex64 are accumulated in
  * float64, float16 and bfloat16 in float32, float64 and complex128 in float64; the sum is rounded
  * to the element type once (to nearest even). Integers wrap modulo 2^bits (C unsigned arithmetic,
- * exact whatever the order).
+ * exact whatever the order). A sum of only -0.0 values is +0.0, as numpy's and torch's sums give
+ * (they start from +0.0; so does every result here, a copy of one addend included).
  * Determinism: the order of the additions is a function of the plan (shapes, strides, dtype)
  * only: the same bits for every thread count, max_threads, run and SIMD target (the partial sums
  * are laid out in 16 lanes whatever the vector width; there is no fused multiply-add).

@@ -57,6 +57,11 @@ struct Kernels {
     return v;
   }
   static HWY_INLINE void StoreT(T* p, T v) { std::memcpy(p, &v, sizeof(T)); }
+  // plus_zero (reduce_scalar.hpp) on a vector of results: +0.0 for sums of only -0.0.
+  static HWY_INLINE hn::Vec<DA> PlusZero(hn::Vec<DA> v) {
+    if constexpr (std::is_floating_point_v<A>) return hn::Add(v, hn::Zero(DA()));
+    else return v;
+  }
 
   // dst[0, n) = a + b (a the left operand; dst may alias either).
   static void AddRow(A* dst, const A* a, const A* b, int64_t n) {
@@ -132,22 +137,22 @@ struct Kernels {
       if (stream && !accumulate) {
         for (; j < n && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) != 0; ++j)
           StoreT(dst + j, from_acc<E>(acc[j]));
-        for (; j + N <= n; j += N) hn::Stream(hn::DemoteTo(df, hn::LoadU(da, acc + j)), df, dst + j);
+        for (; j + N <= n; j += N) hn::Stream(hn::DemoteTo(df, PlusZero(hn::LoadU(da, acc + j))), df, dst + j);
       } else if (accumulate) {
         for (; j + N <= n; j += N)
-          hn::StoreU(hn::DemoteTo(df, hn::Add(LoadAs(da, dst + j), hn::LoadU(da, acc + j))), df, dst + j);
+          hn::StoreU(hn::DemoteTo(df, PlusZero(hn::Add(LoadAs(da, dst + j), hn::LoadU(da, acc + j)))), df, dst + j);
       } else {
-        for (; j + N <= n; j += N) hn::StoreU(hn::DemoteTo(df, hn::LoadU(da, acc + j)), df, dst + j);
+        for (; j + N <= n; j += N) hn::StoreU(hn::DemoteTo(df, PlusZero(hn::LoadU(da, acc + j))), df, dst + j);
       }
     } else if constexpr (sizeof(HT) == sizeof(A)) {
       const DA da;
       const int64_t N = static_cast<int64_t>(hn::Lanes(da));
       if (accumulate) {
         for (; j + N <= n; j += N)
-          hn::StoreU(hn::Add(hn::LoadU(da, reinterpret_cast<const A*>(dst) + j), hn::LoadU(da, acc + j)), da,
+          hn::StoreU(PlusZero(hn::Add(hn::LoadU(da, reinterpret_cast<const A*>(dst) + j), hn::LoadU(da, acc + j))), da,
                      reinterpret_cast<A*>(dst) + j);
       } else {
-        for (; j + N <= n; j += N) hn::StoreU(hn::LoadU(da, acc + j), da, reinterpret_cast<A*>(dst) + j);
+        for (; j + N <= n; j += N) hn::StoreU(PlusZero(hn::LoadU(da, acc + j)), da, reinterpret_cast<A*>(dst) + j);
       }
     }
     for (; j < n; ++j) StoreT(dst + j, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(dst + j)), acc[j]) : acc[j]));
@@ -266,6 +271,7 @@ struct Kernels {
         for (int64_t q = 0; q < nred; ++q) hwy::Prefetch(reinterpret_cast<const T*>(src + qoff[q]) + j + kAhead);
       auto acc = RegTree(da, src, qoff, nred, j);
       if (accumulate) acc = hn::Add(LoadAs(da, dst + j), acc);
+      acc = PlusZero(acc);
       if constexpr (E == Elem::f32) {
         const hn::Rebind<float, DA> df;
         if (stream && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) == 0) {
@@ -431,6 +437,7 @@ struct Kernels {
         auto acc = LoadAs(da, ptr[0] + j);
         for (int t = 1; t < k; ++t) acc = hn::Add(acc, LoadAs(da, ptr[t] + j));
         if (accumulate) acc = hn::Add(LoadAs(da, dst + j), acc);
+        acc = PlusZero(acc);
         if constexpr (E == Elem::f32) {
           const hn::Rebind<float, DA> df;
           hn::StoreU(hn::DemoteTo(df, acc), df, dst + j);

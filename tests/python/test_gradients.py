@@ -181,6 +181,26 @@ def test_every_dtype_and_layout_against_exact_sums(dtype):
     assert checked > 250
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128])
+def test_sums_of_negative_zeros_are_positive_zero_as_numpys(dtype):
+    g = np.full((6, 40, 9), -0.0, dtype=dtype)
+    if np.iscomplexobj(g):
+        g = g + np.complex128(-0.0j).astype(dtype)  # -0.0 in both components
+    cases = [(tessera.tile_backward(g, (1, 40, 9), (6, 1, 1)), g.sum(axis=0, keepdims=True)),
+             (tessera.tile_backward(g, (6, 40, 3), (1, 1, 3)), g.reshape(6, 40, 3, 3).sum(axis=2)),
+             (tessera.sum_to_shape(g, (40, 1)), g.sum(axis=(0, 2))[:, None]),
+             (tessera.repeat_backward(g, (6, 40, 3), 3, axis=2), g.reshape(6, 40, 3, 3).sum(axis=3)),
+             (tessera.tile_backward(g[::2, ::-1], (3, 40, 9), (1, 1, 1)), g[::2].sum(axis=()))]
+    for got, want in cases:
+        assert got.shape == want.shape
+        for part in (got.real, got.imag) if np.iscomplexobj(got) else (got,):
+            assert not np.signbit(part).any()
+        assert not np.signbit(want.real).any()  # numpy's own sums start from +0.0
+    out = g[:1].copy()
+    tessera.tile_backward(g, (1, 40, 9), (6, 1, 1), out=out, accumulate=True)
+    assert not np.signbit(out.real).any()
+
+
 def test_integers_wrap_in_their_own_type():
     g = np.full((4, 100), 100, dtype=np.int8)
     got = tessera.sum_to_shape(g, (4, 1))

@@ -422,7 +422,7 @@ _ACCURACY_NOTES = """
     once), never worse than numpy's pairwise ``sum`` along a contiguous axis (and ~10x better than
     numpy along a strided axis, which numpy sums one row at a time). Integers wrap modulo 2**bits
     (C unsigned arithmetic: exact whatever the order), in A's own type: where ``numpy.sum``
-    promotes int8 to int64, these do not.
+    promotes int8 to int64, these do not. A sum of only -0.0 values is +0.0, as ``numpy.sum``'s.
 
     Determinism: the order of the additions is a function of the plan (shapes, strides, dtype)
     only: the same bits for every thread count, every `max_threads`, every run and every SIMD
