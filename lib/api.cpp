@@ -34,6 +34,31 @@ struct ArrayAccess {
     out.nbytes_ = plan.nbytes;
     return out;
   }
+  // One region into a new array: the region checked (a dry run into no buffer throws for a bad
+  // one, naming the axis) before anything is allocated.
+  static Array run_region(const PlanData& plan, const void* src, const Dims& start, const Dims& extent) {
+    const Dims& shape = plan.out_shape;
+    bool ok = start.size() == shape.size() && extent.size() == shape.size(), empty = false;
+    for (int i = 0; ok && i < extent.size(); ++i) {
+      ok = extent[i] >= 0 && start[i] >= 0 && start[i] <= shape[i] - extent[i];
+      empty = empty || extent[i] == 0;
+    }
+    if (!ok) execute_region_checked(plan, src, start, extent, nullptr, 0);  // throws, naming the axis
+    int64_t count = empty ? 0 : 1;  // a non-empty region lies inside the output: its count fits int64
+    for (int i = 0; i < extent.size() && !empty; ++i) count *= extent[i];
+    Array out;
+    out.nbytes_ = static_cast<std::size_t>(count) * plan.itemsize;
+    if (out.nbytes_ > 0) {
+      bool fresh = false;
+      out.data_.reset(allocate_output(out.nbytes_, &fresh));
+      execute_region_checked(plan, src, start, extent, out.data_.get(), out.nbytes_);
+    } else {
+      execute_region_checked(plan, src, start, extent, nullptr, 0);  // still checks src
+    }
+    out.shape_ = extent;
+    out.itemsize_ = plan.itemsize;
+    return out;
+  }
 };
 
 namespace {
@@ -179,6 +204,10 @@ Array Plan::execute(const void* src) const {
 void Plan::execute_region(const void* src, const Dims& start, const Dims& extent, void* dst,
                           std::size_t dst_bytes) const {
   detail::execute_region_checked(*data_, src, start, extent, dst, dst_bytes);
+}
+
+Array Plan::execute_region(const void* src, const Dims& start, const Dims& extent) const {
+  return detail::ArrayAccess::run_region(*data_, src, start, extent);
 }
 
 // One-shot calls: the plan lives on the stack (a one-shot call allocates nothing, but the prefix

@@ -209,6 +209,38 @@ TEST_CASE("regions: single regions of large outputs, and the whole output") {
   }
 }
 
+TEST_CASE("regions: the allocating execute_region returns the region as an Array, checked before allocating") {
+  std::vector<uint16_t> src(3 * 5);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(i * 7 + 1);
+  const tessera::Plan plan({3, 5}, {}, 2, {4000, 3000});  // a 12000 x 15000 output: only planned
+  struct R {
+    Shape start, extent;
+  };
+  // small, 36 MB (tessera's huge-page blocks), one element, empty, a region starting mid-replica
+  for (const R& r : {R{{1, 2}, {2, 3}}, R{{7, 11}, {3000, 6000}}, R{{11999, 14999}, {1, 1}}, R{{5, 5}, {0, 7}},
+                     R{{4, 3}, {257, 1029}}}) {
+    CAPTURE(describe_region(r.start, r.extent));
+    const tessera::Array a = plan.execute_region(src.data(), r.start, r.extent);
+    CHECK(a.shape() == tessera::Dims(r.extent));
+    CHECK(a.itemsize() == 2);
+    const std::size_t nbytes = static_cast<std::size_t>(ref::count(r.extent)) * 2;
+    REQUIRE(a.nbytes() == nbytes);
+    std::vector<unsigned char> want(nbytes);
+    plan.execute_region(src.data(), r.start, r.extent, want.data(), want.size());
+    CHECK((nbytes == 0 || std::memcmp(a.data(), want.data(), nbytes) == 0));
+    if (nbytes > 0) {  // and against the definition at the region's corners
+      const auto* got = static_cast<const uint16_t*>(a.data());
+      CHECK(got[0] == src[static_cast<std::size_t>((r.start[0] % 3) * 5 + r.start[1] % 5)]);
+      const int64_t i = r.start[0] + r.extent[0] - 1, j = r.start[1] + r.extent[1] - 1;
+      CHECK(got[nbytes / 2 - 1] == src[static_cast<std::size_t>((i % 3) * 5 + j % 5)]);
+    }
+  }
+  CHECK_THROWS_WITH_AS(plan.execute_region(src.data(), {0, 14000}, {1, 1001}),
+                       doctest::Contains("region axis 1"), tessera::InvalidArgument);
+  CHECK_THROWS_WITH_AS(plan.execute_region(src.data(), {0}, {1}), doctest::Contains("2"), tessera::InvalidArgument);
+  CHECK_THROWS_AS(plan.execute_region(nullptr, {0, 0}, {2, 2}), tessera::InvalidArgument);
+}
+
 TEST_CASE("regions: 0-d outputs, single elements, empty regions and empty outputs") {
   const double x = 2.5;
   SUBCASE("a 0-d output is one element; its only region has no axes") {

@@ -428,6 +428,14 @@ class TESSERA_API Plan {
   void execute_region(const void* src, const Dims& start, const Dims& extent, void* dst,
                       std::size_t dst_bytes) const;
 
+  /// Allocates one region of the output (as the allocating tile(): see Array) and writes it, as
+  /// execute_region(src, start, extent, dst, dst_bytes): a new Array of shape `extent` — from
+  /// tessera's allocator, so a region of 32 MiB or more gets 2 MiB-aligned, huge-page-advised
+  /// memory or a block tessera_free kept (chunks made one after another reuse their pages). Serial
+  /// on the calling thread. Throws InvalidArgument as execute_region (checked before anything is
+  /// allocated) or std::bad_alloc.
+  Array execute_region(const void* src, const Dims& start, const Dims& extent) const;
+
   /// Implementation access for the library itself.
   const detail::PlanData& data() const noexcept { return *data_; }
 
@@ -437,7 +445,7 @@ class TESSERA_API Plan {
 };
 
 /// An owning, 64-byte aligned, C-contiguous output of an allocating call (tile, broadcast_to,
-/// expand, repeat, Plan::execute(src)). Move-only.
+/// expand, repeat, Plan::execute(src), Plan::execute_region(src, start, extent)). Move-only.
 class TESSERA_API Array {
  public:
   Array() noexcept = default;

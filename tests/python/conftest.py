@@ -22,3 +22,4 @@ def pytest_configure(config):
     # installed by Debian, registers them), so that importing them does not warn.
     for marker in ("slow", "valgrind_error", "leaks_references"):
         config.addinivalue_line("markers", f"{marker}: a marker of numpy's own tests")
+    config.addinivalue_line("markers", "cluster: starts a dask.distributed LocalCluster (-m 'not cluster' skips them)")

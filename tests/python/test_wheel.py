@@ -33,6 +33,7 @@ def test_wheel_installs_and_imports_in_a_venv(tmp_path):
     names = subprocess.run([sys.executable, "-m", "zipfile", "-l", wheels[0]], capture_output=True, text=True).stdout
     assert "tessera/__init__.py" in names and "tessera/_tessera." in names
     assert "tessera/torch.py" in names  # tessera.torch
+    assert "tessera/dask.py" in names  # tessera.dask
     assert "tessera.h" not in names and "libtessera.so" not in names  # the wheel is the module only
 
     venv = tmp_path / "venv"

@@ -19,7 +19,9 @@ its family. This package is its Python interface:
 
 `tessera.torch` (imported on first use; it needs torch, which ``import tessera`` does not) has
 ``tile``, ``broadcast_to``, ``expand`` and ``repeat_interleave`` as ``torch.autograd.Function``s
-whose forward and backward are tessera's.
+whose forward and backward are tessera's. `tessera.dask` (imported on first use; it needs Dask) has
+``tile``, ``broadcast_to`` and ``repeat`` as Dask arrays whose chunks are made by the region API
+on the workers.
 
 Units: shapes, reps, repeat counts and regions are in elements; strides and ``nbytes`` in bytes
 (numpy's conventions). Every result is C-contiguous.
@@ -45,8 +47,9 @@ _ndarray = _np.ndarray
 
 
 def __getattr__(name):
-    # tessera.torch, imported on first use: `import tessera` neither needs nor imports torch.
-    if name == "torch":
+    # tessera.torch and tessera.dask, imported on first use: `import tessera` neither needs nor
+    # imports torch or dask.
+    if name in ("torch", "dask"):
         import importlib
 
         return importlib.import_module(".torch", __name__)

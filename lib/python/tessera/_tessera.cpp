@@ -1037,6 +1037,20 @@ class PyPlan {
     const char* src = static_cast<const char*>(PyArray_DATA(a));
     py::object result;
     char* dst;
+    if (out.is_none() && nbytes >= kFreshMinBytes) {
+      // tessera's allocator: huge pages, and the blocks of chunks already freed (a Dask worker
+      // making chunk after chunk reuses their pages instead of faulting in new ones).
+      tessera::Array region;
+      try {
+        py::gil_scoped_release release;
+        region = plan_.execute_region(src, st, ex);
+      } catch (const std::bad_alloc&) {
+        PyErr_Format(PyExc_MemoryError, "tessera: cannot allocate %zu bytes for a region of shape %s", nbytes,
+                     shape_str(ex).c_str());
+        throw_python();
+      }
+      return adopt(std::move(region), descr());
+    }
     if (out.is_none()) {
       result = new_array(descr(), ex);
       dst = static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr())));
