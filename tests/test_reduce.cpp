@@ -503,6 +503,43 @@ TEST_CASE("reductions give the same bits on every SIMD target") {
   }
 }
 
+TEST_CASE("float32 pairs (repeat_backward by 2) equal the float64 sum rounded once, on every SIMD target") {
+  // The interleaved path adds float32 pairs in float32 (no accumulator row): the same bits as the
+  // float64 sum rounded once, whatever the magnitudes (subnormals, overflow to infinity, -0.0).
+  struct Guard {
+    ~Guard() { hwy::SetSupportedTargetsForTest(0); }
+  } guard;
+  Rng rng(2024);
+  const int64_t rows = 300, cols = 77;  // the gradient: (rows, 2 * cols)
+  std::vector<float> g(static_cast<std::size_t>(rows * 2 * cols));
+  for (float& x : g) {
+    uint32_t bits;
+    do {
+      bits = static_cast<uint32_t>(rng.uniform(0, 0xffffffffLL));
+      if (rng.coin(10)) bits &= 0x807fffffu;         // a subnormal (or a zero)
+      else if (rng.coin(10)) bits |= 0x7f000000u;    // near the top: pairs overflow
+    } while ((bits & 0x7f800000u) == 0x7f800000u);   // no infinity or NaN in the input
+    std::memcpy(&x, &bits, 4);
+  }
+  std::vector<float> want(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double sum = static_cast<double>(g[2 * i]) + static_cast<double>(g[2 * i + 1]);
+    want[i] = static_cast<float>(sum + 0.0);
+  }
+  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    INFO("target " << hwy::TargetName(target));
+    for (const bool whole : {true, false}) {  // the plan's own buffer, or one starting mid-line
+      const tessera::Plan plan = tessera::Plan::repeat_backward({rows, 2 * cols}, {}, DType::float32, {rows, cols}, 2, 1);
+      CHECK(std::string(plan.kernel_path()) == "reduce.interleaved");
+      std::vector<float> out(want.size() + 1, 1.0f);
+      float* dst = whole ? out.data() : out.data() + 1;
+      plan.execute(g.data(), dst, want.size() * 4);
+      CHECK(std::memcmp(dst, want.data(), want.size() * 4) == 0);
+    }
+  }
+}
+
 TEST_CASE("a sum of only -0.0 values is +0.0 on every path, as numpy's and torch's sums") {
   // The kernels start from -0.0 (x + -0.0 == x); the stored result adds +0.0, so a result element
   // whose addends are all -0.0 is +0.0, written or accumulated into -0.0 — numpy and torch start

@@ -556,6 +556,32 @@ struct Kernels {
     }
   }
 
+  // float32 pairs: dst[j] = src[2j] + src[2j + 1] in float32 — the same bits as the float64 sum
+  // rounded once (a float64 sum of two float32 values rounded to float32 is the correctly rounded
+  // float32 sum: 53 >= 2 * 24 + 2 bits, so the double rounding is innocuous), without the
+  // accumulator row. Not when accumulating (dst + sum is then a second float64 addition).
+  static void PairRowF32(const uint8_t* src, int64_t n, float* dst, bool stream) {
+    const float* s = reinterpret_cast<const float*>(src);
+    int64_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+    const hn::ScalableTag<float> df;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+    hn::Vec<decltype(df)> v0, v1;
+    if (stream)
+      for (; j < n && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) != 0; ++j)
+        dst[j] = plus_zero(s[2 * j] + s[2 * j + 1]);
+    for (; j + N <= n; j += N) {
+      hn::LoadInterleaved2(df, s + 2 * j, v0, v1);
+      const auto sum = hn::Add(hn::Add(v0, v1), hn::Zero(df));  // + 0.0: plus_zero
+      if (stream) hn::Stream(sum, df, dst + j);
+      else hn::StoreU(sum, df, dst + j);
+    }
+#else
+    (void)stream;
+#endif
+    for (; j < n; ++j) dst[j] = plus_zero(s[2 * j] + s[2 * j + 1]);
+  }
+
   // Width of an item's accumulator row (lanes: the strip; periodic: the slots).
   static int64_t RowWidth(const ReduceProblem& p) {
     return p.path == ReducePath::periodic ? p.slots : std::min(p.strip, p.width);
@@ -632,6 +658,12 @@ struct Kernels {
           FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
           break;
         case ReducePath::interleaved:
+          if constexpr (E == Elem::f32) {
+            if (p.run == 2 && !accumulate && p.inner_dst_stride == 1) {
+              PairRowF32(src + pos.src, pos.n, out + pos.dst, p.stream);
+              break;
+            }
+          }
           InterleavedRow(src + pos.src, p.run, pos.n, s.out);
           FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate, p.stream);
           break;

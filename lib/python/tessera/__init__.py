@@ -1128,7 +1128,9 @@ class Plan(_ext.Plan):
         """One rectangular region of the output: ``plan(A)[start[0]:start[0] + extent[0], ...]``.
 
         Only the region is computed (one chunk of a chunked array), serially on the calling thread
-        with ordinary stores, with the GIL released.
+        with ordinary stores, with the GIL released. A new region of 32 MiB or more is allocated
+        by tessera (2 MiB-aligned, huge-page-advised, or a block of a freed output reused), as the
+        allocating calls' outputs are; `tessera.dask` makes its chunks this way.
 
         Parameters
         ----------
