@@ -2,7 +2,9 @@
 """The Dask table (bench/run --dask): tessera.dask against Dask's own tile, broadcast_to and repeat.
 
 Each case makes a 2 GiB float32 output in 64 MiB chunks, from a numpy input, on Dask's threaded
-scheduler (both cores), and keeps its chunks in memory (``persist``: every chunk really written):
+scheduler (both cores), two ways: ``persist`` (the chunks kept in memory, every one really written)
+and ``store`` (each chunk copied into one preallocated 2 GiB numpy array as it is made, then freed,
+as a pipeline streams chunks to a sink):
 
 - tessera: ``tessera.dask.tile(x, reps, chunks=...)`` (``broadcast_to``, ``repeat``): one task per
   output chunk, each the region API;
@@ -13,8 +15,8 @@ scheduler (both cores), and keeps its chunks in memory (``persist``: every chunk
 Each measurement runs in a fresh Python process (so the peak memory is its own): wall time from
 building the graph to the last chunk, the graph's task count, and the peak resident memory above
 the process's before the graph was built (VmHWM after resetting it through /proc/self/clear_refs).
-The two are alternated, tessera first in odd rounds, dask first in even ones; the table gives
-medians. Prints a table (and JSON with --json FILE).
+The two are alternated, tessera first in odd rounds, dask first in even ones, after a warm-up
+round that is not counted; the table gives medians of 5. Prints a table (and JSON with --json FILE). About 2 minutes.
 
 Usage: dask_bench.py [--rounds N] [--json FILE] [--filter REGEX]
 """
@@ -37,7 +39,7 @@ CASES = [
 ]
 
 
-def one(case, method):
+def one(case, method, sink):
     """One measurement in this process: a JSON line on stdout."""
     import numpy as np
     import dask
@@ -46,6 +48,10 @@ def one(case, method):
 
     name, op, shape, arg, chunks = next(c for c in CASES if c[0] == case)
     x = (np.arange(int(np.prod(shape)), dtype=np.float32) % 1000).reshape(shape)
+    target = None
+    if sink == "store":
+        out_shape = (16384, 32768)
+        target = np.ones(out_shape, dtype=np.float32)  # touched before the clock starts
     with open("/proc/self/clear_refs", "w") as f:  # resets VmHWM to the current RSS
         f.write("5")
     base = rss("VmRSS")
@@ -67,7 +73,11 @@ def one(case, method):
         else:
             y = da.repeat(xd, arg[0], axis=arg[1]).rechunk(chunks)
     tasks = len(dict(y.__dask_graph__()))
-    (p,) = dask.persist(y, scheduler="threads")
+    if sink == "persist":
+        (p,) = dask.persist(y, scheduler="threads")
+    else:
+        da.store(y, target, scheduler="threads")
+        p = target
     seconds = time.perf_counter() - t0
     peak = rss("VmHWM") - base
     # a sample of the output against numpy's own
@@ -78,8 +88,9 @@ def one(case, method):
         want = np.broadcast_to(x, arg)[i:i + 7, j:j + 9]
     else:
         want = np.repeat(x, arg[0], axis=arg[1])[i:i + 7, j:j + 9]
-    ok = bool((p[i:i + 7, j:j + 9].compute(scheduler="sync") == want).all())
-    print(json.dumps({"case": case, "method": method, "seconds": seconds, "tasks": tasks, "peak": peak,
+    got = p[i:i + 7, j:j + 9]
+    ok = bool(((got.compute(scheduler="sync") if sink == "persist" else got) == want).all())
+    print(json.dumps({"case": case, "method": method, "sink": sink, "seconds": seconds, "tasks": tasks, "peak": peak,
                       "nbytes": int(y.nbytes), "chunks": list(y.chunksize), "ok": ok}))
 
 
@@ -93,41 +104,52 @@ def rss(field):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json")
     ap.add_argument("--filter", default="")
-    ap.add_argument("--one", nargs=2, metavar=("CASE", "METHOD"), help=argparse.SUPPRESS)
+    ap.add_argument("--one", nargs=3, metavar=("CASE", "METHOD", "SINK"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
         one(*a.one)
         return
     samples = []
     cases = [c for c in CASES if re.search(a.filter, c[0])]
+    # A warm-up round, not counted: the first process to touch 2 GiB after a pause can take
+    # seconds longer, whichever method it runs (the memory of a virtual machine coming back).
+    sinks = ("persist", "store")
+    for c in cases:
+        for method in ("tessera", "dask"):
+            subprocess.run([sys.executable, __file__, "--one", c[0], method, "persist"], check=True,
+                           capture_output=True, env=os.environ)
     for r in range(a.rounds):
         for c in cases:
-            for method in (("tessera", "dask") if r % 2 == 0 else ("dask", "tessera")):
-                out = subprocess.run([sys.executable, __file__, "--one", c[0], method], check=True,
-                                     capture_output=True, text=True, env=os.environ).stdout
-                s = json.loads(out.strip().splitlines()[-1])
-                if not s["ok"]:
-                    sys.exit(f"dask_bench: {method} {c[0]}: the output differs from numpy's")
-                samples.append(s)
-                print(f"  {c[0]:<13} {method:<8} {s['seconds']:.2f} s", file=sys.stderr)
+            for sink in sinks:
+                for method in (("tessera", "dask") if r % 2 == 0 else ("dask", "tessera")):
+                    out = subprocess.run([sys.executable, __file__, "--one", c[0], method, sink], check=True,
+                                         capture_output=True, text=True, env=os.environ).stdout
+                    s = json.loads(out.strip().splitlines()[-1])
+                    if not s["ok"]:
+                        sys.exit(f"dask_bench: {method} {c[0]} {sink}: the output differs from numpy's")
+                    samples.append(s)
+                    print(f"  {c[0]:<13} {sink:<8} {method:<8} {s['seconds']:.2f} s", file=sys.stderr)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(samples, f, indent=1)
     print(f"Dask (2 GiB float32 outputs in 64 MiB chunks, threaded scheduler, {os.cpu_count()} threads, persisted;"
           f" medians of {a.rounds}, alternating):")
-    head = f"{'case':<13} {'tessera':>9} {'dask':>9} {'speedup':>8} {'tasks':>7} {'dask tasks':>10} " \
+    head = f"{'case':<13} {'sink':<8} {'tessera':>9} {'dask':>9} {'speedup':>8} {'tasks':>7} {'dask tasks':>10} " \
            f"{'peak MiB':>9} {'dask peak MiB':>13}"
     print(head)
     for c in cases:
-        t = [s for s in samples if s["case"] == c[0] and s["method"] == "tessera"]
-        d = [s for s in samples if s["case"] == c[0] and s["method"] == "dask"]
-        ts, ds = statistics.median(s["seconds"] for s in t), statistics.median(s["seconds"] for s in d)
-        tp, dp = statistics.median(s["peak"] for s in t), statistics.median(s["peak"] for s in d)
-        print(f"{c[0]:<13} {ts:>7.2f} s {ds:>7.2f} s {ds / ts:>7.2f}x {t[0]['tasks']:>7} {d[0]['tasks']:>10} "
-              f"{tp / 2**20:>9.0f} {dp / 2**20:>13.0f}")
+        for sink in sinks:
+            t = [s for s in samples if s["case"] == c[0] and s["method"] == "tessera" and s["sink"] == sink]
+            d = [s for s in samples if s["case"] == c[0] and s["method"] == "dask" and s["sink"] == sink]
+            ts, ds = statistics.median(s["seconds"] for s in t), statistics.median(s["seconds"] for s in d)
+            tp, dp = statistics.median(s["peak"] for s in t), statistics.median(s["peak"] for s in d)
+            print(f"{c[0]:<13} {sink:<8} {ts:>7.2f} s {ds:>7.2f} s {ds / ts:>7.2f}x {t[0]['tasks']:>7} "
+                  f"{d[0]['tasks']:>10} {tp / 2**20:>9.0f} {dp / 2**20:>13.0f}")
+    print("peak MiB: the peak resident memory above the process's before the graph was built (store: the "
+          "2 GiB target excluded)")
 
 
 if __name__ == "__main__":
