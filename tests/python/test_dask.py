@@ -191,6 +191,11 @@ def test_repeat_counts_are_in_the_graph_once():
     assert len(graph) == y.npartitions + 2
     assert sum(isinstance(v, np.ndarray) and v.size == 1000 and v.dtype == np.int64 for v in graph.values()) == 1
     assert (y.compute(**SYNC) == np.repeat(x, counts)).all()
+    # from a Dask input, each task carries the counts of its own source elements only
+    xd = da.from_array(x, chunks=300)
+    yd = td.repeat(xd, counts, chunks=100)
+    assert len(layer_tasks(yd)) == yd.npartitions
+    assert (yd.compute(**SYNC) == np.repeat(x, counts)).all()
 
 
 def chunk_ids(x):

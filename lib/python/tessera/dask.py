@@ -239,11 +239,6 @@ def _build(op, x, plan, arg, axis, chunks):
     name = f"tessera-{op}-{token}"
     layer = {}
     dependencies = []
-    if isinstance(arg, _np.ndarray):  # a list of repeat counts: one key, not in every task
-        arg_key = f"tessera-{op}-repeats-{_tokenize(arg)}"
-        layer[arg_key] = arg
-    else:
-        arg_key = arg
     offsets = [_np.concatenate(([0], _np.cumsum(c, dtype=_np.int64))).tolist() for c in chunks]
     blocks = _np.ndindex(*(len(c) for c in chunks))
     if isinstance(x, _da.Array):
@@ -260,6 +255,10 @@ def _build(op, x, plan, arg, axis, chunks):
     else:
         x_key = f"tessera-input-{_tokenize(x)}"
         layer[x_key] = x
+        arg_key = arg
+        if isinstance(arg, _np.ndarray):  # a list of repeat counts: one key, not in every task
+            arg_key = f"tessera-{op}-repeats-{_tokenize(arg)}"
+            layer[arg_key] = arg
         for idx in blocks:
             start = tuple(offsets[i][k] for i, k in enumerate(idx))
             extent = tuple(chunks[i][k] for i, k in enumerate(idx))
