@@ -379,3 +379,10 @@ def check_store(cluster, y, x, store, limit):
         j = int(rng.integers(0, 900))
         rows = np.arange(i, i + 100)
         assert (z[i:i + 100, j:j + 100] == x[rows % 3][:, j:j + 100]).all()
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(td, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 8 and result.failed == 0

@@ -330,8 +330,6 @@ class _Localizer:
         self.D = len(out_shape)
         self.lead = self.D - x.ndim if op != "repeat" else 0  # output axes before x's first
         self.bounds = [_np.concatenate(([0], _np.cumsum(c, dtype=_np.int64))) for c in x.chunks]
-        if op == "tile":
-            self.reps = (1,) * (self.D - len(arg)) + tuple(arg)
         if op == "repeat" and isinstance(arg, _np.ndarray):
             self.prefix = _np.concatenate(([0], _np.cumsum(arg, dtype=_np.int64)))
 
