@@ -529,13 +529,16 @@ TEST_CASE("float32 pairs (repeat_backward by 2) equal the float64 sum rounded on
   for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     INFO("target " << hwy::TargetName(target));
-    for (const bool whole : {true, false}) {  // the plan's own buffer, or one starting mid-line
+    // Aligned buffers, a result starting mid-line, and gradient and result off their elements'
+    // alignment (the caller's buffers need none: scalar ends through memcpy).
+    const std::pair<std::size_t, std::size_t> shifts[] = {{0, 0}, {0, 4}, {1, 2}, {4, 6}};  // bytes
+    for (const auto& [src_shift, dst_shift] : shifts) {
       const tessera::Plan plan = tessera::Plan::repeat_backward({rows, 2 * cols}, {}, DType::float32, {rows, cols}, 2, 1);
       CHECK(std::string(plan.kernel_path()) == "reduce.interleaved");
-      std::vector<float> out(want.size() + 1, 1.0f);
-      float* dst = whole ? out.data() : out.data() + 1;
-      plan.execute(g.data(), dst, want.size() * 4);
-      CHECK(std::memcmp(dst, want.data(), want.size() * 4) == 0);
+      std::vector<unsigned char> src(g.size() * 4 + 8), out(want.size() * 4 + 8, 0x5a);
+      std::memcpy(src.data() + src_shift, g.data(), g.size() * 4);
+      plan.execute(src.data() + src_shift, out.data() + dst_shift, want.size() * 4);
+      CHECK(std::memcmp(out.data() + dst_shift, want.data(), want.size() * 4) == 0);
     }
   }
 }

@@ -569,7 +569,7 @@ struct Kernels {
     hn::Vec<decltype(df)> v0, v1;
     if (stream)
       for (; j < n && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) != 0; ++j)
-        dst[j] = plus_zero(s[2 * j] + s[2 * j + 1]);
+        StoreT(dst + j, plus_zero(LoadT(s + 2 * j) + LoadT(s + 2 * j + 1)));
     for (; j + N <= n; j += N) {
       hn::LoadInterleaved2(df, s + 2 * j, v0, v1);
       const auto sum = hn::Add(hn::Add(v0, v1), hn::Zero(df));  // + 0.0: plus_zero
@@ -579,7 +579,7 @@ struct Kernels {
 #else
     (void)stream;
 #endif
-    for (; j < n; ++j) dst[j] = plus_zero(s[2 * j] + s[2 * j + 1]);
+    for (; j < n; ++j) StoreT(dst + j, plus_zero(LoadT(s + 2 * j) + LoadT(s + 2 * j + 1)));  // any alignment
   }
 
   // Width of an item's accumulator row (lanes: the strip; periodic: the slots).

@@ -741,6 +741,9 @@ SEEDS = {
     "reduce_empty_gradient_huge_extents": sum_to([8] * 22 + [0, 1], [0, 1], 'float32'),
     "reduce_negative_extent_after_huge_extents": sum_to([8] * 22 + [1, 1], [1], 'float32', flags=NEG_EXTENT,
                                                         slack=23),
+    # Found by the fuzzer (session 6): a float32 repeat_backward by 2 (reduce.interleaved's float32
+    # pairs) whose result is off its elements' alignment — the scalar ends stored through a float*.
+    "found_reduce_pairs_f32_misaligned": bytes.fromhex("8200010101800000525252525202010000"),
 }
 
 
