@@ -510,6 +510,24 @@ class CApi:
 
 # -- timing ------------------------------------------------------------------------------------
 
+def interleaved_samples(timers, methods, rng, args):
+    """(samples, inner): seconds per call of each method, and each method's calls per sample — a
+    warm-up call, the count calibrated to args.min_sample_ms, then args.repetitions rounds in a
+    fresh random order each."""
+    target = args.min_sample_ms / 1e3
+    inner = {}
+    for m in methods:
+        timers[m].timeit(1)  # warm-up
+        inner[m] = calibrate(timers[m], target)
+    samples = {m: [] for m in methods}
+    for _ in range(args.repetitions):
+        order = methods[:]
+        rng.shuffle(order)
+        for m in order:
+            samples[m].append(timers[m].timeit(inner[m]) / inner[m])
+    return samples, inner
+
+
 def calibrate(timer, target_s):
     """Calls per sample so that one sample lasts at least target_s (timeit.autorange, scaled)."""
     n = 1
@@ -574,18 +592,7 @@ def run_backward_case(np, torch, tessera, capi, read_lib, case, args, rng):
         sys.exit(f"python_bench: case {case['name']}: {', '.join(wrong)} differ from the exact {op.name}")
 
     methods = [m for m in BACKWARD_METHODS if m in calls]
-    timers = {m: timeit.Timer(calls[m]) for m in methods}
-    target = args.min_sample_ms / 1e3
-    inner = {}
-    for m in methods:
-        timers[m].timeit(1)  # warm-up
-        inner[m] = calibrate(timers[m], target)
-    samples = {m: [] for m in methods}
-    for _ in range(args.repetitions):
-        order = methods[:]
-        rng.shuffle(order)
-        for m in order:
-            samples[m].append(timers[m].timeit(inner[m]) / inner[m])
+    samples, inner = interleaved_samples({m: timeit.Timer(calls[m]) for m in methods}, methods, rng, args)
     kernel_path = ""
     try:
         if capi:
@@ -643,18 +650,7 @@ def run_case(np, torch, tessera, capi, case, args, rng):
         sys.exit(f"python_bench: case {case['name']}: {', '.join(wrong)} differ from numpy's {op.name}")
     del checks, expect, result
 
-    timers = {m: timeit.Timer(stmts[m], globals=ns) for m in methods}
-    target = args.min_sample_ms / 1e3
-    inner = {}
-    for m in methods:
-        timers[m].timeit(1)  # warm-up
-        inner[m] = calibrate(timers[m], target)
-    samples = {m: [] for m in methods}
-    for _ in range(args.repetitions):
-        order = methods[:]
-        rng.shuffle(order)
-        for m in order:
-            samples[m].append(timers[m].timeit(inner[m]) / inner[m])
+    samples, inner = interleaved_samples({m: timeit.Timer(stmts[m], globals=ns) for m in methods}, methods, rng, args)
     kernel_path = ""
     try:
         if capi:
