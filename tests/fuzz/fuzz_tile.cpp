@@ -1963,6 +1963,27 @@ void check_reduce_dlpack(const Case& c, const tessera_options* opt_ptr, const Ef
 // _repeat_backward) + tessera_plan_output_bytes / _output_shape / _describe / _execute (twice) and
 // tessera_plan_execute_region (refused for a reduction), a C++ plan with non-temporal stores
 // forced, the C++ allocating call, and with DLPack the DLPack call.
+// A plan's output bytes and shape (tessera_plan_output_bytes / _output_shape, with the case's
+// NULL arguments) against the model's; true if the shape was read (every argument given) into
+// out_ndim and out_shape (TESSERA_MAX_NDIM values).
+template <class M>
+bool check_plan_output(const Case& c, tessera_plan* use, size_t nbytes, const M& mo, int& out_ndim,
+                       int64_t* out_shape) {
+  if (tessera_plan_output_bytes(use) != (use ? nbytes : 0))
+    fail(c, "tessera_plan_output_bytes", std::to_string(tessera_plan_output_bytes(use)) + " bytes, expected " +
+                                             std::to_string(use ? nbytes : 0));
+  out_ndim = -7;
+  int* ndim_arg = c.null_arg == kNullOutNdim ? nullptr : &out_ndim;
+  int64_t* shape_arg = c.null_arg == kNullOutShape ? nullptr : out_shape;
+  const bool shape_args = use != nullptr && ndim_arg != nullptr && shape_arg != nullptr;
+  expect_status(c, "tessera_plan_output_shape", tessera_plan_output_shape(use, ndim_arg, shape_arg),
+                shape_args ? TESSERA_OK : TESSERA_INVALID_ARGUMENT);
+  if (shape_args && (out_ndim != mo.out_ndim || !std::equal(out_shape, out_shape + out_ndim, mo.out_shape)))
+    fail(c, "tessera_plan_output_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", model " +
+                                             list(mo.out_shape, mo.out_ndim));
+  return shape_args;
+}
+
 void run_reduction(const Case& c) {
   const bool sum = c.rop == kSumToShape, rep = c.rop == kRepeatBackward;
   const int res_ndim = sum ? c.nreps : c.in_ndim;  // the result's shape: A's, or the target
@@ -2126,19 +2147,9 @@ void run_reduction(const Case& c) {
     } else {
       std::unique_ptr<tessera_plan, void (*)(tessera_plan*)> owner(plan, tessera_plan_destroy);
       tessera_plan* use = c.null_arg == kNullPlan ? nullptr : plan;
-      if (tessera_plan_output_bytes(use) != (use ? nbytes : 0))
-        fail(c, "tessera_plan_output_bytes", std::to_string(tessera_plan_output_bytes(use)) + " bytes, expected " +
-                                                 std::to_string(use ? nbytes : 0));
-      int out_ndim = -7;
+      int out_ndim;
       int64_t out_shape[TESSERA_MAX_NDIM];
-      int* ndim_arg = c.null_arg == kNullOutNdim ? nullptr : &out_ndim;
-      int64_t* shape_arg = c.null_arg == kNullOutShape ? nullptr : out_shape;
-      const bool shape_args = use != nullptr && ndim_arg != nullptr && shape_arg != nullptr;
-      expect_status(c, "tessera_plan_output_shape", tessera_plan_output_shape(use, ndim_arg, shape_arg),
-                    shape_args ? TESSERA_OK : TESSERA_INVALID_ARGUMENT);
-      if (shape_args && (out_ndim != mo.out_ndim || !std::equal(out_shape, out_shape + out_ndim, mo.out_shape)))
-        fail(c, "tessera_plan_output_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", model " +
-                                                 list(mo.out_shape, mo.out_ndim));
+      check_plan_output(c, use, nbytes, mo, out_ndim, out_shape);
       const char* description = tessera_plan_describe(plan);
       const std::string opname = std::string(kROpNames[c.rop]) + " plan: ";
       if (std::strncmp(description, opname.c_str(), opname.size()) != 0)
@@ -2490,19 +2501,9 @@ void run(const Case& c) {
         tessera_plan_destroy(nullptr);  // no-ops
         tessera_free(nullptr);
       }
-      if (tessera_plan_output_bytes(use) != (use ? nbytes : 0))
-        fail(c, "tessera_plan_output_bytes", std::to_string(tessera_plan_output_bytes(use)) + " bytes, expected " +
-                                                 std::to_string(use ? nbytes : 0));
-      int out_ndim = -7;
+      int out_ndim;
       int64_t out_shape[TESSERA_MAX_NDIM];
-      int* ndim_arg = c.null_arg == kNullOutNdim ? nullptr : &out_ndim;
-      int64_t* shape_arg = c.null_arg == kNullOutShape ? nullptr : out_shape;
-      const bool shape_args = use != nullptr && ndim_arg != nullptr && shape_arg != nullptr;
-      expect_status(c, "tessera_plan_output_shape", tessera_plan_output_shape(use, ndim_arg, shape_arg),
-                    shape_args ? TESSERA_OK : TESSERA_INVALID_ARGUMENT);
-      if (shape_args && (out_ndim != mo.out_ndim || !std::equal(out_shape, out_shape + out_ndim, mo.out_shape)))
-        fail(c, "tessera_plan_output_shape", "shape " + list(out_shape, out_ndim > 0 ? out_ndim : 0) + ", model " +
-                                                 list(mo.out_shape, mo.out_ndim));
+      const bool shape_args = check_plan_output(c, use, nbytes, mo, out_ndim, out_shape);
       if (shape_args && c.op == kTile) {
         std::vector<int64_t> reps(c.reps, c.reps + c.nreps);
         for (int64_t& r : reps) r = clamp && r < 0 ? 0 : r;
