@@ -385,6 +385,12 @@ const std::vector<OrderCase>& order_cases() {
       {"all to a scalar", {1 << 21}, 1, {}, {}, "reduce.periodic"},
       {"narrow", {16384, 120}, 0, {16384, 3}, {1, 40}, "reduce.periodic"},
       {"column", {131072, 16}, 0, {131072, 1}, {1, 16}, "reduce.periodic"},
+      // Short runs whose item count is no multiple of the kernels' batch of items (a vector's
+      // lanes), runs with partial blocks and partial vectors:
+      {"column, 1001 items", {1001, 16}, 0, {1001, 1}, {1, 16}, "reduce.periodic"},
+      {"column, runs of 37", {1001, 37}, 1, {1001, 1}, {}, "reduce.periodic"},
+      {"narrow, 37 copies", {1001, 111}, 0, {1001, 3}, {1, 37}, "reduce.periodic"},
+      {"narrow, 29 copies", {999, 87}, 0, {999, 3}, {1, 29}, "reduce.periodic"},
       {"short rows", {131072, 9}, 1, {131072, 1}, {}, "reduce.strided"},
       {"pairs of a column", {131072, 2, 16}, 0, {131072, 1, 8}, {1, 2, 2}, "reduce.lanes"},
       {"pairs", {1 << 20}, 1, {}, {}, "reduce.periodic"},
@@ -478,26 +484,116 @@ TEST_CASE("reductions give the same bits on every SIMD target") {
   struct Guard {
     ~Guard() { hwy::SetSupportedTargetsForTest(0); }
   } guard;
+  // Listed once, before any SetSupportedTargetsForTest: after it, the list holds only that target.
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  REQUIRE(targets.size() >= 2);
   for (const OrderCase& c : order_cases()) {
     if (!order_case_runs(c)) continue;
-    INFO(std::string(c.name));
-    // float64 data: accumulated in float64, where the order shows.
+    const std::string name = c.name;  // INFO keeps a reference: named, not a temporary
+    INFO(name);
     const std::vector<float> f = random_floats(static_cast<std::size_t>(count_of(c.grad)), 11);
-    std::vector<double> d(f.begin(), f.end());
-    std::vector<unsigned char> first_f64;
-    bool have = false;
-    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      hwy::SetSupportedTargetsForTest(target);
-      INFO("target " << hwy::TargetName(target));
-      const tessera::Plan plan = c.op == 0 ? tessera::Plan::tile_backward(c.grad, {}, DType::float64, c.in, c.reps)
-                                           : tessera::Plan::sum_to_shape(c.grad, {}, DType::float64, c.in);
-      std::vector<unsigned char> out(plan.nbytes());
-      plan.execute(d.data(), out.data(), out.size());
-      if (!have) {
-        first_f64 = out;
+    // float64 (values with full mantissas), float16 and bfloat16 (accumulated in float32): the
+    // order shows in the bits; float32 (accumulated in float64, where these sums are exact): the
+    // same results from every target.
+    for (const DType dtype : {DType::float64, DType::float32, DType::float16, DType::bfloat16}) {
+      const std::string dname = tessera::dtype_name(dtype);
+      INFO(dname);
+      std::vector<unsigned char> data(f.size() * tessera::itemsize_of(dtype));
+      for (std::size_t i = 0; i < f.size(); ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &f[i], 4);
+        if (dtype == DType::float64) {
+          const double x = f[i] / 3.0;  // a full 53-bit mantissa (sums of floats would be exact)
+          std::memcpy(data.data() + 8 * i, &x, 8);
+        } else if (dtype == DType::float32) {
+          std::memcpy(data.data() + 4 * i, &f[i], 4);
+        } else {  // bfloat16: the top half of the float32; float16: sign, exponent 1-29, mantissa
+          const auto h = static_cast<uint16_t>(dtype == DType::bfloat16
+                                                   ? bits >> 16
+                                                   : (bits >> 16 & 0x8000) | (1 + bits % 29) << 10 | (bits & 0x3ff));
+          std::memcpy(data.data() + 2 * i, &h, 2);
+        }
+      }
+      std::vector<unsigned char> first[2];
+      bool have = false;
+      for (const int64_t target : targets) {
+        hwy::SetSupportedTargetsForTest(target);
+        const std::string tname = hwy::TargetName(target);
+        INFO(tname);
+        for (const bool accumulate : {false, true}) {
+          INFO("accumulate " << accumulate);
+          tessera::Options o;
+          o.accumulate = accumulate;
+          const tessera::Plan plan = c.op == 0 ? tessera::Plan::tile_backward(c.grad, {}, dtype, c.in, c.reps, o)
+                                               : tessera::Plan::sum_to_shape(c.grad, {}, dtype, c.in, o);
+          std::vector<unsigned char> out(plan.nbytes());
+          // Accumulating: into the first elements of the data (finite values of the dtype).
+          if (accumulate) std::memcpy(out.data(), data.data(), std::min(out.size(), data.size()));
+          plan.execute(data.data(), out.data(), out.size());
+          if (!have) {
+            first[accumulate] = out;
+          } else {
+            CHECK(out == first[accumulate]);
+          }
+        }
         have = true;
-      } else {
-        CHECK(out == first_f64);
+      }
+    }
+  }
+}
+
+TEST_CASE("short runs of 1 and 3 outputs, batched across items, give every item its own sums") {
+  // The periodic kernels sum N items (a vector's lanes) at once when each sums a short run of 1 or
+  // 3 outputs: items whose count is no multiple of N, outputs of an item that are not adjacent
+  // (repeat_backward's per-element counts: a segment's items lie a row of the result apart), and
+  // accumulation. Small integer values: every sum is exact, so compared bit for bit.
+  struct Case {
+    const char* name;
+    Shape in;
+    std::vector<int64_t> counts;  // per-element repeats along axis 1
+  };
+  const Case cases[] = {
+      {"3 outputs, items a row apart", {19, 3, 3}, {30, 25, 40}},
+      {"1 output, items a row apart", {21, 2, 1}, {33, 16}},
+  };
+  for (const Case& c : cases) {
+    for (const DType d : {DType::float64, DType::float32}) {
+      for (const bool accumulate : {false, true}) {
+        const std::string ctx = std::string(c.name) + ", " + tessera::dtype_name(d) + (accumulate ? ", accumulate" : "");
+        INFO(ctx);
+        const int64_t m = c.in[0], k = c.in[1], w = c.in[2];
+        const int64_t rows = std::accumulate(c.counts.begin(), c.counts.end(), int64_t{0});
+        const Shape grad{m, rows, w};
+        std::vector<double> g(static_cast<std::size_t>(m * rows * w));
+        for (std::size_t i = 0; i < g.size(); ++i) g[i] = static_cast<double>(static_cast<int64_t>(i * 7919 % 201) - 100);
+        std::vector<double> want(static_cast<std::size_t>(m * k * w), accumulate ? 5.0 : 0.0);
+        for (int64_t a = 0; a < m; ++a)
+          for (int64_t r = 0, j = 0, left = c.counts[0]; r < rows; ++r, --left) {
+            while (left == 0) left = c.counts[static_cast<std::size_t>(++j)];
+            for (int64_t e = 0; e < w; ++e)
+              want[static_cast<std::size_t>((a * k + j) * w + e)] += g[static_cast<std::size_t>((a * rows + r) * w + e)];
+          }
+        tessera::Options o;
+        o.accumulate = accumulate;
+        const tessera::Plan plan = tessera::Plan::repeat_backward(grad, {}, d, c.in, c.counts, 1, o);
+        std::vector<unsigned char> src(g.size() * tessera::itemsize_of(d)), out(plan.nbytes()), exp(plan.nbytes());
+        for (std::size_t i = 0; i < g.size(); ++i) {
+          if (d == DType::float64) std::memcpy(src.data() + 8 * i, &g[i], 8);
+          else { const float x = static_cast<float>(g[i]); std::memcpy(src.data() + 4 * i, &x, 4); }
+        }
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          const double init = accumulate ? 5.0 : 0.0;
+          if (d == DType::float64) {
+            std::memcpy(out.data() + 8 * i, &init, 8);
+            std::memcpy(exp.data() + 8 * i, &want[i], 8);
+          } else {
+            const float fi = static_cast<float>(init), fw = static_cast<float>(want[i]);
+            std::memcpy(out.data() + 4 * i, &fi, 4);
+            std::memcpy(exp.data() + 4 * i, &fw, 4);
+          }
+        }
+        plan.execute(src.data(), out.data(), out.size());
+        CHECK(out == exp);
       }
     }
   }

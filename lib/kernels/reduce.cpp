@@ -259,6 +259,9 @@ struct Kernels {
     }
     return r;
   }
+  // K = nred when it is at most kLeaf (one leaf, its K rows' pointers in registers: the unrolled
+  // sum is ~1.5x faster than RegTree's loops), else 0 (RegTree: any nred up to kRegLeaves leaves).
+  template <int K>
   static void RegTreeItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
                           bool stream, A* tail) {
     const DA da;
@@ -266,10 +269,24 @@ struct Kernels {
     int64_t j = 0;
     constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
     constexpr int64_t kLineElems = 64 / static_cast<int64_t>(sizeof(T));
+    const T* x[K > 0 ? K : 1];
+    if constexpr (K > 0)
+      for (int t = 0; t < K; ++t) x[t] = reinterpret_cast<const T*>(src + qoff[t]);
     for (; j + N <= n; j += N) {
-      if (j % kLineElems < N)  // once per cache line of each addend row: the line kAhead ahead
-        for (int64_t q = 0; q < nred; ++q) hwy::Prefetch(reinterpret_cast<const T*>(src + qoff[q]) + j + kAhead);
-      auto acc = RegTree(da, src, qoff, nred, j);
+      if (j % kLineElems < N) {  // once per cache line of each addend row: the line kAhead ahead
+        if constexpr (K > 0) {
+          for (int t = 0; t < K; ++t) hwy::Prefetch(x[t] + j + kAhead);
+        } else {
+          for (int64_t q = 0; q < nred; ++q) hwy::Prefetch(reinterpret_cast<const T*>(src + qoff[q]) + j + kAhead);
+        }
+      }
+      hn::Vec<DA> acc;
+      if constexpr (K > 0) {  // RegTree's one leaf
+        acc = LoadAs(da, x[0] + j);
+        for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + j));
+      } else {
+        acc = RegTree(da, src, qoff, nred, j);
+      }
       if (accumulate) acc = hn::Add(LoadAs(da, dst + j), acc);
       acc = PlusZero(acc);
       if constexpr (E == Elem::f32) {
@@ -315,6 +332,21 @@ struct Kernels {
         tail[e] = a;
       }
       FinishRow(tail, m, dst + j, 1, accumulate);
+    }
+  }
+  static void RegItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
+                      bool stream, A* tail) {
+    static_assert(kLeaf == 8, "RegItem dispatches nred = 1 ... 8");
+    switch (nred) {
+      case 1: RegTreeItem<1>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      case 2: RegTreeItem<2>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      case 3: RegTreeItem<3>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      case 4: RegTreeItem<4>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      case 5: RegTreeItem<5>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      case 6: RegTreeItem<6>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      case 7: RegTreeItem<7>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      case 8: RegTreeItem<8>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
     }
   }
 #endif
@@ -364,8 +396,9 @@ struct Kernels {
     for (int64_t c = 0; c < w; ++c) out[c] = slots[c];
   }
 
-  // ShortRun for w = 1 (16 slots, one output): the fold ends in scalar adds on the last vector.
-  static HWY_INLINE A ShortRun1(const T* src, int64_t run) {
+  // ShortRun for w = 1 (16 slots, one output) up to its last vector: the blocks added in order and
+  // the halving fold across vectors; the N slots left (h < N) are ShortRun1's and ShortRun1N's.
+  static HWY_INLINE hn::Vec<DA> ShortRunVec(const T* src, int64_t run) {
     const DA da;
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = kPeriodicSlots / N;
@@ -389,12 +422,112 @@ struct Kernels {
     }
     for (size_t h = V / 2; h >= 1; h /= 2)
       for (size_t v = 0; v < h; ++v) acc[v] = hn::Add(acc[v], acc[v + h]);
+    return acc[0];
+  }
+  // One output: the fold ends in scalar adds on the last vector.
+  static HWY_INLINE A ShortRun1(const T* src, int64_t run) {
+    const DA da;
+    constexpr size_t N = hn::MaxLanes(DA());
     alignas(64) A lanes[N];
-    hn::Store(acc[0], da, lanes);
+    hn::Store(ShortRunVec(src, run), da, lanes);
     for (size_t h = N / 2; h >= 1; h /= 2)
       for (size_t u = 0; u < h; ++u) lanes[u] = acc_add(lanes[u], lanes[u + h]);
     return lanes[0];
   }
+#if HWY_TARGET != HWY_SCALAR
+  // The last vector's halving fold (as ShortRun1's scalar adds) for N items at once (N >= 2 lanes of
+  // 4 or 8 bytes, as TableLookupLanes asks): v[r] holds item r's N slots; returns a vector whose
+  // lane r is item r's sum, the same bits. Each step pairs two vectors whose k items hold s lanes
+  // each: a permutation gathers the lower halves of the items' lanes in the lower half of the
+  // vector and the upper halves in the upper half, and lower + upper (slot u + slot u + s/2, as
+  // ShortRun1 adds) leaves 2k items of s/2 lanes, in item order.
+  static constexpr size_t kN = hn::MaxLanes(DA());
+  static HWY_INLINE hn::Vec<DA> FoldAcross(hn::Vec<DA> (&v)[kN]) {
+    const DA da;
+    constexpr size_t N = kN;
+    using TI = hwy::MakeSigned<A>;
+    size_t m = N;  // vectors left; N / m items in each, s = m lanes per item
+    for (size_t s = N; s >= 2; s /= 2, m /= 2) {
+      if (s < N) {
+        alignas(64) TI idx[N];
+        const size_t half = s / 2;
+        for (size_t l = 0; l < N / 2; ++l) {
+          idx[l] = static_cast<TI>(l / half * s + l % half);
+          idx[N / 2 + l] = static_cast<TI>(l / half * s + half + l % half);
+        }
+        const auto perm = hn::SetTableIndices(da, idx);
+        for (size_t i = 0; i < m; ++i) v[i] = hn::TableLookupLanes(v[i], perm);
+      }
+      for (size_t i = 0; i < m / 2; ++i)
+        v[i] = hn::Add(hn::ConcatLowerLower(da, v[2 * i + 1], v[2 * i]), hn::ConcatUpperUpper(da, v[2 * i + 1], v[2 * i]));
+    }
+    return v[0];
+  }
+  // ShortRun1 of N items at once (item r at src + r * stride): out[0, N).
+  static HWY_INLINE void ShortRun1N(const uint8_t* src, int64_t stride, int64_t run, A* out) {
+    constexpr size_t N = hn::MaxLanes(DA());
+    hn::Vec<DA> v[N];
+    for (size_t r = 0; r < N; ++r)
+      v[r] = ShortRunVec(reinterpret_cast<const T*>(src + static_cast<int64_t>(r) * stride), run);
+    hn::StoreU(FoldAcross(v), DA(), out);
+  }
+  // ShortRun<48> for w = 3 (float32, float64) up to each output's last vector: block b's 16
+  // copies of the 3 outputs loaded deinterleaved (LoadInterleaved3: lane e of vector v of output c
+  // is slot (v*N + e)*3 + c), so the fold over copies runs across vectors and, after, in the lanes
+  // of one vector per output — the same additions as ShortRun<48>'s, slot by slot.
+  static HWY_INLINE void ShortRunVec3(const T* src, int64_t run, hn::Vec<DA>* out3) {
+    const DA da;
+    const hn::Rebind<T, DA> dt;
+    constexpr size_t N = hn::MaxLanes(DA());
+    constexpr size_t V = kPeriodicSlots / N;  // vectors of each output's 16 copies
+    constexpr int64_t kCopies = kPeriodicSlots;
+    hn::Vec<DA> acc[3][V];
+    const auto up = [&](hn::Vec<decltype(dt)> t) {
+      if constexpr (sizeof(T) == sizeof(A)) return t;
+      else return hn::PromoteTo(da, t);
+    };
+    for (int64_t b = 0; b * kCopies < run; ++b) {
+      const int64_t len = std::min<int64_t>(kCopies, run - b * kCopies);  // copies in block b
+      for (size_t v = 0; v < V; ++v) {
+        const int64_t start = static_cast<int64_t>(v * N);
+        hn::Vec<DA> x[3];
+        if (start + static_cast<int64_t>(N) <= len) {
+          hn::Vec<decltype(dt)> t0, t1, t2;
+          hn::LoadInterleaved3(dt, src + (b * kCopies + start) * 3, t0, t1, t2);
+          x[0] = up(t0);
+          x[1] = up(t1);
+          x[2] = up(t2);
+        } else if (b > 0 && start >= len) {
+          continue;  // adding the identity changes nothing
+        } else {  // a partial vector: padded with the identity
+          for (int c = 0; c < 3; ++c) {
+            alignas(64) A pad[N];
+            for (int64_t e = 0; e < static_cast<int64_t>(N); ++e)
+              pad[e] = start + e < len ? to_acc<E>(LoadT(src + (b * kCopies + start + e) * 3 + c)) : acc_identity<A>();
+            x[c] = hn::Load(da, pad);
+          }
+        }
+        for (int c = 0; c < 3; ++c) acc[c][v] = b == 0 ? x[c] : hn::Add(acc[c][v], x[c]);
+      }
+    }
+    for (int c = 0; c < 3; ++c) {
+      for (size_t h = V / 2; h >= 1; h /= 2)
+        for (size_t v = 0; v < h; ++v) acc[c][v] = hn::Add(acc[c][v], acc[c][v + h]);
+      out3[c] = acc[c][0];
+    }
+  }
+  // ShortRun<48> (w = 3) of N items at once (item r at src + r * stride): out[r * 3 + c].
+  static HWY_INLINE void ShortRun3N(const uint8_t* src, int64_t stride, int64_t run, A* out) {
+    constexpr size_t N = hn::MaxLanes(DA());
+    hn::Vec<DA> v[3][N];
+    for (size_t r = 0; r < N; ++r) {
+      hn::Vec<DA> three[3];
+      ShortRunVec3(reinterpret_cast<const T*>(src + static_cast<int64_t>(r) * stride), run, three);
+      for (int c = 0; c < 3; ++c) v[c][r] = three[c];
+    }
+    hn::StoreInterleaved3(FoldAcross(v[0]), FoldAcross(v[1]), FoldAcross(v[2]), DA(), out);
+  }
+#endif
 
   // ShortRun for the common slot counts (w = 1, 2, 4, 8: 16; w = 3, 6, 12: 48; w = 5, 10: 80);
   // false for the others.
@@ -408,23 +541,39 @@ struct Kernels {
   }
 #endif  // !HWY_HAVE_SCALABLE
 
-  // Lanes order: leaves [lo, hi) of the item at src (n output elements) into out.
   // One leaf of the lanes order over contiguous rows: row[j] = ((x_0[j] + x_1[j]) + ...) for the
-  // k <= kLeaf addend rows at ptr[0..k), n elements: each vector of outputs is summed in a register
-  // while the k rows stream by (k concurrent sequential streams).
-  static HWY_INLINE void LeafRows(const T* const* ptr, int k, int64_t n, A* row) {
+  // K <= kLeaf addend rows at ptr[0..K), n elements: each vector of outputs is summed in a register
+  // while the K rows stream by. K is a template argument: the unrolled loop keeps the K row
+  // pointers in registers (a loop over a runtime k reloads them and runs ~1.5x slower).
+  template <int K>
+  static HWY_INLINE void LeafRowsK(const T* const* ptr, int64_t n, A* row) {
     const DA da;
     const int64_t N = static_cast<int64_t>(hn::Lanes(da));
+    const T* x[K];
+    for (int t = 0; t < K; ++t) x[t] = ptr[t];
     int64_t j = 0;
     for (; j + N <= n; j += N) {
-      auto acc = LoadAs(da, ptr[0] + j);
-      for (int t = 1; t < k; ++t) acc = hn::Add(acc, LoadAs(da, ptr[t] + j));
+      auto acc = LoadAs(da, x[0] + j);
+      for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + j));
       hn::StoreU(acc, da, row + j);
     }
     for (; j < n; ++j) {
-      A a = to_acc<E>(LoadT(ptr[0] + j));
-      for (int t = 1; t < k; ++t) a = acc_add(a, to_acc<E>(LoadT(ptr[t] + j)));
+      A a = to_acc<E>(LoadT(x[0] + j));
+      for (int t = 1; t < K; ++t) a = acc_add(a, to_acc<E>(LoadT(x[t] + j)));
       row[j] = a;
+    }
+  }
+  static void LeafRows(const T* const* ptr, int k, int64_t n, A* row) {
+    static_assert(kLeaf == 8, "LeafRows dispatches k = 1 ... 8");
+    switch (k) {
+      case 1: LeafRowsK<1>(ptr, n, row); break;
+      case 2: LeafRowsK<2>(ptr, n, row); break;
+      case 3: LeafRowsK<3>(ptr, n, row); break;
+      case 4: LeafRowsK<4>(ptr, n, row); break;
+      case 5: LeafRowsK<5>(ptr, n, row); break;
+      case 6: LeafRowsK<6>(ptr, n, row); break;
+      case 7: LeafRowsK<7>(ptr, n, row); break;
+      default: LeafRowsK<8>(ptr, n, row); break;
     }
   }
   // The same, finished straight into the output (a single-leaf item: no tree, no row).
@@ -466,14 +615,7 @@ struct Kernels {
       if (contiguous) {
         const T* ptr[kLeaf];
         for (int64_t q = q0; q < q1; ++q, odo.next()) ptr[q - q0] = reinterpret_cast<const T*>(src + odo.offset);
-        const int k = static_cast<int>(q1 - q0);
-        bool adjacent = n * static_cast<int64_t>(sizeof(T)) >= 2048;  // long rows that follow each other:
-        for (int t = 1; t < k && adjacent; ++t) adjacent = ptr[t] == ptr[t - 1] + n;  // one sequential stream
-        if (adjacent) {
-          for (int t = 0; t < k; ++t) AccRow(row, ptr[t], n, t == 0);
-        } else {
-          LeafRows(ptr, k, n, row);
-        }
+        LeafRows(ptr, static_cast<int>(q1 - q0), n, row);
       } else {
         for (int64_t q = q0; q < q1; ++q, odo.next()) AccRowStrided(row, src + odo.offset, p.inner_stride, n, q == q0);
       }
@@ -596,26 +738,48 @@ struct Kernels {
       Odometer odo(p, p.reduced, p.nreduced, 0);
       for (int64_t q = 0; q < p.nred; ++q, odo.next()) qoff.push_back(odo.offset);
     }
-    // Whole rows of >= 2 KiB whose addend rows follow each other in memory: read one row after
-    // the other (LanesLeaves), one sequential stream, rather than all of them at once.
-    bool adjacent = p.path == ReducePath::lanes && p.strip == p.width && qoff.size() > 1 &&
-                    p.width * static_cast<int64_t>(sizeof(T)) >= 2048;
-    for (std::size_t q = 1; q < qoff.size() && adjacent; ++q)
-      adjacent = qoff[q] == qoff[q - 1] + p.width * static_cast<int64_t>(sizeof(T));
 #if !HWY_HAVE_SCALABLE
     if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {  // short runs along one kept axis: a tight loop
       if (p.path == ReducePath::periodic && p.nreduced == 0 && p.nleaves == 1 && p.nouter == 1 &&
           (p.slots == 16 || p.slots == 48 || p.slots == 80)) {
         const RAxis& a = p.axes[p.outer[0]];
         if (p.width == 1) {
-          for (int64_t item = begin; item < end; ++item) {
+          int64_t item = begin;
+          constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+#if HWY_TARGET != HWY_SCALAR
+          if constexpr (N >= 2 && sizeof(A) >= 4) {  // N items at a time: one vector of results
+            for (; item + N <= end; item += N) {
+              ShortRun1N(src + item * a.src_stride, a.src_stride, p.run, s.out);
+              FinishRow(s.out, N, out + item * a.dst_stride, a.dst_stride, accumulate);
+            }
+          }
+#endif
+          for (; item < end; ++item) {
             const A v = ShortRun1(reinterpret_cast<const T*>(src + item * a.src_stride), p.run);
             T* d = out + item * a.dst_stride;
             StoreT(d, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d)), v) : v));
           }
           return;
         }
-        for (int64_t item = begin; item < end; ++item) {
+        int64_t item = begin;
+#if HWY_TARGET != HWY_SCALAR
+        if constexpr (hn::MaxLanes(DA()) >= 2 && (E == Elem::f32 || E == Elem::f64)) {
+          constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+          if (p.width == 3 && p.slots == 48) {  // N items at a time: 3 vectors of results
+            for (; item + N <= end; item += N) {
+              ShortRun3N(src + item * a.src_stride, a.src_stride, p.run, s.out);
+              T* d = out + item * a.dst_stride;
+              if (a.dst_stride == 3 && p.inner_dst_stride == 1) {  // the N items' outputs follow each other
+                FinishRow(s.out, 3 * N, d, 1, accumulate);
+              } else {
+                for (int64_t r = 0; r < N; ++r)
+                  for (int64_t c = 0; c < 3; ++c) FinishRow(s.out + r * 3 + c, 1, d + r * a.dst_stride + c * p.inner_dst_stride, 1, accumulate);
+              }
+            }
+          }
+        }
+#endif
+        for (; item < end; ++item) {
           ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out);
           T* d = out + item * a.dst_stride;
           for (int64_t c = 0; c < p.width; ++c) {
@@ -632,12 +796,12 @@ struct Kernels {
       switch (p.path) {
         case ReducePath::lanes:
 #if !HWY_HAVE_SCALABLE
-          if (p.nleaves <= kRegLeaves && p.inner_dst_stride == 1 && !adjacent) {
-            RegTreeItem(src + pos.src, qoff.data(), p.nred, pos.n, out + pos.dst, accumulate, p.stream, s.tmp);
+          if (p.nleaves <= kRegLeaves && p.inner_dst_stride == 1) {
+            RegItem(src + pos.src, qoff.data(), p.nred, pos.n, out + pos.dst, accumulate, p.stream, s.tmp);
             break;
           }
 #endif
-          if (p.nleaves == 1 && !adjacent) {  // one leaf: summed and finished in registers
+          if (p.nleaves == 1) {  // one leaf: summed and finished in registers
             Odometer odo(p, p.reduced, p.nreduced, 0);
             const T* ptr[kLeaf];
             for (int64_t q = 0; q < p.nred; ++q, odo.next())
