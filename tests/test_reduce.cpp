@@ -399,12 +399,36 @@ const std::vector<OrderCase>& order_cases() {
   return c;
 }
 
-std::vector<unsigned char> run_order_case(const OrderCase& c, const std::vector<float>& data, int max_threads,
-                                          std::string* path = nullptr) {
+// The order cases' data in `dtype` from float values f: float64 with full 53-bit mantissas (f / 3:
+// sums of floats would be exact in float64, whatever the order), float32 as is, bfloat16 the top
+// half of each float32, float16 a finite value from its bits (sign, exponent 1-29, mantissa).
+// float32 is accumulated in float64, where these sums are exact: only the others show the order.
+std::vector<unsigned char> order_data(const std::vector<float>& f, DType dtype) {
+  std::vector<unsigned char> data(f.size() * tessera::itemsize_of(dtype));
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &f[i], 4);
+    if (dtype == DType::float64) {
+      const double x = f[i] / 3.0;
+      std::memcpy(data.data() + 8 * i, &x, 8);
+    } else if (dtype == DType::float32) {
+      std::memcpy(data.data() + 4 * i, &f[i], 4);
+    } else {
+      const auto h = static_cast<uint16_t>(dtype == DType::bfloat16
+                                               ? bits >> 16
+                                               : (bits >> 16 & 0x8000) | (1 + bits % 29) << 10 | (bits & 0x3ff));
+      std::memcpy(data.data() + 2 * i, &h, 2);
+    }
+  }
+  return data;
+}
+
+std::vector<unsigned char> run_order_case(const OrderCase& c, DType dtype, const std::vector<unsigned char>& data,
+                                          int max_threads, std::string* path = nullptr) {
   tessera::Options o;
   o.max_threads = max_threads;
-  const tessera::Plan plan = c.op == 0 ? tessera::Plan::tile_backward(c.grad, {}, DType::float32, c.in, c.reps, o)
-                                       : tessera::Plan::sum_to_shape(c.grad, {}, DType::float32, c.in, o);
+  const tessera::Plan plan = c.op == 0 ? tessera::Plan::tile_backward(c.grad, {}, dtype, c.in, c.reps, o)
+                                       : tessera::Plan::sum_to_shape(c.grad, {}, dtype, c.in, o);
   if (path) *path = plan.kernel_path();
   std::vector<unsigned char> out(plan.nbytes());
   plan.execute(data.data(), out.data(), out.size());
@@ -422,25 +446,34 @@ bool order_case_runs(const OrderCase& c) {
 TEST_CASE("reductions give the same bits for 1, 2, 3 and 8 threads and every max_threads") {
   for (const OrderCase& c : order_cases()) {
     if (!order_case_runs(c)) continue;
-    INFO(std::string(c.name));
-    const std::vector<float> data = random_floats(static_cast<std::size_t>(count_of(c.grad)), 7);
-    std::string path;
-    std::vector<unsigned char> serial;
-    {
-      tbb::task_arena one(1);
-      one.execute([&] { serial = run_order_case(c, data, 0, &path); });
-    }
-    CHECK(path == std::string(c.path));
-    for (const int threads : {2, 3, 8}) {
-      tbb::task_arena arena(threads);
-      std::vector<unsigned char> got;
-      arena.execute([&] { got = run_order_case(c, data, 0); });
-      CHECK_MESSAGE(got == serial, "arena of " << threads);
-      for (const int mt : {1, 2, 5}) {
-        arena.execute([&] { got = run_order_case(c, data, mt); });
-        CHECK_MESSAGE(got == serial, "arena of " << threads << ", max_threads " << mt);
+    const std::string name = c.name;  // INFO keeps a reference: named, not a temporary
+    INFO(name);
+    const std::vector<float> f = random_floats(static_cast<std::size_t>(count_of(c.grad)), 7);
+    std::vector<unsigned char> serial;  // float32's, for the accuracy check below
+    for (const DType dtype : {DType::float32, DType::float64, DType::bfloat16}) {
+      const std::string dname = tessera::dtype_name(dtype);
+      INFO(dname);
+      const std::vector<unsigned char> data = order_data(f, dtype);
+      std::string path;
+      std::vector<unsigned char> one_thread;
+      {
+        tbb::task_arena one(1);
+        one.execute([&] { one_thread = run_order_case(c, dtype, data, 0, &path); });
       }
+      CHECK(path == std::string(c.path));
+      for (const int threads : {2, 3, 8}) {
+        tbb::task_arena arena(threads);
+        std::vector<unsigned char> got;
+        arena.execute([&] { got = run_order_case(c, dtype, data, 0); });
+        CHECK_MESSAGE(got == one_thread, "arena of " << threads);
+        for (const int mt : {1, 2, 5}) {
+          arena.execute([&] { got = run_order_case(c, dtype, data, mt); });
+          CHECK_MESSAGE(got == one_thread, "arena of " << threads << ", max_threads " << mt);
+        }
+      }
+      if (dtype == DType::float32) serial = one_thread;
     }
+    const std::vector<float>& data = f;
     // The sums are close to the float64 reference (the tree keeps the error small).
     std::vector<float> result(serial.size() / 4);
     std::memcpy(result.data(), serial.data(), serial.size());
@@ -492,28 +525,10 @@ TEST_CASE("reductions give the same bits on every SIMD target") {
     const std::string name = c.name;  // INFO keeps a reference: named, not a temporary
     INFO(name);
     const std::vector<float> f = random_floats(static_cast<std::size_t>(count_of(c.grad)), 11);
-    // float64 (values with full mantissas), float16 and bfloat16 (accumulated in float32): the
-    // order shows in the bits; float32 (accumulated in float64, where these sums are exact): the
-    // same results from every target.
     for (const DType dtype : {DType::float64, DType::float32, DType::float16, DType::bfloat16}) {
       const std::string dname = tessera::dtype_name(dtype);
       INFO(dname);
-      std::vector<unsigned char> data(f.size() * tessera::itemsize_of(dtype));
-      for (std::size_t i = 0; i < f.size(); ++i) {
-        uint32_t bits;
-        std::memcpy(&bits, &f[i], 4);
-        if (dtype == DType::float64) {
-          const double x = f[i] / 3.0;  // a full 53-bit mantissa (sums of floats would be exact)
-          std::memcpy(data.data() + 8 * i, &x, 8);
-        } else if (dtype == DType::float32) {
-          std::memcpy(data.data() + 4 * i, &f[i], 4);
-        } else {  // bfloat16: the top half of the float32; float16: sign, exponent 1-29, mantissa
-          const auto h = static_cast<uint16_t>(dtype == DType::bfloat16
-                                                   ? bits >> 16
-                                                   : (bits >> 16 & 0x8000) | (1 + bits % 29) << 10 | (bits & 0x3ff));
-          std::memcpy(data.data() + 2 * i, &h, 2);
-        }
-      }
+      const std::vector<unsigned char> data = order_data(f, dtype);
       std::vector<unsigned char> first[2];
       bool have = false;
       for (const int64_t target : targets) {

@@ -529,6 +529,55 @@ struct Kernels {
   }
 #endif
 
+  // Periodic order with P = 16 slots (w = 1, 2, 4, 8) over one contiguous run of more than one
+  // leaf (a row summed to one value, bc_cols_bwd): PeriodicLeaves and its counter with the leaf's
+  // 16 slots and the counter's levels in vectors — the same additions, block by block and leaf by
+  // leaf. Writes the 16 slots (before the fold) to out.
+  static HWY_INLINE void RegPeriodic16(const T* src, int64_t elems, A* out) {
+    const DA da;
+    constexpr size_t N = hn::MaxLanes(DA());
+    constexpr size_t V = kPeriodicSlots / N;
+    using Vec = hn::Vec<DA>;
+    Vec lvl[64][V];
+    uint64_t count = 0;
+    const int64_t nb = (elems + kPeriodicSlots - 1) / kPeriodicSlots;
+    for (int64_t b0 = 0; b0 < nb; b0 += kLeaf) {
+      const int64_t b1 = std::min(nb, b0 + kLeaf);
+      Vec acc[V];
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t len = std::min<int64_t>(kPeriodicSlots, elems - b * kPeriodicSlots);
+        for (size_t v = 0; v < V; ++v) {
+          const int64_t start = static_cast<int64_t>(v * N);
+          Vec x;
+          if (start + static_cast<int64_t>(N) <= len) {
+            x = LoadAs(da, src + b * kPeriodicSlots + start);
+          } else if (b > b0 && start >= len) {
+            continue;  // adding the identity changes nothing
+          } else {  // a partial vector: padded with the identity
+            alignas(64) A pad[N];
+            for (int64_t e = 0; e < static_cast<int64_t>(N); ++e)
+              pad[e] = start + e < len ? to_acc<E>(LoadT(src + b * kPeriodicSlots + start + e)) : acc_identity<A>();
+            x = hn::Load(da, pad);
+          }
+          acc[v] = b == b0 ? x : hn::Add(acc[v], x);
+        }
+      }
+      const uint64_t k = count++;  // LeafCounter::push
+      int m = 0;
+      for (; (k >> m) & 1; ++m)
+        for (size_t v = 0; v < V; ++v) acc[v] = hn::Add(lvl[m][v], acc[v]);
+      for (size_t v = 0; v < V; ++v) lvl[m][v] = acc[v];
+    }
+    bool have = false;  // LeafCounter::result
+    Vec r[V];
+    for (int l = 0; l < 64; ++l) {
+      if (!((count >> l) & 1)) continue;
+      for (size_t v = 0; v < V; ++v) r[v] = have ? hn::Add(lvl[l][v], r[v]) : lvl[l][v];
+      have = true;
+    }
+    for (size_t v = 0; v < V; ++v) hn::StoreU(r[v], da, out + v * N);
+  }
+
   // ShortRun for the common slot counts (w = 1, 2, 4, 8: 16; w = 3, 6, 12: 48; w = 5, 10: 80);
   // false for the others.
   static HWY_INLINE bool ShortRunAny(const T* src, int64_t elems, int64_t P, int64_t w, A* out) {
@@ -836,6 +885,16 @@ struct Kernels {
           if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
             if (p.nreduced == 0 && p.nleaves == 1 &&
                 ShortRunAny(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, p.slots, p.width, s.out)) {
+              FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
+              break;
+            }
+          }
+#endif
+#if !HWY_HAVE_SCALABLE
+          if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
+            if (p.nreduced == 0 && p.slots == kPeriodicSlots) {
+              RegPeriodic16(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, s.out);
+              FoldSlots(s.out, p.slots, p.width);
               FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
               break;
             }
