@@ -794,8 +794,8 @@ struct Kernels {
         const RAxis& a = p.axes[p.outer[0]];
         if (p.width == 1) {
           int64_t item = begin;
-          constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
 #if HWY_TARGET != HWY_SCALAR
+          constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
           if constexpr (N >= 2 && sizeof(A) >= 4) {  // N items at a time: one vector of results
             for (; item + N <= end; item += N) {
               ShortRun1N(src + item * a.src_stride, a.src_stride, p.run, s.out);
