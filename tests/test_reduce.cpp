@@ -519,7 +519,9 @@ TEST_CASE("reductions give the same bits on every SIMD target") {
   } guard;
   // Listed once, before any SetSupportedTargetsForTest: after it, the list holds only that target.
   const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  REQUIRE(targets.size() >= 2);
+#if HWY_ARCH_X86_64
+  REQUIRE(targets.size() >= 2);  // x86-64 builds compile 4-6 targets (an aarch64 NEON machine may have 1)
+#endif
   for (const OrderCase& c : order_cases()) {
     if (!order_case_runs(c)) continue;
     const std::string name = c.name;  // INFO keeps a reference: named, not a temporary

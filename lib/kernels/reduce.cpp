@@ -4,7 +4,8 @@
 // elements, or output rows) and, for few items, leaf ranges, and calls these from its tasks.
 //
 // Every floating-point result follows the plan's order exactly: vectors only hold independent
-// output elements (lanes order) or the 16 (P) slots of the periodic order, and every addition is
+// output elements (lanes order), the 16 (P) slots of the periodic order, or the last slots of
+// several items (FoldAcross: each lane's additions are its own item's), and every addition is
 // one IEEE add of the same two operands a scalar loop would add — so the bits are the same on
 // every target, HWY_SCALAR included.
 
