@@ -353,6 +353,30 @@ struct Kernels {
 #endif
 
 #if !HWY_HAVE_SCALABLE
+  // One block of the periodic order into V vectors of slots: acc[v] = (or +=, unless first) the
+  // block's elements [v*N, v*N + N) at p, of which the first len exist; a partial vector is padded
+  // with the identity, and one wholly past len is skipped when adding (the identity changes nothing).
+  template <size_t V>
+  static HWY_INLINE void AddBlock(hn::Vec<DA> (&acc)[V], const T* p, int64_t len, bool first) {
+    const DA da;
+    constexpr size_t N = hn::MaxLanes(DA());
+    for (size_t v = 0; v < V; ++v) {
+      const int64_t start = static_cast<int64_t>(v * N);
+      hn::Vec<DA> x;
+      if (start + static_cast<int64_t>(N) <= len) {
+        x = LoadAs(da, p + start);
+      } else if (!first && start >= len) {
+        continue;
+      } else {
+        alignas(64) A pad[N];
+        for (int64_t e = 0; e < static_cast<int64_t>(N); ++e)
+          pad[e] = start + e < len ? to_acc<E>(LoadT(p + start + e)) : acc_identity<A>();
+        x = hn::Load(da, pad);
+      }
+      acc[v] = first ? x : hn::Add(acc[v], x);
+    }
+  }
+
   // Periodic order for short contiguous runs (at most kLeaf blocks, no other reduced axis: a
   // column's or a narrow tile's gradient): the P slots in registers, the blocks added in order,
   // then the halving fold (across vectors while the halves are whole vectors, then in memory).
@@ -364,24 +388,8 @@ struct Kernels {
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = static_cast<size_t>(P) / N;  // called only when N <= 16 (N divides P)
     hn::Vec<DA> acc[V];
-    for (int64_t b = 0; b * P < elems; ++b) {
-      const int64_t len = std::min<int64_t>(P, elems - b * P);
-      for (size_t v = 0; v < V; ++v) {
-        const int64_t start = static_cast<int64_t>(v * N);
-        hn::Vec<DA> x;
-        if (start + static_cast<int64_t>(N) <= len) {
-          x = LoadAs(da, src + b * P + start);
-        } else if (b > 0 && start >= len) {
-          continue;  // adding the identity changes nothing
-        } else {  // a partial vector: padded with the identity
-          alignas(64) A pad[N];
-          for (int64_t e = 0; e < static_cast<int64_t>(N); ++e)
-            pad[e] = start + e < len ? to_acc<E>(LoadT(src + b * P + start + e)) : acc_identity<A>();
-          x = hn::Load(da, pad);
-        }
-        acc[v] = b == 0 ? x : hn::Add(acc[v], x);
-      }
-    }
+    for (auto& a : acc) a = hn::Zero(DA());  // the first block overwrites them
+    for (int64_t b = 0; b * P < elems; ++b) AddBlock(acc, src + b * P, std::min<int64_t>(P, elems - b * P), b == 0);
     // Halving over the m = P / w copies: slot u*w + c gets slot (u + h)*w + c, h = m/2 ... 1.
     int64_t h = P / w / 2;
     size_t live = V;
@@ -400,27 +408,12 @@ struct Kernels {
   // ShortRun for w = 1 (16 slots, one output) up to its last vector: the blocks added in order and
   // the halving fold across vectors; the N slots left (h < N) are ShortRun1's and ShortRun1N's.
   static HWY_INLINE hn::Vec<DA> ShortRunVec(const T* src, int64_t run) {
-    const DA da;
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = kPeriodicSlots / N;
     hn::Vec<DA> acc[V];
-    for (int64_t b = 0; b * kPeriodicSlots < run; ++b) {
-      const int64_t len = std::min<int64_t>(kPeriodicSlots, run - b * kPeriodicSlots);
-      if (len == kPeriodicSlots) {
-        for (size_t v = 0; v < V; ++v) {
-          const auto x = LoadAs(da, src + b * kPeriodicSlots + static_cast<int64_t>(v * N));
-          acc[v] = b == 0 ? x : hn::Add(acc[v], x);
-        }
-      } else {
-        alignas(64) A pad[kPeriodicSlots];
-        for (int64_t j = 0; j < kPeriodicSlots; ++j)
-          pad[j] = j < len ? to_acc<E>(LoadT(src + b * kPeriodicSlots + j)) : acc_identity<A>();
-        for (size_t v = 0; v < V; ++v) {
-          const auto x = hn::Load(da, pad + v * N);
-          acc[v] = b == 0 ? x : hn::Add(acc[v], x);
-        }
-      }
-    }
+    for (auto& a : acc) a = hn::Zero(DA());  // the first block overwrites them
+    for (int64_t b = 0; b * kPeriodicSlots < run; ++b)
+      AddBlock(acc, src + b * kPeriodicSlots, std::min<int64_t>(kPeriodicSlots, run - b * kPeriodicSlots), b == 0);
     for (size_t h = V / 2; h >= 1; h /= 2)
       for (size_t v = 0; v < h; ++v) acc[v] = hn::Add(acc[v], acc[v + h]);
     return acc[0];
@@ -545,24 +538,9 @@ struct Kernels {
     for (int64_t b0 = 0; b0 < nb; b0 += kLeaf) {
       const int64_t b1 = std::min(nb, b0 + kLeaf);
       Vec acc[V];
-      for (int64_t b = b0; b < b1; ++b) {
-        const int64_t len = std::min<int64_t>(kPeriodicSlots, elems - b * kPeriodicSlots);
-        for (size_t v = 0; v < V; ++v) {
-          const int64_t start = static_cast<int64_t>(v * N);
-          Vec x;
-          if (start + static_cast<int64_t>(N) <= len) {
-            x = LoadAs(da, src + b * kPeriodicSlots + start);
-          } else if (b > b0 && start >= len) {
-            continue;  // adding the identity changes nothing
-          } else {  // a partial vector: padded with the identity
-            alignas(64) A pad[N];
-            for (int64_t e = 0; e < static_cast<int64_t>(N); ++e)
-              pad[e] = start + e < len ? to_acc<E>(LoadT(src + b * kPeriodicSlots + start + e)) : acc_identity<A>();
-            x = hn::Load(da, pad);
-          }
-          acc[v] = b == b0 ? x : hn::Add(acc[v], x);
-        }
-      }
+      for (auto& a : acc) a = hn::Zero(da);  // the first block overwrites them
+      for (int64_t b = b0; b < b1; ++b)
+        AddBlock(acc, src + b * kPeriodicSlots, std::min<int64_t>(kPeriodicSlots, elems - b * kPeriodicSlots), b == b0);
       const uint64_t k = count++;  // LeafCounter::push
       int m = 0;
       for (; (k >> m) & 1; ++m)
