@@ -211,6 +211,50 @@ struct Kernels {
     return pos;
   }
 
+  // Locate for consecutive items without dividing: the outer axes' odometer and the strip.
+  struct ItemCursor {
+    const ReduceProblem& p;
+    int64_t nstrips, s, idx[kMaxRAxes];
+    int64_t base_src = 0, base_dst = 0;  // the outer axes' offsets
+    ItemPos pos;
+    ItemCursor(const ReduceProblem& prob, int64_t item) : p(prob) {
+      nstrips = p.path == ReducePath::periodic ? 1 : (p.width + p.strip - 1) / p.strip;
+      int64_t outer = item / nstrips;
+      s = item % nstrips;
+      for (int i = p.nouter - 1; i >= 0; --i) {
+        const RAxis& a = p.axes[p.outer[i]];
+        idx[i] = outer % a.extent;
+        outer /= a.extent;
+        base_src += idx[i] * a.src_stride;
+        base_dst += idx[i] * a.dst_stride;
+      }
+      Place();
+    }
+    HWY_INLINE void Place() {
+      if (p.path == ReducePath::periodic) {
+        pos = {base_src, base_dst, p.width};
+      } else {
+        pos = {base_src + s * p.strip * p.inner_stride, base_dst + s * p.strip * p.inner_dst_stride,
+               std::min(p.strip, p.width - s * p.strip)};
+      }
+    }
+    HWY_INLINE void Next() {
+      if (++s == nstrips) {
+        s = 0;
+        for (int i = p.nouter - 1; i >= 0; --i) {
+          const RAxis& a = p.axes[p.outer[i]];
+          base_src += a.src_stride;
+          base_dst += a.dst_stride;
+          if (++idx[i] < a.extent) break;
+          base_src -= idx[i] * a.src_stride;
+          base_dst -= idx[i] * a.dst_stride;
+          idx[i] = 0;
+        }
+      }
+      Place();
+    }
+  };
+
   // Scratch rows for one item: 64 counter levels (at most bit_width(nleaves) + 1 used), a leaf
   // row and a result row, each `width` accumulators.
   struct Scratch {
@@ -235,9 +279,8 @@ struct Kernels {
   // combined by the same binary counter as LeafCounter (the same bits). qoff: the nred addends'
   // byte offsets. Returns the item's sums finished into dst (dst_stride 1).
   static constexpr int kRegLeaves = 16;
-  // Software prefetch distance along each addend row: rows that stream only for a short item (a
-  // few hundred bytes to a few KiB, then jump) never get the hardware prefetchers going.
-  static constexpr int64_t kPrefetchBytes = 4096;
+  // No software prefetch: ahead of each addend row it cost 10-40% on lanes items here (AMD family
+  // 25, outer/inner/mixed3d_bwd), where the hardware prefetchers follow the rows on their own.
   static HWY_INLINE hn::Vec<DA> RegTree(DA da, const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t j) {
     using V = hn::Vec<DA>;
     V lvl[6];
@@ -260,31 +303,61 @@ struct Kernels {
     }
     return r;
   }
+  // RegTree for NL leaves known at compile time (every leaf but the last of kLeaf addends, the
+  // last of `last`): the counter's steps are constants, so the levels stay in registers and the
+  // unrolled loads need no loop (the runtime counter above runs ~2x slower on a 2-leaf item).
+  template <int NL, int Leaf = 0>
+  static HWY_INLINE void RegLeaves(DA da, hn::Vec<DA> (&lvl)[6], const uint8_t* src, const int64_t* qoff, int64_t last,
+                                   int64_t j) {
+    if constexpr (Leaf < NL) {
+      const int64_t* q = qoff + Leaf * kLeaf;
+      hn::Vec<DA> v = LoadAs(da, reinterpret_cast<const T*>(src + q[0]) + j);
+      if constexpr (Leaf + 1 < NL) {
+        for (int t = 1; t < kLeaf; ++t) v = hn::Add(v, LoadAs(da, reinterpret_cast<const T*>(src + q[t]) + j));
+      } else {
+        for (int64_t t = 1; t < last; ++t) v = hn::Add(v, LoadAs(da, reinterpret_cast<const T*>(src + q[t]) + j));
+      }
+      constexpr int kOnes = TrailingOnes(Leaf);  // LeafCounter::push of leaf number Leaf
+      for (int m = 0; m < kOnes; ++m) v = hn::Add(lvl[m], v);
+      lvl[kOnes] = v;
+      RegLeaves<NL, Leaf + 1>(da, lvl, src, qoff, last, j);
+    }
+  }
+  static constexpr int TrailingOnes(int k) { return (k & 1) ? 1 + TrailingOnes(k >> 1) : 0; }
+  template <int NL>
+  static HWY_INLINE hn::Vec<DA> RegTreeN(DA da, const uint8_t* src, const int64_t* qoff, int64_t last, int64_t j) {
+    hn::Vec<DA> lvl[6];
+    RegLeaves<NL>(da, lvl, src, qoff, last, j);
+    hn::Vec<DA> r = hn::Zero(da);
+    bool have = false;  // LeafCounter::result over the constant count NL
+    for (int l = 0; l < 6; ++l) {
+      if (!((NL >> l) & 1)) continue;
+      r = have ? hn::Add(lvl[l], r) : lvl[l];
+      have = true;
+    }
+    return r;
+  }
   // K = nred when it is at most kLeaf (one leaf, its K rows' pointers in registers: the unrolled
-  // sum is ~1.5x faster than RegTree's loops), else 0 (RegTree: any nred up to kRegLeaves leaves).
-  template <int K>
+  // sum is ~1.5x faster than RegTree's loops); else NL = the leaves when there are at most
+  // kUnrolledLeaves (RegTreeN); else both 0 (RegTree: any nred up to kRegLeaves leaves).
+  static constexpr int kUnrolledLeaves = 4;
+  template <int K, int NL = 0>
   static void RegTreeItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
                           bool stream, A* tail) {
     const DA da;
     const int64_t N = static_cast<int64_t>(hn::Lanes(da));
     int64_t j = 0;
-    constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
-    constexpr int64_t kLineElems = 64 / static_cast<int64_t>(sizeof(T));
     const T* x[K > 0 ? K : 1];
     if constexpr (K > 0)
       for (int t = 0; t < K; ++t) x[t] = reinterpret_cast<const T*>(src + qoff[t]);
+    const int64_t last = nred - (nred - 1) / kLeaf * kLeaf;  // addends of the last leaf
     for (; j + N <= n; j += N) {
-      if (j % kLineElems < N) {  // once per cache line of each addend row: the line kAhead ahead
-        if constexpr (K > 0) {
-          for (int t = 0; t < K; ++t) hwy::Prefetch(x[t] + j + kAhead);
-        } else {
-          for (int64_t q = 0; q < nred; ++q) hwy::Prefetch(reinterpret_cast<const T*>(src + qoff[q]) + j + kAhead);
-        }
-      }
       hn::Vec<DA> acc;
       if constexpr (K > 0) {  // RegTree's one leaf
         acc = LoadAs(da, x[0] + j);
         for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + j));
+      } else if constexpr (NL > 0) {
+        acc = RegTreeN<NL>(da, src, qoff, last, j);
       } else {
         acc = RegTree(da, src, qoff, nred, j);
       }
@@ -347,7 +420,15 @@ struct Kernels {
       case 6: RegTreeItem<6>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
       case 7: RegTreeItem<7>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
       case 8: RegTreeItem<8>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-      default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      default:
+        static_assert(kUnrolledLeaves == 4, "RegItem dispatches 2 ... 4 leaves unrolled");
+        switch ((nred + kLeaf - 1) / kLeaf) {
+          case 2: RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+          case 3: RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+          case 4: RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+          default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+        }
+        break;
     }
   }
 #endif
@@ -819,8 +900,9 @@ struct Kernels {
       }
     }
 #endif
-    for (int64_t item = begin; item < end; ++item) {
-      const ItemPos pos = Locate(p, item);
+    ItemCursor cursor(p, begin);
+    for (int64_t item = begin; item < end; ++item, cursor.Next()) {
+      const ItemPos& pos = cursor.pos;
       switch (p.path) {
         case ReducePath::lanes:
 #if !HWY_HAVE_SCALABLE
