@@ -7,7 +7,8 @@
 // Exactness: the sweep's values are small integers (times 1/8 for float32 and float64), so every
 // partial sum is exact in the accumulator and the result is the exact sum rounded once, whatever
 // the order: the comparison is bit for bit. The order itself (accuracy and determinism on data
-// whose sums round) is tested by the determinism cases here and against math.fsum and numpy in
+// whose sums round) is tested by the determinism cases here, the lanes order's leaves and tree
+// against a model of the documented order, and against math.fsum and numpy in
 // tests/python/test_gradients.py.
 #include <doctest/doctest.h>
 #include <hwy/highway.h>
@@ -554,6 +555,76 @@ TEST_CASE("reductions give the same bits on every SIMD target") {
           }
         }
         have = true;
+      }
+    }
+  }
+}
+
+// The lanes order as reduce.hpp documents it, modelled here independently of the kernels: per
+// output element the addends in the order of the summed axes (outer first), leaves of kLeaf = 8
+// added left to right, the leaves combined by the binary counter (leaf k is added to the levels
+// its trailing one bits name; the levels left are added from the lowest up).
+double lanes_order_sum(const std::vector<double>& addends) {
+  std::vector<double> level(64);
+  uint64_t count = 0;
+  for (std::size_t q0 = 0; q0 < addends.size(); q0 += 8) {
+    double v = addends[q0];
+    for (std::size_t q = q0 + 1; q < std::min(addends.size(), q0 + 8); ++q) v = v + addends[q];
+    const uint64_t k = count++;
+    int m = 0;
+    for (; (k >> m) & 1; ++m) v = level[static_cast<std::size_t>(m)] + v;
+    level[static_cast<std::size_t>(m)] = v;
+  }
+  double r = 0;
+  bool have = false;
+  for (int l = 0; l < 64; ++l) {
+    if (!((count >> l) & 1)) continue;
+    r = have ? level[static_cast<std::size_t>(l)] + r : level[static_cast<std::size_t>(l)];
+    have = true;
+  }
+  return r + 0.0;  // a sum of only -0.0 values is +0.0
+}
+
+TEST_CASE("the lanes order's leaves and tree (1 to 17 leaves) are the documented order, on every SIMD target") {
+  struct Guard {
+    ~Guard() { hwy::SetSupportedTargetsForTest(0); }
+  } guard;
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  // tile_backward of (5, 37) by reps (a, b): a * b addends per output element (summed a outside
+  // summed b), rows of 37 elements (every vector width leaves a partial vector), float64 with full
+  // mantissas (every order gives other bits). 5 = one leaf unrolled; 12, 16 = two leaves, 24 =
+  // three, 27 = four (the last of 3 addends): unrolled trees; 40 = five leaves, 136 = 17 leaves:
+  // the counter at run time.
+  const int64_t rows = 5, cols = 37;
+  for (const Shape& reps : std::vector<Shape>{{1, 5}, {3, 4}, {4, 4}, {3, 8}, {3, 9}, {5, 8}, {17, 8}}) {
+    const int64_t a = reps[0], b = reps[1];
+    INFO("reps " << a << " x " << b);
+    const Shape grad = {a * rows, b * cols};
+    const std::vector<float> f = random_floats(static_cast<std::size_t>(grad[0] * grad[1]), 29);
+    std::vector<double> g(f.size());
+    for (std::size_t i = 0; i < f.size(); ++i) g[i] = f[i] / 3.0;
+    std::vector<double> want(static_cast<std::size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        std::vector<double> addends;
+        for (int64_t ia = 0; ia < a; ++ia)
+          for (int64_t ib = 0; ib < b; ++ib)
+            addends.push_back(g[static_cast<std::size_t>((ia * rows + r) * grad[1] + ib * cols + c)]);
+        want[static_cast<std::size_t>(r * cols + c)] = lanes_order_sum(addends);
+      }
+    }
+    for (const int64_t target : targets) {
+      hwy::SetSupportedTargetsForTest(target);
+      INFO(hwy::TargetName(target));
+      for (const int max_threads : {1, 0}) {
+        INFO("max_threads " << max_threads);
+        tessera::Options o;
+        o.max_threads = max_threads;
+        const tessera::Plan plan = tessera::Plan::tile_backward(grad, {}, DType::float64, {rows, cols}, reps, o);
+        CHECK(plan.kernel_path() == std::string("reduce.lanes"));
+        std::vector<double> out(want.size());
+        plan.execute(g.data(), out.data(), out.size() * sizeof(double));
+        CHECK(std::memcmp(out.data(), want.data(), out.size() * sizeof(double)) == 0);
       }
     }
   }

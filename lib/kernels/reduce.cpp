@@ -630,6 +630,7 @@ struct Kernels {
     }
     bool have = false;  // LeafCounter::result
     Vec r[V];
+    for (auto& x : r) x = hn::Zero(da);  // every slot is written below (count >= 1)
     for (int l = 0; l < 64; ++l) {
       if (!((count >> l) & 1)) continue;
       for (size_t v = 0; v < V; ++v) r[v] = have ? hn::Add(lvl[l][v], r[v]) : lvl[l][v];
