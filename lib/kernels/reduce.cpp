@@ -670,6 +670,30 @@ struct Kernels {
       out3[c] = acc[c][0];
     }
   }
+  // ShortRun<48> (w = 3) on 8-lane accumulators (AVX-512's float64): the blocks added in memory
+  // order into the 6 vectors of slots (no deinterleaving), the halving fold over copies by lane
+  // permutations: h = 8 adds vectors 3-5 to 0-2; h = 4 (12 slots) adds slots 12-19 (one
+  // ConcatLowerUpper) to 0-7 and 20-23 to 8-11; h = 2 and 1 take slots 6-11 and 3-5 down with a
+  // TableLookupLanes each. The same additions as ShortRun<48>, slot by slot. out[0, 8) is written
+  // (the 3 sums first).
+  static HWY_INLINE void ShortRun3x8(const T* src, int64_t run, A* out) {
+    const DA da;
+    const hn::Half<DA> dh;
+    using TI = hwy::MakeSigned<A>;
+    hn::Vec<DA> acc[6];
+    for (auto& a : acc) a = hn::Zero(da);  // the first block overwrites them
+    const int64_t elems = run * 3;
+    for (int64_t b = 0; b * 48 < elems; ++b) AddBlock(acc, src + b * 48, std::min<int64_t>(48, elems - b * 48), b == 0);
+    for (size_t v = 0; v < 3; ++v) acc[v] = hn::Add(acc[v], acc[v + 3]);                 // h = 8
+    const auto t0 = hn::Add(acc[0], hn::ConcatLowerUpper(da, acc[2], acc[1]));           // h = 4: slots 0-7
+    const auto t8 = hn::Add(hn::LowerHalf(dh, acc[1]), hn::UpperHalf(dh, acc[2]));       //        slots 8-11
+    alignas(64) static constexpr TI kDown2[8] = {2, 3, 4, 5, 6, 7, 0, 0};
+    alignas(64) static constexpr TI kDown3[8] = {3, 4, 5, 0, 0, 0, 0, 0};
+    const auto six = hn::TableLookupLanes(hn::Combine(da, t8, hn::UpperHalf(dh, t0)),   // slots 6-11
+                                          hn::SetTableIndices(da, kDown2));
+    const auto u = hn::Add(t0, six);                                                     // h = 2: 0-5
+    hn::StoreU(hn::Add(u, hn::TableLookupLanes(u, hn::SetTableIndices(da, kDown3))), da, out);  // h = 1
+  }
   // ShortRun<48> (w = 3) of N items at once (item r at src + r * stride): out[r * 3 + c].
   static HWY_INLINE void ShortRun3N(const uint8_t* src, int64_t stride, int64_t run, A* out) {
     constexpr size_t N = hn::MaxLanes(DA());
@@ -954,6 +978,18 @@ struct Kernels {
 #if HWY_TARGET != HWY_SCALAR
         if constexpr (hn::MaxLanes(DA()) >= 2 && (E == Elem::f32 || E == Elem::f64)) {
           constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+          if constexpr (N == 8) {
+            if (p.width == 3 && p.slots == 48) {  // one item at a time, folded by permutations
+              for (; item < end; ++item) {
+                ShortRun3x8(reinterpret_cast<const T*>(src + item * a.src_stride), p.run, s.out);
+                T* d = out + item * a.dst_stride;
+                for (int64_t c = 0; c < 3; ++c) {
+                  T* dc = d + c * p.inner_dst_stride;
+                  StoreT(dc, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(dc)), s.out[c]) : s.out[c]));
+                }
+              }
+            }
+          }
           if (p.width == 3 && p.slots == 48) {  // N items at a time: 3 vectors of results
             for (; item + N <= end; item += N) {
               ShortRun3N(src + item * a.src_stride, a.src_stride, p.run, s.out);
