@@ -188,30 +188,8 @@ struct Kernels {
   struct ItemPos {
     int64_t src = 0, dst = 0, n = 0;
   };
-  static ItemPos Locate(const ReduceProblem& p, int64_t item) {
-    ItemPos pos;
-    const bool periodic = p.path == ReducePath::periodic;
-    const int64_t nstrips = periodic ? 1 : (p.width + p.strip - 1) / p.strip;
-    int64_t outer = item / nstrips;
-    const int64_t s = item % nstrips;
-    for (int i = p.nouter - 1; i >= 0; --i) {
-      const RAxis& a = p.axes[p.outer[i]];
-      const int64_t k = outer % a.extent;
-      outer /= a.extent;
-      pos.src += k * a.src_stride;
-      pos.dst += k * a.dst_stride;
-    }
-    if (periodic) {
-      pos.n = p.width;
-    } else {
-      pos.src += s * p.strip * p.inner_stride;
-      pos.dst += s * p.strip * p.inner_dst_stride;
-      pos.n = std::min(p.strip, p.width - s * p.strip);
-    }
-    return pos;
-  }
-
-  // Locate for consecutive items without dividing: the outer axes' odometer and the strip.
+  // Item -> its position; Next() moves to the following item without dividing (the outer axes'
+  // odometer and the strip).
   struct ItemCursor {
     const ReduceProblem& p;
     int64_t nstrips, s, idx[kMaxRAxes];
@@ -304,75 +282,44 @@ struct Kernels {
     return r;
   }
   // RegTree for NL leaves known at compile time (every leaf but the last of kLeaf addends, the
-  // last of `last`): the counter's steps are constants, so the levels stay in registers and the
-  // unrolled loads need no loop (the runtime counter above runs ~2x slower on a 2-leaf item).
-  template <int NL, int Leaf = 0>
-  static HWY_INLINE void RegLeaves(DA da, hn::Vec<DA> (&lvl)[6], const uint8_t* src, const int64_t* qoff, int64_t last,
-                                   int64_t j) {
-    if constexpr (Leaf < NL) {
-      const int64_t* q = qoff + Leaf * kLeaf;
-      hn::Vec<DA> v = LoadAs(da, reinterpret_cast<const T*>(src + q[0]) + j);
-      if constexpr (Leaf + 1 < NL) {
-        for (int t = 1; t < kLeaf; ++t) v = hn::Add(v, LoadAs(da, reinterpret_cast<const T*>(src + q[t]) + j));
-      } else {
-        for (int64_t t = 1; t < last; ++t) v = hn::Add(v, LoadAs(da, reinterpret_cast<const T*>(src + q[t]) + j));
-      }
-      constexpr int kOnes = TrailingOnes(Leaf);  // LeafCounter::push of leaf number Leaf
-      for (int m = 0; m < kOnes; ++m) v = hn::Add(lvl[m], v);
-      lvl[kOnes] = v;
-      RegLeaves<NL, Leaf + 1>(da, lvl, src, qoff, last, j);
-    }
-  }
-  static constexpr int TrailingOnes(int k) { return (k & 1) ? 1 + TrailingOnes(k >> 1) : 0; }
-  template <int NL>
-  static HWY_INLINE hn::Vec<DA> RegTreeN(DA da, const uint8_t* src, const int64_t* qoff, int64_t last, int64_t j) {
-    hn::Vec<DA> lvl[6];
-    RegLeaves<NL>(da, lvl, src, qoff, last, j);
-    hn::Vec<DA> r = hn::Zero(da);
-    bool have = false;  // LeafCounter::result over the constant count NL
-    for (int l = 0; l < 6; ++l) {
-      if (!((NL >> l) & 1)) continue;
-      r = have ? hn::Add(lvl[l], r) : lvl[l];
-      have = true;
-    }
-    return r;
-  }
-  // RegTreeN for a short item (at most kTreeRowVecs vectors, nv of them whole) with each addend
-  // row read from its start to its end (see RegTreeItem): leaf by leaf, its rows added into
-  // `cur` one after another, then pushed to the levels as RegLeaves does; returns the sums in
-  // `out`. The same additions per element as RegTreeN.
+  // last of `last`), over V vectors of outputs at once (the first nv of them), elements j ... of
+  // each addend row: the counter's steps are constants, so its levels stay in registers (the
+  // runtime counter above runs ~2x slower on a 2-leaf item). V = 1: a vector at a time across the
+  // rows; V = kTreeRowVecs: a short item, each leaf's rows read one after another, each from its
+  // start to its end (see RegTreeItem). The same additions per element either way.
   static constexpr int64_t kTreeRowVecs = 8;
-  template <int NL, int Leaf = 0>
-  static HWY_INLINE void RegLeavesRows(DA da, hn::Vec<DA> (&lvl)[3][kTreeRowVecs], const uint8_t* src,
-                                       const int64_t* qoff, int64_t last, int64_t nv, int64_t N) {
+  static constexpr int TrailingOnes(int k) { return (k & 1) ? 1 + TrailingOnes(k >> 1) : 0; }
+  template <int NL, int64_t V, int Leaf = 0>
+  static HWY_INLINE void RegLeaves(DA da, hn::Vec<DA> (&lvl)[3][V], const uint8_t* src, const int64_t* qoff,
+                                   int64_t last, int64_t j, int64_t nv, int64_t N) {
     if constexpr (Leaf < NL) {
       const int64_t* q = qoff + Leaf * kLeaf;
       const int64_t k = Leaf + 1 < NL ? kLeaf : last;
-      hn::Vec<DA> cur[kTreeRowVecs];
-      const T* x0 = reinterpret_cast<const T*>(src + q[0]);
-      for (int64_t v = 0; v < kTreeRowVecs; ++v)
+      hn::Vec<DA> cur[V];
+      const T* x0 = reinterpret_cast<const T*>(src + q[0]) + j;
+      for (int64_t v = 0; v < V; ++v)
         if (v < nv) cur[v] = LoadAs(da, x0 + v * N);
       for (int64_t t = 1; t < k; ++t) {
-        const T* xt = reinterpret_cast<const T*>(src + q[t]);
-        for (int64_t v = 0; v < kTreeRowVecs; ++v)
+        const T* xt = reinterpret_cast<const T*>(src + q[t]) + j;
+        for (int64_t v = 0; v < V; ++v)
           if (v < nv) cur[v] = hn::Add(cur[v], LoadAs(da, xt + v * N));
       }
       constexpr int kOnes = TrailingOnes(Leaf);  // LeafCounter::push of leaf number Leaf
       static_assert(kOnes < 3, "at most 4 leaves: levels 0 and 1, and 2 for the fourth");
       for (int m = 0; m < kOnes; ++m)
-        for (int64_t v = 0; v < kTreeRowVecs; ++v)
+        for (int64_t v = 0; v < V; ++v)
           if (v < nv) cur[v] = hn::Add(lvl[m][v], cur[v]);
-      for (int64_t v = 0; v < kTreeRowVecs; ++v)
+      for (int64_t v = 0; v < V; ++v)
         if (v < nv) lvl[kOnes][v] = cur[v];
-      RegLeavesRows<NL, Leaf + 1>(da, lvl, src, qoff, last, nv, N);
+      RegLeaves<NL, V, Leaf + 1>(da, lvl, src, qoff, last, j, nv, N);
     }
   }
-  template <int NL>
-  static HWY_INLINE void RegTreeRows(DA da, const uint8_t* src, const int64_t* qoff, int64_t last, int64_t nv,
-                                     int64_t N, hn::Vec<DA> (&out)[kTreeRowVecs]) {
-    hn::Vec<DA> lvl[3][kTreeRowVecs];
-    RegLeavesRows<NL>(da, lvl, src, qoff, last, nv, N);
-    for (int64_t v = 0; v < kTreeRowVecs; ++v) {
+  template <int NL, int64_t V>
+  static HWY_INLINE void RegTreeN(DA da, const uint8_t* src, const int64_t* qoff, int64_t last, int64_t j, int64_t nv,
+                                  int64_t N, hn::Vec<DA> (&out)[V]) {
+    hn::Vec<DA> lvl[3][V];
+    RegLeaves<NL, V>(da, lvl, src, qoff, last, j, nv, N);
+    for (int64_t v = 0; v < V; ++v) {
       if (v >= nv) continue;
       bool have = false;  // LeafCounter::result over the constant count NL
       for (int l = 0; l < 3; ++l) {
@@ -442,7 +389,7 @@ struct Kernels {
       if (n <= kTreeRowVecs * N) {  // the same for a tree of NL leaves
         const int64_t nv = n / N;
         hn::Vec<DA> sums[kTreeRowVecs];
-        RegTreeRows<NL>(da, src, qoff, last, nv, N, sums);
+        RegTreeN<NL>(da, src, qoff, last, 0, nv, N, sums);
         for (int64_t v = 0; v < kTreeRowVecs; ++v)
           if (v < nv) finish(sums[v], v * N);
         j = nv * N;
@@ -454,7 +401,9 @@ struct Kernels {
         acc = LoadAs(da, x[0] + j);
         for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + j));
       } else if constexpr (NL > 0) {
-        acc = RegTreeN<NL>(da, src, qoff, last, j);
+        hn::Vec<DA> one[1];
+        RegTreeN<NL>(da, src, qoff, last, j, 1, N, one);
+        acc = one[0];
       } else {
         acc = RegTree(da, src, qoff, nred, j);
       }
@@ -676,13 +625,12 @@ struct Kernels {
   // ConcatLowerUpper) to 0-7 and 20-23 to 8-11; h = 2 and 1 take slots 6-11 and 3-5 down with a
   // TableLookupLanes each. The same additions as ShortRun<48>, slot by slot. out[0, 8) is written
   // (the 3 sums first).
-  static HWY_INLINE void ShortRun3x8(const T* src, int64_t run, A* out) {
+  static HWY_INLINE void ShortRun3x8(const T* src, int64_t elems, A* out) {
     const DA da;
     const hn::Half<DA> dh;
     using TI = hwy::MakeSigned<A>;
     hn::Vec<DA> acc[6];
     for (auto& a : acc) a = hn::Zero(da);  // the first block overwrites them
-    const int64_t elems = run * 3;
     for (int64_t b = 0; b * 48 < elems; ++b) AddBlock(acc, src + b * 48, std::min<int64_t>(48, elems - b * 48), b == 0);
     for (size_t v = 0; v < 3; ++v) acc[v] = hn::Add(acc[v], acc[v + 3]);                 // h = 8
     const auto t0 = hn::Add(acc[0], hn::ConcatLowerUpper(da, acc[2], acc[1]));           // h = 4: slots 0-7
@@ -743,8 +691,17 @@ struct Kernels {
   }
 
   // ShortRun for the common slot counts (w = 1, 2, 4, 8: 16; w = 3, 6, 12: 48; w = 5, 10: 80);
-  // false for the others.
+  // false for the others. w = 3 on 8-lane float64 accumulators: ShortRun3x8.
+  static constexpr bool kFold3x8 = hn::MaxLanes(DA()) == 8 && (E == Elem::f32 || E == Elem::f64);
   static HWY_INLINE bool ShortRunAny(const T* src, int64_t elems, int64_t P, int64_t w, A* out) {
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (kFold3x8) {
+      if (P == 48 && w == 3) {
+        ShortRun3x8(src, elems, out);
+        return true;
+      }
+    }
+#endif
     switch (P) {
       case 16: ShortRun<16>(src, elems, w, out); return true;
       case 48: ShortRun<48>(src, elems, w, out); return true;
@@ -978,19 +935,7 @@ struct Kernels {
 #if HWY_TARGET != HWY_SCALAR
         if constexpr (hn::MaxLanes(DA()) >= 2 && (E == Elem::f32 || E == Elem::f64)) {
           constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
-          if constexpr (N == 8) {
-            if (p.width == 3 && p.slots == 48) {  // one item at a time, folded by permutations
-              for (; item < end; ++item) {
-                ShortRun3x8(reinterpret_cast<const T*>(src + item * a.src_stride), p.run, s.out);
-                T* d = out + item * a.dst_stride;
-                for (int64_t c = 0; c < 3; ++c) {
-                  T* dc = d + c * p.inner_dst_stride;
-                  StoreT(dc, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(dc)), s.out[c]) : s.out[c]));
-                }
-              }
-            }
-          }
-          if (p.width == 3 && p.slots == 48) {  // N items at a time: 3 vectors of results
+          if (!kFold3x8 && p.width == 3 && p.slots == 48) {  // N items at a time: 3 vectors of results
             for (; item + N <= end; item += N) {
               ShortRun3N(src + item * a.src_stride, a.src_stride, p.run, s.out);
               T* d = out + item * a.dst_stride;
@@ -1091,7 +1036,7 @@ struct Kernels {
   static void Partial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,
                       uint8_t* acc) {
     Scratch s(p, RowWidth(p));
-    const ItemPos pos = Locate(p, item);
+    const ItemPos pos = ItemCursor(p, item).pos;
     A* out = reinterpret_cast<A*>(acc);
     if (p.path == ReducePath::periodic) {
       PeriodicLeaves(p, src + pos.src, lo, hi, s, out);
@@ -1101,7 +1046,7 @@ struct Kernels {
   }
 
   static void Finish(const ReduceProblem& p, int64_t item, uint8_t* acc, uint8_t* dst, bool accumulate) {
-    const ItemPos pos = Locate(p, item);
+    const ItemPos pos = ItemCursor(p, item).pos;
     A* a = reinterpret_cast<A*>(acc);
     if (p.path == ReducePath::periodic) FoldSlots(a, p.slots, p.width);
     FinishRow(a, pos.n, reinterpret_cast<T*>(dst) + pos.dst, p.inner_dst_stride, accumulate);
