@@ -401,7 +401,7 @@ struct Kernels {
         acc = LoadAs(da, x[0] + j);
         for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + j));
       } else if constexpr (NL > 0) {
-        hn::Vec<DA> one[1];
+        hn::Vec<DA> one[1] = {hn::Zero(da)};  // written by RegTreeN (nv = 1)
         RegTreeN<NL>(da, src, qoff, last, j, 1, N, one);
         acc = one[0];
       } else {
@@ -485,6 +485,25 @@ struct Kernels {
       acc[v] = first ? x : hn::Add(acc[v], x);
     }
   }
+  // The periodic order's blocks of P = V * N slots over `elems` contiguous elements at src, added
+  // in order into acc (the first block overwrites it): the whole blocks without AddBlock's tests
+  // per vector (a column's or a narrow tile's gradient is one to a few whole blocks), then the
+  // partial one.
+  template <size_t V>
+  static HWY_INLINE void AddBlocks(hn::Vec<DA> (&acc)[V], const T* src, int64_t elems) {
+    const DA da;
+    constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+    constexpr int64_t P = static_cast<int64_t>(V) * N;
+    const int64_t full = elems / P;
+    if (full > 0) {
+      for (size_t v = 0; v < V; ++v) acc[v] = LoadAs(da, src + v * N);
+      for (int64_t b = 1; b < full; ++b)
+        for (size_t v = 0; v < V; ++v) acc[v] = hn::Add(acc[v], LoadAs(da, src + b * P + v * N));
+    } else {
+      for (auto& a : acc) a = hn::Zero(da);  // the partial block overwrites them
+    }
+    if (elems > full * P) AddBlock(acc, src + full * P, elems - full * P, full == 0);
+  }
 
   // Periodic order for short contiguous runs (at most kLeaf blocks, no other reduced axis: a
   // column's or a narrow tile's gradient): the P slots in registers, the blocks added in order,
@@ -497,8 +516,7 @@ struct Kernels {
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = static_cast<size_t>(P) / N;  // called only when N <= 16 (N divides P)
     hn::Vec<DA> acc[V];
-    for (auto& a : acc) a = hn::Zero(DA());  // the first block overwrites them
-    for (int64_t b = 0; b * P < elems; ++b) AddBlock(acc, src + b * P, std::min<int64_t>(P, elems - b * P), b == 0);
+    AddBlocks(acc, src, elems);
     // Halving over the m = P / w copies: slot u*w + c gets slot (u + h)*w + c, h = m/2 ... 1.
     int64_t h = P / w / 2;
     size_t live = V;
@@ -520,9 +538,7 @@ struct Kernels {
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = kPeriodicSlots / N;
     hn::Vec<DA> acc[V];
-    for (auto& a : acc) a = hn::Zero(DA());  // the first block overwrites them
-    for (int64_t b = 0; b * kPeriodicSlots < run; ++b)
-      AddBlock(acc, src + b * kPeriodicSlots, std::min<int64_t>(kPeriodicSlots, run - b * kPeriodicSlots), b == 0);
+    AddBlocks(acc, src, run);
     for (size_t h = V / 2; h >= 1; h /= 2)
       for (size_t v = 0; v < h; ++v) acc[v] = hn::Add(acc[v], acc[v + h]);
     return acc[0];
@@ -545,10 +561,31 @@ struct Kernels {
   // vector and the upper halves in the upper half, and lower + upper (slot u + slot u + s/2, as
   // ShortRun1 adds) leaves 2k items of s/2 lanes, in item order.
   static constexpr size_t kN = hn::MaxLanes(DA());
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // vshuff64x2: 128-bit blocks kImm[1:0], kImm[3:2] of a, then kImm[5:4], kImm[7:6] of b (8-byte lanes).
+  template <int kImm>
+  static HWY_INLINE hn::Vec<DA> Blocks(hn::Vec<DA> a, hn::Vec<DA> b) {
+    const hn::Repartition<double, DA> dd;
+    return hn::BitCast(DA(), hn::Vec512<double>{_mm512_shuffle_f64x2(hn::BitCast(dd, a).raw, hn::BitCast(dd, b).raw, kImm)});
+  }
+#endif
   static HWY_INLINE hn::Vec<DA> FoldAcross(hn::Vec<DA> (&v)[kN]) {
     const DA da;
     constexpr size_t N = kN;
     using TI = hwy::MakeSigned<A>;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    if constexpr (N == 8 && sizeof(A) == 8) {
+      // AVX-512, 8 items of 8 lanes: the same steps with two-source block shuffles (14 shuffles,
+      // not 20: the steps below permute each vector before concatenating). s = 8: the halves of
+      // two items -> w[i] holds items 2i and 2i + 1, 4 lanes each; s = 4: the even and the odd
+      // 128-bit blocks of two such vectors (lanes u and u + 2 of each item) -> 4 items of 2 lanes;
+      // s = 2: the even and the odd lanes -> the 8 items' sums in order.
+      hn::Vec<DA> w[4], x[2];
+      for (size_t i = 0; i < 4; ++i) w[i] = hn::Add(Blocks<0x44>(v[2 * i], v[2 * i + 1]), Blocks<0xEE>(v[2 * i], v[2 * i + 1]));
+      for (size_t i = 0; i < 2; ++i) x[i] = hn::Add(Blocks<0x88>(w[2 * i], w[2 * i + 1]), Blocks<0xDD>(w[2 * i], w[2 * i + 1]));
+      return hn::Add(hn::ConcatEven(da, x[1], x[0]), hn::ConcatOdd(da, x[1], x[0]));
+    }
+#endif
     size_t m = N;  // vectors left; N / m items in each, s = m lanes per item
     for (size_t s = N; s >= 2; s /= 2, m /= 2) {
       if (s < N) {
@@ -630,8 +667,7 @@ struct Kernels {
     const hn::Half<DA> dh;
     using TI = hwy::MakeSigned<A>;
     hn::Vec<DA> acc[6];
-    for (auto& a : acc) a = hn::Zero(da);  // the first block overwrites them
-    for (int64_t b = 0; b * 48 < elems; ++b) AddBlock(acc, src + b * 48, std::min<int64_t>(48, elems - b * 48), b == 0);
+    AddBlocks(acc, src, elems);
     for (size_t v = 0; v < 3; ++v) acc[v] = hn::Add(acc[v], acc[v + 3]);                 // h = 8
     const auto t0 = hn::Add(acc[0], hn::ConcatLowerUpper(da, acc[2], acc[1]));           // h = 4: slots 0-7
     const auto t8 = hn::Add(hn::LowerHalf(dh, acc[1]), hn::UpperHalf(dh, acc[2]));       //        slots 8-11
