@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -212,14 +213,15 @@ void run_problem(const ReduceProblem& p, const unsigned char* in, unsigned char*
   const int64_t nchunks = (p.nleaves + chunk - 1) / chunk;
   const int64_t width = p.path == ReducePath::periodic ? p.slots : p.strip;
   const std::size_t row_bytes = static_cast<std::size_t>(width) * acc_size(p.elem);
-  std::vector<unsigned char> rows(static_cast<std::size_t>(p.nitems * nchunks) * row_bytes);
+  // Not initialised: each chunk's row is written before the combine reads it.
+  std::unique_ptr<unsigned char[]> rows(new unsigned char[static_cast<std::size_t>(p.nitems * nchunks) * row_bytes]);
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, p.nitems * nchunks, 1),
       [&](const tbb::blocked_range<int64_t>& r) {
         for (int64_t t = r.begin(); t < r.end(); ++t) {
           const int64_t item = t / nchunks, c = t % nchunks;
           reduce_partial(p, in, item, c * chunk, std::min(p.nleaves, (c + 1) * chunk),
-                         rows.data() + static_cast<std::size_t>(t) * row_bytes);
+                         rows.get() + static_cast<std::size_t>(t) * row_bytes);
         }
       },
       tbb::simple_partitioner(), context);
@@ -228,12 +230,15 @@ void run_problem(const ReduceProblem& p, const unsigned char* in, unsigned char*
   const auto add = [&](unsigned char* d, const unsigned char* a, const unsigned char* b, int64_t nbytes) {
     reduce_add_rows(p.elem, d, a, b, nbytes / static_cast<int64_t>(asz));
   };
-  std::vector<unsigned char> levels(65 * row_bytes);
+  // The counter's levels (bit_width(nchunks) rows: as many as nchunks pushes use) and the sum.
+  int nlevels = 0;
+  for (uint64_t l = static_cast<uint64_t>(nchunks); l; l >>= 1) ++nlevels;
+  std::unique_ptr<unsigned char[]> levels(new unsigned char[static_cast<std::size_t>(nlevels + 1) * row_bytes]);
   for (int64_t item = 0; item < p.nitems; ++item) {
-    LeafCounter<unsigned char, decltype(add)> counter{levels.data(), static_cast<int64_t>(row_bytes), add};
+    LeafCounter<unsigned char, decltype(add)> counter{levels.get(), static_cast<int64_t>(row_bytes), add};
     for (int64_t c = 0; c < nchunks; ++c)
-      counter.push(rows.data() + static_cast<std::size_t>(item * nchunks + c) * row_bytes);
-    unsigned char* sum = levels.data() + 64 * row_bytes;
+      counter.push(rows.get() + static_cast<std::size_t>(item * nchunks + c) * row_bytes);
+    unsigned char* sum = levels.get() + static_cast<std::size_t>(nlevels) * row_bytes;
     counter.result(sum);
     reduce_finish(p, item, sum, out, accumulate);
   }
