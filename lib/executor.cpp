@@ -213,7 +213,8 @@ void run_problem(const ReduceProblem& p, const unsigned char* in, unsigned char*
   const int64_t nchunks = (p.nleaves + chunk - 1) / chunk;
   const int64_t width = p.path == ReducePath::periodic ? p.slots : p.strip;
   const std::size_t row_bytes = static_cast<std::size_t>(width) * acc_size(p.elem);
-  // Not initialised: each chunk's row is written before the combine reads it.
+  // Not initialised: a chunk writes its item's elements (an item's strip may be shorter than
+  // `width`: the last strip of a row), and only those are combined below.
   std::unique_ptr<unsigned char[]> rows(new unsigned char[static_cast<std::size_t>(p.nitems * nchunks) * row_bytes]);
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, p.nitems * nchunks, 1),
@@ -234,8 +235,12 @@ void run_problem(const ReduceProblem& p, const unsigned char* in, unsigned char*
   int nlevels = 0;
   for (uint64_t l = static_cast<uint64_t>(nchunks); l; l >>= 1) ++nlevels;
   std::unique_ptr<unsigned char[]> levels(new unsigned char[static_cast<std::size_t>(nlevels + 1) * row_bytes]);
+  const int64_t nstrips = p.path == ReducePath::periodic ? 1 : (p.width + p.strip - 1) / p.strip;
   for (int64_t item = 0; item < p.nitems; ++item) {
-    LeafCounter<unsigned char, decltype(add)> counter{levels.get(), static_cast<int64_t>(row_bytes), add};
+    // The item's accumulators: the P slots, or its strip's elements.
+    const int64_t s = item % nstrips;
+    const int64_t n = p.path == ReducePath::periodic ? p.slots : std::min(p.strip, p.width - s * p.strip);
+    LeafCounter<unsigned char, decltype(add)> counter{levels.get(), n * static_cast<int64_t>(asz), add};
     for (int64_t c = 0; c < nchunks; ++c)
       counter.push(rows.get() + static_cast<std::size_t>(item * nchunks + c) * row_bytes);
     unsigned char* sum = levels.get() + static_cast<std::size_t>(nlevels) * row_bytes;

@@ -149,10 +149,11 @@ inline void with_elem(Elem e, const F& f) {
 /// first. The tree is the one that splits n leaves into the largest power of two below n and
 /// the rest — so the chunks of 2^j leaves of a parallel split are its subtrees, and combining
 /// their sums with another counter gives the same bits as one counter over all leaves.
-/// `levels` must hold 64 rows of n; `add(dst, a, b, n)` writes a + b (a the left operand).
+/// `levels` must hold bit_width(k) rows of n for k pushes (64 for any count); `add(dst, a, b, n)`
+/// writes a + b (a the left operand).
 template <class A, class Add>
 struct LeafCounter {
-  A* levels;  // 64 rows of n
+  A* levels;  // bit_width(pushes) rows of n
   int64_t n;
   const Add& add;
   uint64_t count = 0;  // leaves pushed

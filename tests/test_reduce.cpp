@@ -382,6 +382,9 @@ const std::vector<OrderCase>& order_cases() {
   static const std::vector<OrderCase> c = {
       {"outer", {4096, 512}, 0, {1024, 512}, {4, 1}, "reduce.lanes"},
       {"rows to one row", {2048, 1024}, 1, {1, 1024}, {}, "reduce.lanes"},
+      // 8 leaves of rows of 20000: strips of 9344 elements (float32), the last of 1312, and 3
+      // items: 2 or more threads split each item's leaves (the short strip's chunks combined).
+      {"rows to one long row", {64, 20000}, 1, {1, 20000}, {}, "reduce.lanes"},
       {"rows to a column", {1024, 2048}, 1, {1024, 1}, {}, "reduce.periodic"},
       {"all to a scalar", {1 << 21}, 1, {}, {}, "reduce.periodic"},
       {"narrow", {16384, 120}, 0, {16384, 3}, {1, 40}, "reduce.periodic"},

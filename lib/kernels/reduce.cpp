@@ -234,9 +234,9 @@ struct Kernels {
     }
   };
 
-  // Scratch rows for one item: the counter's levels (bit_width(nleaves) + 1 rows, as many as it
-  // uses), a leaf row and a result row, each `width` accumulators. Not initialised: every row is
-  // written before it is read (zeroing it cost up to 3 MiB of writes per call of outer_bwd).
+  // Scratch rows for one item: the counter's levels (bit_width(nleaves) rows and a spare), a leaf
+  // row and a result row, each `width` accumulators. Not initialised: every element read is
+  // written first (zeroing them cost up to 3 MiB of writes per call of outer_bwd).
   struct Scratch {
     std::unique_ptr<A[]> buf;
     int64_t width;
@@ -613,10 +613,11 @@ struct Kernels {
       v[r] = ShortRunVec(reinterpret_cast<const T*>(src + static_cast<int64_t>(r) * stride), run);
     hn::StoreU(FoldAcross(v), DA(), out);
   }
-  // ShortRun<48> for w = 3 (float32, float64) up to each output's last vector: block b's 16
-  // copies of the 3 outputs loaded deinterleaved (LoadInterleaved3: lane e of vector v of output c
-  // is slot (v*N + e)*3 + c), so the fold over copies runs across vectors and, after, in the lanes
-  // of one vector per output — the same additions as ShortRun<48>'s, slot by slot.
+  // ShortRun<48> for w = 3 (float32, float64; 8-lane accumulators take ShortRun3x8) up to each
+  // output's last vector: block b's 16 copies of the 3 outputs loaded deinterleaved
+  // (LoadInterleaved3: lane e of vector v of output c is slot (v*N + e)*3 + c), so the fold over
+  // copies runs across vectors and, after, in the lanes of one vector per output — the same
+  // additions as ShortRun<48>'s, slot by slot.
   static HWY_INLINE void ShortRunVec3(const T* src, int64_t run, hn::Vec<DA>* out3) {
     const DA da;
     const hn::Rebind<T, DA> dt;
