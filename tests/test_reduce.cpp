@@ -618,7 +618,8 @@ TEST_CASE("the lanes order's leaves and tree (1 to 17 leaves) are the documented
     }
     for (const int64_t target : targets) {
       hwy::SetSupportedTargetsForTest(target);
-      INFO(hwy::TargetName(target));
+      const std::string tname = hwy::TargetName(target);  // INFO keeps a reference: named
+      INFO(tname);
       for (const int max_threads : {1, 0}) {
         INFO("max_threads " << max_threads);
         tessera::Options o;
