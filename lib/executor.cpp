@@ -235,12 +235,8 @@ void run_problem(const ReduceProblem& p, const unsigned char* in, unsigned char*
   int nlevels = 0;
   for (uint64_t l = static_cast<uint64_t>(nchunks); l; l >>= 1) ++nlevels;
   std::unique_ptr<unsigned char[]> levels(new unsigned char[static_cast<std::size_t>(nlevels + 1) * row_bytes]);
-  const int64_t nstrips = p.path == ReducePath::periodic ? 1 : (p.width + p.strip - 1) / p.strip;
   for (int64_t item = 0; item < p.nitems; ++item) {
-    // The item's accumulators: the P slots, or its strip's elements.
-    const int64_t s = item % nstrips;
-    const int64_t n = p.path == ReducePath::periodic ? p.slots : std::min(p.strip, p.width - s * p.strip);
-    LeafCounter<unsigned char, decltype(add)> counter{levels.get(), n * static_cast<int64_t>(asz), add};
+    LeafCounter<unsigned char, decltype(add)> counter{levels.get(), p.item_row(item) * static_cast<int64_t>(asz), add};
     for (int64_t c = 0; c < nchunks; ++c)
       counter.push(rows.get() + static_cast<std::size_t>(item * nchunks + c) * row_bytes);
     unsigned char* sum = levels.get() + static_cast<std::size_t>(nlevels) * row_bytes;

@@ -113,6 +113,15 @@ struct ReduceProblem {
   // Output written with non-temporal stores (the lanes and interleaved paths): set by the planner
   // from Options::nontemporal and the output's size (as the copying operations decide).
   bool stream = false;
+
+  /// Items per output row of the innermost kept axis: its strips (periodic: 1, the row).
+  int64_t strips_per_row() const noexcept { return path == ReducePath::periodic ? 1 : (width + strip - 1) / strip; }
+  /// Elements of strip s (0 <= s < strips_per_row()): the last of a row may be shorter.
+  int64_t strip_elems(int64_t s) const noexcept { return width - s * strip < strip ? width - s * strip : strip; }
+  /// Accumulators of an item's row: the P slots (periodic), or the elements of its strip.
+  int64_t item_row(int64_t item) const noexcept {
+    return path == ReducePath::periodic ? slots : strip_elems(item % strips_per_row());
+  }
 };
 
 /// A reduction plan: the problem, plus what describe() and the executor need.

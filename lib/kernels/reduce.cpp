@@ -197,7 +197,7 @@ struct Kernels {
     int64_t base_src = 0, base_dst = 0;  // the outer axes' offsets
     ItemPos pos;
     ItemCursor(const ReduceProblem& prob, int64_t item) : p(prob) {
-      nstrips = p.path == ReducePath::periodic ? 1 : (p.width + p.strip - 1) / p.strip;
+      nstrips = p.strips_per_row();
       int64_t outer = item / nstrips;
       s = item % nstrips;
       for (int i = p.nouter - 1; i >= 0; --i) {
@@ -213,8 +213,7 @@ struct Kernels {
       if (p.path == ReducePath::periodic) {
         pos = {base_src, base_dst, p.width};
       } else {
-        pos = {base_src + s * p.strip * p.inner_stride, base_dst + s * p.strip * p.inner_dst_stride,
-               std::min(p.strip, p.width - s * p.strip)};
+        pos = {base_src + s * p.strip * p.inner_stride, base_dst + s * p.strip * p.inner_dst_stride, p.strip_elems(s)};
       }
     }
     HWY_INLINE void Next() {
@@ -709,9 +708,7 @@ struct Kernels {
     for (int64_t b0 = 0; b0 < nb; b0 += kLeaf) {
       const int64_t b1 = std::min(nb, b0 + kLeaf);
       Vec acc[V];
-      for (auto& a : acc) a = hn::Zero(da);  // the first block overwrites them
-      for (int64_t b = b0; b < b1; ++b)
-        AddBlock(acc, src + b * kPeriodicSlots, std::min<int64_t>(kPeriodicSlots, elems - b * kPeriodicSlots), b == b0);
+      AddBlocks(acc, src + b0 * kPeriodicSlots, std::min<int64_t>((b1 - b0) * kPeriodicSlots, elems - b0 * kPeriodicSlots));
       const uint64_t k = count++;  // LeafCounter::push
       int m = 0;
       for (; (k >> m) & 1; ++m)
