@@ -57,6 +57,12 @@ ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DTyp
   r.max_threads = options.max_threads;
   r.nontemporal = options.nontemporal;
   const int64_t in_count = product(shape, "the gradient's shape");
+  // Its byte size must fit int64 whatever its strides (numpy asks the same of every array, a
+  // zero-stride view included): the planner then multiplies counts of real parts (a complex
+  // element is two) without overflow.
+  int64_t in_bytes = 0;
+  if (__builtin_mul_overflow(in_count, static_cast<int64_t>(isz), &in_bytes))
+    overflow("the gradient's byte size " + dims_str(shape) + " x " + std::to_string(isz) + " B overflows int64");
   if (!strides.empty() && strides.size() != shape.size())
     invalid("strides has " + std::to_string(strides.size()) + " values but shape has " +
             std::to_string(shape.size()) + " (give one byte stride per axis, or none for C-contiguous)");
@@ -66,8 +72,7 @@ ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DTyp
     int64_t s = static_cast<int64_t>(isz);
     for (int i = shape.size() - 1; i >= 0; --i) {
       st[i] = in_count == 0 ? 0 : s;
-      if (in_count != 0 && __builtin_mul_overflow(s, shape[i], &s))
-        overflow("the gradient's byte size " + dims_str(shape) + " x " + std::to_string(isz) + " B overflows int64");
+      if (in_count != 0) s *= shape[i];  // within in_bytes (checked)
     }
     r.grad_strides = Dims(st, static_cast<std::size_t>(shape.size()));
   } else if (in_count == 0) {  // an empty gradient's strides are never used: any values are valid

@@ -804,6 +804,18 @@ TEST_CASE("reductions: bad arguments are errors naming the value, and the output
                   tessera::BufferTooSmall);
   CHECK_THROWS_WITH_AS(tessera::tile_backward(g.data(), {INT64_MAX, 2}, {}, DType::float64, {INT64_MAX, 1}, {1, 2}, dst.data(), 64),
                        doctest::Contains("overflows"), tessera::Overflow);
+  // A gradient's byte size must fit int64 whatever its strides, a zero-stride view included (numpy
+  // asks the same of an array): 2^62 complex128 elements (16 B each) are refused before planning;
+  // the planner would otherwise count their 2^63 real parts (a fuzzer input overflowed there).
+  const int64_t big = int64_t{1} << 62;
+  CHECK_THROWS_WITH_AS(tessera::repeat_backward(g.data(), {big}, {16}, DType::complex128, {1}, big, std::nullopt, dst.data(), 64),
+                       doctest::Contains("the gradient's byte size (4611686018427387904,) x 16 B overflows"), tessera::Overflow);
+  CHECK_THROWS_WITH_AS(tessera::sum_to_shape(g.data(), {big / 2, 2}, {0, 4}, DType::float32, {1, 2}, dst.data(), 64),
+                       doctest::Contains("the gradient's byte size"), tessera::Overflow);
+  CHECK_THROWS_AS(tessera::tile_backward(g.data(), {big}, {0}, DType::int32, {1}, {big}, dst.data(), 64), tessera::Overflow);
+  // The largest that fits: INT64_MAX / 8 float64 elements of stride 0 (planned, not run).
+  CHECK(tessera::Plan::sum_to_shape({INT64_MAX / 8}, {0}, DType::float64, {1}).is_reduction());
+  CHECK_THROWS_AS(tessera::Plan::sum_to_shape({INT64_MAX / 8 + 1}, {0}, DType::float64, {1}), tessera::Overflow);
   CHECK_THROWS_AS(tessera::Plan::tile_backward({4, 6}, {}, DType::float32, {2, 3}, {2, 2}).execute_region(g.data(), {0}, {1}, dst.data(), 64),
                   tessera::InvalidArgument);
   CHECK(untouched());

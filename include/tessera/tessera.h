@@ -406,6 +406,8 @@ TESSERA_API tessera_status tessera_plan_create_repeat(int ndim, const int64_t *s
  * only: the same bits for every thread count, max_threads, run and SIMD target (the partial sums
  * are laid out in 16 lanes whatever the vector width; there is no fused multiply-add).
  * Accumulate (tessera_options.accumulate = 1): out = round(out + sum), the sum added once.
+ * Sizes: the input's element count times its itemsize must fit int64_t whatever its strides (as
+ * numpy requires of every array, a zero-stride view included), else TESSERA_OVERFLOW.
  * A reduction over no element (a replica count of 0) gives 0 (or leaves out unchanged when
  * accumulating).
  * ------------------------------------------------------------------------------------------- */

@@ -346,7 +346,9 @@ class TESSERA_API Plan {
   /// `shape` (elements; must equal tile_shape(in_shape, reps)), byte `strides` (empty =
   /// C-contiguous; any sign, zero) and `dtype`. Accuracy, determinism and options.accumulate: see
   /// tessera.h ("The reductions"). Throws InvalidArgument (a dtype not in DType; shape not
-  /// tile_shape(in_shape, reps), naming the axis and both extents; as tile_shape) or Overflow.
+  /// tile_shape(in_shape, reps), naming the axis and both extents; as tile_shape) or Overflow
+  /// (as tile_shape, or grad_out's element count times its itemsize does not fit int64_t, whatever
+  /// its strides).
   static Plan tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                             const Dims& reps, const Options& options = {});
   /// Plans sum_to_shape(A, target) — torch.Tensor.sum_to_size, the gradient of broadcast_to and

@@ -1610,7 +1610,7 @@ RModel reduce_model(const Case& c, const int64_t* res, int res_ndim, bool valid_
   };
   int64_t n = 0, k = 0;
   if (const tessera_status s = count_of(c.shape, c.ndim, &n); s != TESSERA_OK) return done(s);
-  if (c.null_strides && n != 0 && n > kInt64Max / isz) return done(TESSERA_OVERFLOW);
+  if (n > kInt64Max / isz) return done(TESSERA_OVERFLOW);  // the gradient's bytes, whatever its strides
   if (const tessera_status s = count_of(res, res_ndim, &k); s != TESSERA_OK) return done(s);
   if (k > kInt64Max / isz) return done(TESSERA_OVERFLOW);
   if (c.rop == kSumToShape) {
