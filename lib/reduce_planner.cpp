@@ -45,6 +45,16 @@ int64_t stride_product(int64_t a, int64_t b, const char*) {
 // ceil(x / d) for x >= 0, d > 0, without overflow.
 int64_t ceil_div(int64_t x, int64_t d) { return x == 0 ? 0 : (x - 1) / d + 1; }
 
+// C-contiguous element strides of a shape.
+void contiguous(const Dims& shape, int64_t* st) {
+  const bool empty = count_of(shape) == 0;  // then the strides are never used: any values do
+  int64_t s = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    st[i] = empty ? 0 : s;
+    if (!empty) s *= shape[i];  // the count fits int64 (checked)
+  }
+}
+
 // The gradient in: its shape, byte strides (C-contiguous if empty) and dtype; the result's shape.
 ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DType dtype, const Dims& out_shape,
                        const Options& options) {
@@ -69,11 +79,8 @@ ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DTyp
   r.grad_shape = shape;
   if (strides.empty()) {
     int64_t st[max_ndim];
-    int64_t s = static_cast<int64_t>(isz);
-    for (int i = shape.size() - 1; i >= 0; --i) {
-      st[i] = in_count == 0 ? 0 : s;
-      if (in_count != 0) s *= shape[i];  // within in_bytes (checked)
-    }
+    contiguous(shape, st);
+    for (int i = 0; i < shape.size(); ++i) st[i] *= static_cast<int64_t>(isz);  // within in_bytes (checked)
     r.grad_strides = Dims(st, static_cast<std::size_t>(shape.size()));
   } else if (in_count == 0) {  // an empty gradient's strides are never used: any values are valid
     r.grad_strides = Dims(std::vector<int64_t>(static_cast<std::size_t>(shape.size()), 0));
@@ -90,15 +97,6 @@ ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DTyp
   return r;
 }
 
-// C-contiguous element strides of a shape.
-void contiguous(const Dims& shape, int64_t* st) {
-  const bool empty = count_of(shape) == 0;  // then the strides are never used: any values do
-  int64_t s = 1;
-  for (int i = shape.size() - 1; i >= 0; --i) {
-    st[i] = empty ? 0 : s;
-    if (!empty) s *= shape[i];  // the count fits int64 (checked)
-  }
-}
 
 void push(ReduceProblem& p, int64_t extent, int64_t src_stride, int64_t dst_stride, bool kept) {
   p.axes[p.naxes++] = RAxis{extent, src_stride, dst_stride, kept};

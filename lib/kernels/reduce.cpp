@@ -209,12 +209,8 @@ struct Kernels {
       }
       Place();
     }
-    HWY_INLINE void Place() {
-      if (p.path == ReducePath::periodic) {
-        pos = {base_src, base_dst, p.width};
-      } else {
-        pos = {base_src + s * p.strip * p.inner_stride, base_dst + s * p.strip * p.inner_dst_stride, p.strip_elems(s)};
-      }
+    HWY_INLINE void Place() {  // periodic: one strip (s = 0) of the whole row (strip = width)
+      pos = {base_src + s * p.strip * p.inner_stride, base_dst + s * p.strip * p.inner_dst_stride, p.strip_elems(s)};
     }
     HWY_INLINE void Next() {
       if (++s == nstrips) {
