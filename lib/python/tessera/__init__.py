@@ -52,7 +52,7 @@ def __getattr__(name):
     if name in ("torch", "dask"):
         import importlib
 
-        return importlib.import_module(".torch", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
