@@ -19,14 +19,18 @@ import time
 import numpy as np
 import pytest
 
-dask = pytest.importorskip("dask")
-import dask.array as da  # noqa: E402
-from dask.core import get_dependencies  # noqa: E402
+import dask
+import dask.array as da
+import distributed  # noqa: F401 - the cluster tests' (imported here: missing, the module fails)
+import torch
+import zarr  # noqa: F401 - the out-of-core test writes a Zarr store
+from dask.array.utils import assert_eq
+from dask.core import get_dependencies
 
-import tessera  # noqa: E402
-import tessera.dask as td  # noqa: E402
+import tessera
+import tessera.dask as td
 
-from conftest import BUILD_PYTHONPATH  # noqa: E402
+from conftest import BUILD_PYTHONPATH
 
 SYNC = {"scheduler": "threads", "num_workers": 2}
 
@@ -124,7 +128,6 @@ def test_every_dtype_and_a_strided_input(dtype):
 
 
 def test_torch_tensor_and_lists_as_input():
-    torch = pytest.importorskip("torch")
     t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     assert (td.tile(t, (2, 2), chunks=3).compute(**SYNC) == np.tile(t.numpy(), (2, 2))).all()
     assert (td.repeat([[1, 2], [3, 4]], [1, 2], axis=0).compute(**SYNC) == np.repeat([[1, 2], [3, 4]], [1, 2], 0)).all()
@@ -285,6 +288,185 @@ def test_object_dtype_and_unknown_chunks_are_errors():
         td.tile(x[x > 3], 2)
 
 
+# --- every graph valid, against numpy: a sweep over the class ----------------------------------------
+
+def check_graph(y, want):
+    """y's graph passes Dask's own checks (HighLevelGraph.validate(), which assert_eq runs too) and y
+    equals `want` (numpy's) in shape, dtype and values, chunk by chunk."""
+    y.__dask_graph__().validate()
+    assert y.dtype == want.dtype, (y.dtype, want.dtype)
+    assert_eq(y, want, scheduler="sync")
+    got = y.compute(scheduler="sync")
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == np.ascontiguousarray(want).tobytes()
+
+
+CHUNK_FORMS = ["auto", 2, -1, "1 KiB", "explicit", "per-axis"]
+
+
+def chunks_of(form, shape):
+    """One `chunks` argument of each form for an output of `shape`."""
+    if form == "explicit":  # tuples of sizes, uneven
+        return tuple(tuple(c) for c in (([n] if n < 3 else [1, n - 1]) for n in shape))
+    if form == "per-axis":  # an int or -1 per axis
+        return tuple(-1 if i % 2 else 3 for i in range(len(shape)))
+    return form
+
+
+def inputs_of(x):
+    """x as numpy and as Dask arrays in several chunkings (one chunk, one element per chunk, uneven)."""
+    yield x
+    yield da.from_array(x, chunks=-1)
+    if x.size:
+        yield da.from_array(x, chunks=1)
+    if x.ndim:
+        yield da.from_array(x, chunks=tuple((max(n - 1, 1), 1) if n > 1 else (n,) for n in x.shape))
+
+
+SWEEP = [  # (x's shape, operation, argument, axis): empty outputs, zero-size inputs, 0-d inputs
+    ((2, 3), "tile", (2, 2), None),
+    ((2, 3), "tile", (0, 2), None),           # a zero rep: an empty output
+    ((2, 3), "tile", (2, 1, 0), None),
+    ((0, 3), "tile", (2, 2), None),           # a zero-size input
+    ((), "tile", (3, 2), None),               # a 0-d input
+    ((), "tile", 0, None),
+    ((1, 3), "broadcast_to", (2, 2, 3), None),
+    ((1, 3), "broadcast_to", (0, 4, 3), None),  # an empty axis
+    ((1, 0), "broadcast_to", (5, 0), None),
+    ((), "broadcast_to", (3, 2), None),
+    ((), "broadcast_to", (), None),
+    ((2, 3), "repeat", 2, None),
+    ((2, 3), "repeat", [1, 0, 2], 1),
+    ((2, 3), "repeat", 0, 1),                 # every count zero
+    ((2, 3), "repeat", [0, 0], 0),
+    ((2, 3), "repeat", [0, 0, 0, 0, 0, 0], None),
+    ((0, 3), "repeat", 3, 0),
+    ((0, 3), "repeat", 2, None),
+    ((), "repeat", 3, None),
+    ((), "repeat", 3, 0),                     # a 0-d input with an axis: read as 1-d (numpy)
+    ((), "repeat", [2], -1),
+    ((), "repeat", 0, 0),
+]
+
+
+def numpy_op(op, x, arg, axis):
+    if op == "tile":
+        return np.tile(x, arg)
+    if op == "broadcast_to":
+        return np.broadcast_to(x, arg)
+    return np.repeat(x, arg, axis=axis)
+
+
+def dask_op(op, x, arg, axis, chunks):
+    if op == "repeat":
+        return td.repeat(x, arg, axis=axis, chunks=chunks)
+    return getattr(td, op)(x, arg, chunks=chunks)
+
+
+@pytest.mark.parametrize("shape, op, arg, axis", SWEEP, ids=lambda v: str(v))
+def test_every_graph_is_valid_and_equals_numpy(shape, op, arg, axis):
+    x = (np.arange(int(np.prod(shape)), dtype=np.int32) * 3 + 1).reshape(shape)
+    want = numpy_op(op, x, arg, axis)
+    for form in CHUNK_FORMS:
+        for src in inputs_of(x):
+            y = dask_op(op, src, arg, axis, chunks_of(form, want.shape))
+            check_graph(y, want)
+
+
+NON_NATIVE = [">f8", ">i4", ">u2", ">c16", ">U3", ">M8[s]", ">m8[ms]", [("a", ">i4"), ("b", "<f2")],
+              [("a", ">i4")], "<f8", "|S2"]
+
+
+@pytest.mark.parametrize("dtype", NON_NATIVE, ids=str)
+def test_every_entry_point_keeps_the_byte_order_and_dtype(dtype):
+    dtype = np.dtype(dtype)
+    raw = np.random.default_rng(5).integers(0, 50, size=(3, 4 * dtype.itemsize), dtype=np.uint8)
+    x = raw.view(dtype)
+    if dtype.kind == "U":
+        x = np.array([["ab", "c", "xyz", ""], ["d", "ee", "fff", "g"], ["h", "", "ij", "k"]], dtype=dtype)
+    assert x.shape == (3, 4) and x.dtype == dtype
+    for src in (x, da.from_array(x, chunks=(2, 3)), da.from_array(x, chunks=-1), x[1], da.from_array(x[1], 3),
+                x[1, 1, ...], da.from_array(x[1, 1, ...])):
+        n = np.ndim(src)
+        cases = [(td.tile(src, (2, 3), chunks=2), np.tile(np.asarray(src), (2, 3))),
+                 (td.broadcast_to(src, (2,) + np.shape(src), chunks=2), np.broadcast_to(np.asarray(src), (2,) + np.shape(src))),
+                 (td.repeat(src, 2, chunks=3), np.repeat(np.asarray(src), 2))]
+        if n:
+            cases.append((td.repeat(src, [1, 0, 2, 1][:np.shape(src)[-1]], axis=-1, chunks=2),
+                          np.repeat(np.asarray(src), [1, 0, 2, 1][:np.shape(src)[-1]], axis=-1)))
+        else:
+            cases.append((td.repeat(src, 3, axis=0, chunks=2), np.repeat(np.asarray(src), 3, axis=0)))
+        for y, want in cases:
+            assert want.dtype == dtype
+            check_graph(y, want)
+
+
+def test_repeat_of_a_0d_dask_input_with_an_axis():
+    x = np.array(7.5)
+    for axis in (0, -1):
+        check_graph(td.repeat(da.from_array(x), 3, axis=axis, chunks=2), np.repeat(x, 3, axis=axis))
+    for axis in (1, -2):  # out of range as for numpy's 0-d input (read as 1-d)
+        with pytest.raises(np.AxisError, match="out of bounds for array of dimension 1"):
+            td.repeat(da.from_array(x), 3, axis=axis)
+
+
+def flags_of(a):
+    return {k: a.flags[k] for k in ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED",
+                                    "WRITEBACKIFCOPY")}
+
+
+def test_the_callers_counts_are_neither_changed_nor_kept():
+    x = np.arange(12, dtype=np.int16).reshape(3, 4)
+    for counts in (np.array([1, 0, 2, 3], dtype=np.int64), np.array([1, 0, 2, 3], dtype=np.int32),
+                   np.array([1, 0, 2, 3], dtype=np.int64)[::-1].copy()):
+        want = np.repeat(x, counts, axis=1)
+        before = flags_of(counts)
+        for src in (x, da.from_array(x, chunks=2)):
+            y = td.repeat(src, counts, axis=1, chunks=2)
+            assert flags_of(counts) == before and counts.flags.writeable
+            graph = dict(y.__dask_graph__())
+            assert not any(v is counts for v in graph.values())
+            saved = counts.copy()
+            counts[:] = 9  # the caller reuses its array: the graph must not see it
+            check_graph(y, want)
+            counts[:] = saved
+
+
+def test_dask_collections_as_reps_counts_or_shape_are_refused_uncomputed():
+    computed = []
+
+    def counted(block):
+        computed.append(1)
+        return block
+
+    x = np.arange(6).reshape(2, 3)
+    lazy = da.from_array(np.array([1, 2, 0]), chunks=2).map_blocks(counted, meta=np.array((), np.int64))
+    for call, what in [(lambda: td.repeat(x, lazy, axis=1), "repeats"),
+                       (lambda: td.repeat(da.from_array(x), lazy, axis=1), "repeats"),
+                       (lambda: td.tile(x, lazy[:2]), "reps"),
+                       (lambda: td.broadcast_to(x, lazy[:2] + 2), "shape")]:
+        with pytest.raises(TypeError, match=f"{what} is a Dask collection"):
+            call()
+    assert computed == []
+
+
+@pytest.mark.parametrize("as_dask", [False, True])
+def test_a_masked_input_keeps_its_mask(as_dask):
+    x = np.ma.masked_array(np.arange(6, dtype=np.float32).reshape(2, 3), mask=[[0, 1, 0], [1, 0, 0]],
+                           fill_value=-5)
+    src = da.from_array(x, chunks=(1, 2), asarray=False) if as_dask else x
+    for y, want in [(td.tile(src, (2, 2), chunks=3), np.ma.concatenate([np.ma.concatenate([x, x], 1)] * 2, 0)),
+                    (td.broadcast_to(src, (2, 2, 3), chunks=2), np.ma.masked_array(np.broadcast_to(x.data, (2, 2, 3)),
+                                                                                   np.broadcast_to(x.mask, (2, 2, 3)))),
+                    (td.repeat(src, [1, 0, 2], axis=1, chunks=2), np.ma.repeat(x, [1, 0, 2], axis=1))]:
+        y.__dask_graph__().validate()
+        got = y.compute(scheduler="sync")
+        assert isinstance(got, np.ma.MaskedArray)
+        assert np.array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+        assert np.array_equal(got.data, want.data)
+        assert got.fill_value == x.fill_value
+
+
 # --- dask.distributed: a LocalCluster of 2 worker processes --------------------------------------------
 
 WORKER_MEMORY = 384 << 20  # each worker's memory limit (bytes)
@@ -292,7 +474,6 @@ WORKER_MEMORY = 384 << 20  # each worker's memory limit (bytes)
 
 @pytest.fixture(scope="module")
 def cluster():
-    pytest.importorskip("distributed")
     from distributed import Client, LocalCluster
 
     env = {"PYTHONPATH": os.pathsep.join([str(BUILD_PYTHONPATH)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))}
@@ -350,7 +531,6 @@ def test_a_worker_killed_mid_computation(cluster):
 
 @pytest.mark.cluster
 def test_an_output_larger_than_the_workers_memory_to_zarr(cluster, tmp_path):
-    pytest.importorskip("zarr")
     limit = WORKER_MEMORY
     x = np.arange(3 * 1000, dtype=np.float32).reshape(3, 1000) * 0.5
     reps = (136 * 1024, 1)  # 3 * 136 Ki * 1000 float32 = 1.56 GiB: 4x a worker's memory, 2x both
@@ -364,7 +544,6 @@ def test_an_output_larger_than_the_workers_memory_to_zarr(cluster, tmp_path):
 
 
 def check_store(cluster, y, x, store, limit):
-    zarr = pytest.importorskip("zarr")
     y.to_zarr(store, compressor=None, compute=True)
     # each worker's peak resident memory: VmHWM (ru_maxrss would count the parent's memory before a
     # spawned worker's exec); a lambda, which reaches the workers by value

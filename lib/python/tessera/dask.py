@@ -23,7 +23,15 @@ output chunks. `x` may be
 
 The arguments are checked when the graph is built, on the client, by tessera itself (its plan of
 the whole output): a bad shape, reps, repeat count, axis or dtype raises tessera's error there,
-before any task runs.
+before any task runs. Reps, shapes and repeat counts must be known there: a Dask array given for
+one of them is a TypeError (as ``dask.array.repeat`` refuses one), not computed behind your back.
+Counts are copied into the graph: the caller's array is neither kept nor changed.
+
+The result has x's dtype exactly, byte order and structure included (``>f8``, ``>U3``,
+``[('a', '>i4')]``). A masked x (``numpy.ma.MaskedArray``, or a Dask array of masked chunks) gives
+a masked result: its data and its mask are each tiled (broadcast, repeated), and x's fill value
+kept, as ``dask.array.tile`` keeps a mask. An empty output (a zero rep or count, an empty axis)
+depends on no input chunk. A 0-d x is read as 1-d by `repeat` with an axis (0 or -1), as numpy reads it.
 
 Works with every Dask scheduler: the threaded one (``dask.compute``'s default for arrays), the
 processes one and ``dask.distributed`` (which needs this module importable on the workers: it is
@@ -77,7 +85,7 @@ def tile(x, reps, chunks="auto"):
         The input array, any dtype but object. A numpy array is put in the graph once; a Dask
         array's chunks are read by the tasks whose regions need them.
     reps : int or sequence of ints
-        The number of repetitions of x along each axis (>= 0).
+        The number of repetitions of x along each axis (>= 0); not a Dask array (TypeError).
     chunks : Dask chunks, optional
         The output's chunks, in any form `dask.array.core.normalize_chunks` takes: ``"auto"``
         (default: Dask's ``array.chunk-size``), an int or a tuple of ints per axis (elements),
@@ -109,8 +117,10 @@ def tile(x, reps, chunks="auto"):
            [1, 2, 3, 1, 2, 3]]))
     """
     x = _input(x)
+    if _is_masked(x):
+        return _masked(tile, x, reps, chunks=chunks)
+    reps = _tessera._ext.reps_tuple(_tessera._tensor_arg(_not_dask(reps, "reps")), "error")  # read once
     plan = _tessera.Plan(x.shape, reps, x.dtype)  # checks everything; raises tessera's error
-    reps = tuple(int(r) for r in _np.atleast_1d(_np.asarray(reps)))
     return _build("tile", x, plan, reps, None, chunks)
 
 
@@ -128,7 +138,7 @@ def broadcast_to(x, shape, chunks="auto"):
     x : array_like or dask.array.Array
         The input array, as for `tile`.
     shape : int or sequence of ints
-        The output shape (elements).
+        The output shape (elements); not a Dask array (TypeError).
     chunks : Dask chunks, optional
         The output's chunks, as for `tile`.
 
@@ -155,9 +165,11 @@ def broadcast_to(x, shape, chunks="auto"):
            [2, 2]])
     """
     x = _input(x)
-    shape = tuple(_operator.index(s) for s in ((shape,) if isinstance(shape, (int, _np.integer)) else shape))
-    plan = _tessera.Plan.broadcast_to(x.shape, shape, x.dtype)
-    return _build("broadcast_to", x, plan, shape, None, chunks)
+    if _is_masked(x):
+        return _masked(broadcast_to, x, shape, chunks=chunks)
+    shape = _not_dask(shape, "shape")
+    plan = _tessera.Plan.broadcast_to(x.shape, shape, x.dtype)  # checks everything; raises tessera's error
+    return _build("broadcast_to", x, plan, tuple(plan.out_shape), None, chunks)
 
 
 def repeat(x, repeats, axis=None, chunks="auto"):
@@ -174,10 +186,11 @@ def repeat(x, repeats, axis=None, chunks="auto"):
         The input array, as for `tile`.
     repeats : int, or sequence or ndarray of ints
         The counts (>= 0): one for every element, or one per element along the axis (a length-1
-        sequence is one count for all). A list of counts is put in the graph once.
+        sequence is one count for all). A list of counts is copied into the graph once (the
+        caller's array is not kept); not a Dask array (TypeError: compute it first).
     axis : int, optional
         The axis along which to repeat (negative counts from the end); None (default): the
-        flattened input.
+        flattened input. A 0-d x is read as 1-d (axis 0 or -1), as `numpy.repeat` reads it.
     chunks : Dask chunks, optional
         The output's chunks, as for `tile`.
 
@@ -207,16 +220,25 @@ def repeat(x, repeats, axis=None, chunks="auto"):
            [3, 4, 4, 4]])
     """
     x = _input(x)
-    plan = _tessera.Plan.repeat(x.shape, repeats, x.dtype, axis)  # checks everything (tessera's errors)
-    counts = _np.asarray(repeats)
+    if _is_masked(x):
+        return _masked(repeat, x, repeats, axis, chunks=chunks)
+    repeats = _not_dask(repeats, "repeats")
+    if _tessera._is_tensor(repeats):
+        repeats = _tessera._tensor_counts(repeats)
+    # The counts read once, as tessera reads them: int64, in a new array of our own (the caller's
+    # array is neither kept nor changed).
+    counts = _np.array(_tessera._ext.canonical_args("repeat", repeats, None, None, None, None)[0], dtype=_np.int64)
+    plan = _tessera.Plan.repeat(x.shape, counts, x.dtype, axis)  # checks everything (tessera's errors)
     if counts.size == 1:  # one count for all
         arg = int(counts.reshape(()))
     else:
-        arg = _np.ascontiguousarray(counts, dtype=_np.int64)
+        arg = counts.reshape(-1)
         arg.flags.writeable = False
     if axis is not None:
         axis = _operator.index(axis)
         axis = axis + x.ndim if axis < 0 else axis
+        if x.ndim == 0:  # a 0-d x is read as 1-d (numpy's rule, checked by the plan): its one element repeated
+            axis = None
     return _build("repeat", x, plan, arg, axis, chunks)
 
 
@@ -229,7 +251,37 @@ def _input(x):
         return x
     if type(x).__module__.startswith("torch"):
         x = x.detach().cpu().numpy() if hasattr(x, "detach") else x
+    if isinstance(x, _np.ma.MaskedArray):
+        return x
     return _np.asarray(x)
+
+
+def _not_dask(arg, what):
+    """reps, a shape or counts, which must be known when the graph is built: a Dask array (or any
+    Dask collection) is refused, as ``dask.array.repeat`` refuses one, rather than computed behind
+    the caller's back."""
+    if _dask.is_dask_collection(arg):
+        raise TypeError(f"tessera.dask: {what} is a Dask collection ({type(arg).__name__}); the graph is built from "
+                        f"{what} known on the client: compute it first ({what}.compute())")
+    return arg
+
+
+def _is_masked(x):
+    """x is a masked array (numpy's), or a Dask array of masked chunks."""
+    if isinstance(x, _da.Array):
+        return isinstance(getattr(x, "_meta", None), _np.ma.MaskedArray)
+    return isinstance(x, _np.ma.MaskedArray)
+
+
+def _masked(op, x, *args, **kwargs):
+    """op of a masked x: its data and its mask each made by op, then put together (as dask.array.tile
+    keeps a mask); the fill value is x's."""
+    if isinstance(x, _da.Array):
+        data, mask = _da.ma.getdata(x), _da.ma.getmaskarray(x)
+        fill_value = x._meta.fill_value
+    else:
+        data, mask, fill_value = _np.ma.getdata(x), _np.ma.getmaskarray(x), x.fill_value
+    return _da.ma.masked_array(op(data, *args, **kwargs), mask=op(mask, *args, **kwargs), fill_value=fill_value)
 
 
 def _build(op, x, plan, arg, axis, chunks):
@@ -241,7 +293,12 @@ def _build(op, x, plan, arg, axis, chunks):
     dependencies = []
     offsets = [_np.concatenate(([0], _np.cumsum(c, dtype=_np.int64))).tolist() for c in chunks]
     blocks = _np.ndindex(*(len(c) for c in chunks))
-    if isinstance(x, _da.Array):
+    if isinstance(x, _da.Array) and 0 in shape:
+        # An empty output reads nothing: its tasks are empty arrays, with no dependency on x
+        # (HighLevelGraph.validate() checks that each declared dependency is used).
+        for idx in blocks:
+            layer[(name,) + idx] = (_np.empty, tuple(chunks[i][k] for i, k in enumerate(idx)), x.dtype)
+    elif isinstance(x, _da.Array):
         dependencies.append(x)
         if op == "repeat" and axis is None:
             x = x.ravel()
@@ -311,13 +368,34 @@ def _local_region(op, blocks, slices, arg, axis, start, extent, dtype):
     assembled into a small local input, then the region of the local problem."""
     if 0 in extent:
         return _np.empty(extent, dtype=dtype)
+    if all(len(s) == 1 for s in slices):  # one chunk (or x 0-d): read in place
+        x = blocks
+        while isinstance(x, list):
+            x = x[0]
+        x = _np.asarray(x)
+        if slices:
+            x = x[tuple(s[0] for s in slices)]
+        if x.dtype != dtype:
+            x = x.astype(dtype)
+    else:
+        # The pieces copied into one array of x's own dtype (numpy.block would give a native byte
+        # order, a promoted dtype or a lost structure).
+        sizes = [[sl.stop - sl.start for sl in s] for s in slices]
+        x = _np.empty(tuple(sum(n) for n in sizes), dtype=dtype)
 
-    def cut(b, depth, prefix):
-        if depth == len(slices):
-            return b[tuple(prefix)]
-        return [cut(bb, depth + 1, prefix + [slices[depth][k]]) for k, bb in enumerate(b)]
+        def place(b, depth, where):
+            if depth == len(slices):
+                x[tuple(where)] = _np.asarray(b)[tuple(slices[j][k] for j, k in enumerate(index))]
+                return
+            lo = 0
+            for k, bb in enumerate(b):
+                index.append(k)
+                place(bb, depth + 1, where + [slice(lo, lo + sizes[depth][k])])
+                index.pop()
+                lo += sizes[depth][k]
 
-    x = _np.block(cut(blocks, 0, [])) if slices else _np.asarray(blocks)
+        index = []
+        place(blocks, 0, [])
     return _make_plan(op, x.shape, x.strides, x.dtype, arg, axis).execute_region(x, start, extent)
 
 
