@@ -2,15 +2,21 @@
 """The mutants of tests/mutants/run: deliberate bugs, each one exact text replacement in one file.
 
 Every mutant names the file and function it changes, the text it replaces and the text it puts
-there. `apply` fails loudly (exit 1) unless the text occurs exactly once in that file, so a
+there, and the suites of tests/mutants/run that run on it (in that order; the first that fails
+catches it): the C suites (unit, oracle, fence) and the Python suite (python) by default, only
+python for a mutant of the Python module (its C++ or its .py files), which no C suite loads. `apply` fails loudly (exit 1) unless the text occurs exactly once in that file, so a
 refactor that moves or rewrites the code makes the mutation run fail instead of silently testing
 nothing; the replacement keeps the file's line count (asserts and HWY_ASSERT carry __LINE__, so a
 mutant build that differs from the clean one differs in code, not in line numbers).
 
 Usage (from tests/mutants/run):
   mutants.py list                      ids, one a line, in the order the run builds them
-  mutants.py show ID                   file, function and what the mutant does (tab-separated)
+  mutants.py count                     how many mutants there are
+  mutants.py show ID                   file, function, what the mutant does and its suites
+                                       (comma-separated; tab-separated fields)
   mutants.py apply ID SRC_DIR          applies mutant ID to the tree at SRC_DIR
+  mutants.py check SRC_DIR             checks that every mutant applies to the tree at SRC_DIR (its
+                                       text occurs exactly once, its file exists), changing nothing
   mutants.py sync FROM_DIR TO_DIR      makes TO_DIR a copy of FROM_DIR, rewriting only the files
                                        that differ (unchanged files keep their mtime: an
                                        incremental rebuild recompiles only what changed)
@@ -21,9 +27,14 @@ import pathlib
 import shutil
 import sys
 
-# (id, file, function, what it changes, old text, new text). Ordered by file so that consecutive
-# builds recompile as little as possible (planner/executor are seconds, region.cpp tens of seconds,
-# rows.cpp and row_kernels-inl.h -- compiled for every Highway target -- the most).
+# The suites a mutant runs: the default, and a Python module's mutants' (the C suites never load it).
+ALL = ('unit', 'oracle', 'fence', 'python')
+PYTHON = ('python',)
+
+# (id, file, function, what it changes, old text, new text[, suites]). Ordered by file so that
+# consecutive builds recompile as little as possible (planner/executor are seconds, region.cpp tens
+# of seconds, rows.cpp and row_kernels-inl.h, reduce.cpp and reduce_scalar.hpp -- compiled for
+# every Highway target -- the most; a Python file, nothing).
 MUTANTS = [
     # --- (5) region planning slips (lib/planner.cpp, seconds to rebuild)
     ('region-merge-off-by-one', 'lib/planner.cpp', 'plan_region',
@@ -43,11 +54,75 @@ MUTANTS = [
      'walks merge when |outer stride| == |inner stride * extent|: a reversed axis merges with a forward one',
      'return !__builtin_mul_overflow(inner_stride, inner_extent, &span) && span == outer_stride;',
      'return !__builtin_mul_overflow(inner_stride, inner_extent, &span) && (span < 0 ? -span : span) == (outer_stride < 0 ? -outer_stride : outer_stride);'),
+    # --- the reductions' planner (lib/reduce_planner.cpp)
+    ('reduce-complex-parts', 'lib/reduce_planner.cpp', 'finish_axes',
+     "a complex gradient's two parts are both read from its real part (the parts axis' source stride lost): "
+     'each result element gets the sum of the real parts as its imaginary part',
+     'push(p, 2, static_cast<int64_t>(p.elsize), 1, true);',
+     'push(p, 2, static_cast<int64_t>(0 * p.elsize), 1, true);'),
     # --- (1) a tail not written: the executor's last chunk
     ('chunk-tail-dropped', 'lib/executor.cpp', 'execute',
      "the threaded executor's last chunk ends one element short of the output",
      'return k == 0 ? int64_t{0} : k == nchunks ? total : first + k * chunk;',
      'return k == 0 ? int64_t{0} : k == nchunks ? total - 1 : first + k * chunk;'),
+    # --- the executor's reductions (lib/executor.cpp)
+    ('reduce-split-wrong-chunk', 'lib/executor.cpp', 'run_problem',
+     "the replica split combines its first chunk's sum in place of its last (the last chunk of leaves lost, the "
+     'first counted twice)',
+     'counter.push(rows.get() + static_cast<std::size_t>(item * nchunks + c) * row_bytes);',
+     'counter.push(rows.get() + static_cast<std::size_t>(item * nchunks + (c + 1 < nchunks ? c : 0)) * row_bytes);'),
+    ('reduce-max-threads-ignored', 'lib/executor.cpp', 'reduce_threads',
+     "a reduction's max_threads is ignored: it runs on every thread of the arena",
+     'return max_threads > 0 && max_threads < arena ? max_threads : arena;',
+     'return max_threads > 0 && max_threads < 0 ? max_threads : arena;'),
+    ('reduce-zeros-accumulate', 'lib/executor.cpp', 'run_problem',
+     'accumulate ignores the initial value of out on the zeros path (a replica count of 0): out is zeroed '
+     'instead of left as it is (the sum of no addends added to it)',
+     'if (!accumulate) std::memset(out, 0, static_cast<std::size_t>(p.out_elems) * p.elsize);',
+     'if (accumulate || !accumulate) std::memset(out, 0, static_cast<std::size_t>(p.out_elems) * p.elsize);'),
+    # --- the allocating calls' block cache (lib/allocator.cpp)
+    ('alloc-no-fit-rule', 'lib/allocator.cpp', 'allocate_output',
+     'a kept block is reused for any output it can hold (the 4/5 rule dropped): a 34 MiB output takes a kept '
+     '256 MiB block',
+     'if (b.bytes >= padded && b.bytes - padded <= b.bytes / 5) {',
+     'if (b.bytes >= padded) {'),
+    ('alloc-fresh-not-said', 'lib/allocator.cpp', 'allocate_output',
+     'a fresh block is not reported fresh: the allocating call is not re-planned for fresh pages (it streams '
+     'into pages the kernel has just zeroed)',
+     '*fresh = large;',
+     '*fresh = false;'),
+    # --- an error path that writes (lib/dlpack.cpp)
+    ('dlpack-reduce-writes-before-check', 'lib/dlpack.cpp', 'execute_reduce_into',
+     "a DLPack reduction checks the result's layout after writing it: a non-C-contiguous result is written, then "
+     'refused',
+     '  check_compact(plan, out, out_name);\n'
+     '  if (in.data == nullptr && plan.input_size() > 0)\n'
+     '    invalid(std::string(in_name) + "->data is NULL but " + in_name + " has " + std::to_string(plan.input_size()) +\n'
+     '            " elements");\n'
+     '  if (out.data == nullptr && plan.nbytes() > 0)\n'
+     '    invalid(std::string(out_name) + "->data is NULL but the result has " + std::to_string(plan.nbytes()) + " bytes");\n'
+     '  plan.execute(origin(static_cast<const unsigned char*>(in.data), in.byte_offset),\n'
+     '               origin(static_cast<unsigned char*>(out.data), out.byte_offset), plan.nbytes());\n',
+     '  if (in.data == nullptr && plan.input_size() > 0)\n'
+     '    invalid(std::string(in_name) + "->data is NULL but " + in_name + " has " + std::to_string(plan.input_size()) +\n'
+     '            " elements");\n'
+     '  if (out.data == nullptr && plan.nbytes() > 0)\n'
+     '    invalid(std::string(out_name) + "->data is NULL but the result has " + std::to_string(plan.nbytes()) + " bytes");\n'
+     '  if (out.data != nullptr) plan.execute(origin(static_cast<const unsigned char*>(in.data), in.byte_offset),\n'
+     '               origin(static_cast<unsigned char*>(out.data), out.byte_offset), plan.nbytes());\n'
+     '  check_compact(plan, out, out_name);\n'),
+    # --- the Python module (lib/python/tessera): only the Python suite loads it
+    ('dask-tile-region-reps', 'lib/python/tessera/dask.py', '_Localizer.task',
+     "a tile task's local problem from a Dask input has one replica too few when its region ends one element "
+     'into a period (the ceiling rounded one short)',
+     'local_reps.append(-(-(a % s + n) // s))',
+     'local_reps.append(-(-(a % s + n - 1) // s))',
+     PYTHON),
+    ('python-gil-held', 'lib/python/tessera/_tessera.cpp', 'write_into',
+     'the GIL is never released while tessera writes (copies, regions, sums)',
+     'if (release_gil || overlap || nbytes >= kReleaseGilBytes) release = std::make_unique<py::gil_scoped_release>();',
+     'if (false && (release_gil || overlap || nbytes >= kReleaseGilBytes)) release = std::make_unique<py::gil_scoped_release>();',
+     PYTHON),
     # --- (5) off by one in the region kernel's period (lib/kernels/region.cpp)
     ('region-period-off-by-one', 'lib/kernels/region.cpp', 'RegionAxisFill',
      'an outer region axis longer than its period replicates period + 1 steps instead of period',
@@ -102,9 +177,38 @@ MUTANTS = [
      'no hwy::FlushStream() (sfence) after a range written with non-temporal stores',
      '  if (info.route != Route::plain) hwy::FlushStream();  // order the streaming stores before the range is reported done',
      '  // MUTANT: hwy::FlushStream() dropped'),
+    # --- the reductions' kernels (lib/reduce_scalar.hpp: rebuilds reduce.cpp and executor.cpp;
+    # lib/kernels/reduce.cpp), compiled for every Highway target
+    ('reduce-order-largest-first', 'lib/reduce_scalar.hpp', 'LeafCounter::result',
+     "the binary counter adds its subtrees largest first instead of smallest first (the leaves' sums associated "
+     'the other way: the same terms, other bits)',
+     'for (int lvl = 0; lvl < 64; ++lvl) {',
+     'for (int lvl = 63; lvl >= 0; --lvl) {'),
+    ('reduce-minus-zero-kept', 'lib/reduce_scalar.hpp', 'plus_zero',
+     'a result of only -0.0 addends is stored as -0.0 (numpy and torch give +0.0) where a result is finished '
+     'element by element (float16, bfloat16, the tails of vectors)',
+     'if constexpr (std::is_floating_point_v<A>) return a + A(0);',
+     'if constexpr (std::is_floating_point_v<A>) return a;'),
+    ('reduce-narrow-accumulator', 'lib/kernels/reduce.cpp', 'Kernels::AddRow',
+     "every sum of two leaves' (or subtrees') accumulators is rounded to the element type: float32 summed in "
+     'float32, float16 and bfloat16 in their own type, between leaves',
+     'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]);',
+     'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]); for (int64_t k = 0; k < n; ++k) dst[k] = to_acc<E>(from_acc<E>(dst[k]));'),
+    ('reduce-stream-no-fence', 'lib/kernels/reduce.cpp', 'Kernels::Items',
+     'no hwy::FlushStream() (sfence) after a reduction result written with non-temporal stores',
+     'if (p.stream) hwy::FlushStream();  // the streamed output is visible before the task returns',
+     '(void)0;  // MUTANT: hwy::FlushStream() dropped'),
 ]
 
 BY_ID = {m[0]: m for m in MUTANTS}
+SUITES = ('unit', 'oracle', 'fence', 'python')
+
+
+def suites_of(m):
+    suites = m[6] if len(m) > 6 else ALL
+    assert suites and all(x in SUITES for x in suites), f'{m[0]}: unknown suites {suites}'
+    return suites
+
 assert len(BY_ID) == len(MUTANTS), 'duplicate mutant id'
 
 
@@ -113,21 +217,40 @@ def fail(msg):
     sys.exit(1)
 
 
-def apply(mid, src_dir):
+def mutated(mid, src_dir):
+    """The path mutant `mid` changes in the tree at src_dir and its mutated text, or an error message."""
     if mid not in BY_ID:
-        fail(f'no mutant {mid!r}')
-    _, rel, func, _, old, new = BY_ID[mid]
+        return None, None, f'no mutant {mid!r}'
+    _, rel, func, _, old, new = BY_ID[mid][:6]
     path = pathlib.Path(src_dir) / rel
     if not path.is_file():
-        fail(f'{mid}: {rel} does not exist in {src_dir}')
+        return None, None, f'{mid}: {rel} does not exist in {src_dir}'
     text = path.read_text()
     count = text.count(old)
     if count != 1:
-        fail(f'{mid}: the text to mutate occurs {count} times in {rel} (expected exactly once; '
-             f'{func} was changed? update tests/mutants/mutants.py):\n  {old!r}')
+        return None, None, (f'{mid}: the text to mutate occurs {count} times in {rel} (expected exactly once; '
+                            f'{func} was changed? update tests/mutants/mutants.py):\n  {old!r}')
     if old.count('\n') != new.count('\n'):
-        fail(f'{mid}: the replacement changes the line count')
-    path.write_text(text.replace(old, new))  # a new mtime: ninja recompiles what includes it
+        return None, None, f'{mid}: the replacement changes the line count'
+    if old == new:
+        return None, None, f'{mid}: the replacement is the text itself'
+    return path, text.replace(old, new), None
+
+
+def apply(mid, src_dir):
+    path, text, error = mutated(mid, src_dir)
+    if error:
+        fail(error)
+    path.write_text(text)  # a new mtime: ninja recompiles what includes it
+
+
+def check(src_dir):
+    errors = [e for e in (mutated(m[0], src_dir)[2] for m in MUTANTS) if e]
+    for e in errors:
+        print(f'mutants.py: {e}', file=sys.stderr)
+    print(f'mutants.py: {len(MUTANTS) - len(errors)} of {len(MUTANTS)} mutants apply to {src_dir}')
+    if errors:
+        sys.exit(1)
 
 
 def sync(from_dir, to_dir):
@@ -157,15 +280,19 @@ def main(argv):
     if len(argv) == 2 and argv[1] == 'list':
         for m in MUTANTS:
             print(m[0])
+    elif len(argv) == 2 and argv[1] == 'count':
+        print(len(MUTANTS))
     elif len(argv) == 3 and argv[1] == 'show':
         m = BY_ID.get(argv[2]) or fail(f'no mutant {argv[2]!r}')
-        print(f'{m[1]}\t{m[2]}\t{m[3]}')
+        print(f'{m[1]}\t{m[2]}\t{m[3]}\t{",".join(suites_of(m))}')
     elif len(argv) == 4 and argv[1] == 'apply':
         apply(argv[2], argv[3])
+    elif len(argv) == 3 and argv[1] == 'check':
+        check(argv[2])
     elif len(argv) == 4 and argv[1] == 'sync':
         sync(argv[2], argv[3])
     else:
-        fail('usage: mutants.py list | show ID | apply ID SRC_DIR | sync FROM_DIR TO_DIR')
+        fail('usage: mutants.py list | count | show ID | apply ID SRC_DIR | check SRC_DIR | sync FROM_DIR TO_DIR')
 
 
 if __name__ == '__main__':
