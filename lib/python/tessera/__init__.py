@@ -140,6 +140,7 @@ def tile(A, reps, *, out=None, max_threads=None, nontemporal=None, negative_reps
     >>> tessera.tile(b, (2, 2), out=out) is out
     True
     """
+    reps = _tensor_arg(reps)
     if type(A) is not _ndarray and _is_tensor(A):
         return _tile_tensor(A, reps, out, max_threads, nontemporal, negative_reps)
     return _ext.tile(A, reps, out, max_threads, nontemporal, negative_reps)
@@ -181,7 +182,7 @@ def tile_shape(shape, reps, *, negative_reps="error"):
     >>> tessera.tile_shape((4, 5, 6), 2)
     (4, 5, 12)
     """
-    return _ext.tile_shape(shape, reps, negative_reps)
+    return _ext.tile_shape(_tensor_arg(shape), _tensor_arg(reps), negative_reps)
 
 
 def broadcast_to(A, shape, *, out=None, max_threads=None, nontemporal=None):
@@ -257,6 +258,7 @@ def broadcast_to(A, shape, *, out=None, max_threads=None, nontemporal=None):
         ...
     ValueError: tessera: broadcast_to: input axis 0 has extent 3 but shape[1] = 2 ...
     """
+    shape = _tensor_arg(shape)
     if type(A) is not _ndarray and _is_tensor(A):
         return _family_tensor("broadcast_to", A, shape, None, None, out, max_threads, nontemporal)
     return _ext.family("broadcast_to", A, shape, None, None, out, max_threads, nontemporal)
@@ -320,6 +322,7 @@ def expand(A, shape, *, out=None, max_threads=None, nontemporal=None):
            [2],
            [3]])
     """
+    shape = _tensor_arg(shape)
     if type(A) is not _ndarray and _is_tensor(A):
         return _family_tensor("expand", A, shape, None, None, out, max_threads, nontemporal)
     return _ext.family("expand", A, shape, None, None, out, max_threads, nontemporal)
@@ -529,6 +532,7 @@ def tile_backward(grad_out, in_shape, reps, *, out=None, max_threads=None, nonte
         ...
     ValueError: tessera: tile_backward: ...
     """
+    in_shape, reps = _tensor_arg(in_shape), _tensor_arg(reps)
     if type(grad_out) is not _ndarray and _is_tensor(grad_out):
         return _reduce_tensor("tile_backward", grad_out, in_shape, reps, None, out, max_threads, nontemporal,
                               negative_reps, accumulate)
@@ -610,6 +614,7 @@ def sum_to_shape(A, shape, *, out=None, max_threads=None, nontemporal=None, accu
         ...
     ValueError: tessera: sum_to_shape: ...
     """
+    shape = _tensor_arg(shape)
     if type(A) is not _ndarray and _is_tensor(A):
         return _reduce_tensor("sum_to_shape", A, shape, None, None, out, max_threads, nontemporal, "error",
                               accumulate)
@@ -694,6 +699,7 @@ def repeat_backward(grad_out, in_shape, repeats, axis=None, *, out=None, max_thr
     """
     if _is_tensor(repeats):
         repeats = _tensor_counts(repeats)
+    in_shape = _tensor_arg(in_shape)
     if type(grad_out) is not _ndarray and _is_tensor(grad_out):
         return _reduce_tensor("repeat_backward", grad_out, in_shape, repeats, axis, out, max_threads, nontemporal,
                               "error", accumulate)
@@ -787,7 +793,8 @@ class Plan(_ext.Plan):
 
     def __init__(self, shape, reps, dtype, strides=None, *, max_threads=None, nontemporal=None,
                  negative_reps="error"):
-        super().__init__("tile", shape, reps, dtype, strides, None, max_threads, nontemporal, negative_reps)
+        super().__init__("tile", _tensor_arg(shape), _tensor_arg(reps), dtype, _tensor_arg(strides), None, max_threads,
+                         nontemporal, negative_reps)
 
     @classmethod
     def broadcast_to(cls, shape, target, dtype, strides=None, *, max_threads=None, nontemporal=None):
@@ -1087,6 +1094,7 @@ class Plan(_ext.Plan):
     def _reduction(cls, op, shape, result, arg, dtype, strides, axis, max_threads, nontemporal, negative_reps,
                    accumulate):
         plan = cls.__new__(cls)
+        shape, result, arg, strides = _tensor_arg(shape), _tensor_arg(result), _tensor_arg(arg), _tensor_arg(strides)
         _ext.Plan.__init__(plan, op, shape, result, arg, dtype, strides, axis, max_threads, nontemporal,
                            negative_reps, accumulate)
         return plan
@@ -1094,6 +1102,7 @@ class Plan(_ext.Plan):
     @classmethod
     def _family(cls, op, shape, arg, dtype, strides, axis, max_threads, nontemporal):
         plan = cls.__new__(cls)
+        shape, arg, strides = _tensor_arg(shape), _tensor_arg(arg), _tensor_arg(strides)
         _ext.Plan.__init__(plan, op, shape, arg, dtype, strides, axis, max_threads, nontemporal, "error")
         return plan
 
@@ -1274,6 +1283,15 @@ def _tensor_out(out, src, shape):
         raise ValueError("tessera: out requires grad; tessera writes it in place (give a tensor that does not)")
     if out.is_conj() or out.is_neg():
         raise ValueError("tessera: out is a lazy conjugate or negative view; give a plain tensor")
+    if out.is_inference() and not torch.is_inference_mode_enabled():
+        raise ValueError("tessera: out is an inference tensor (made under torch.inference_mode()); it can be "
+                         "written in place only inside inference mode")
+    # Whatever else forbids an in-place write (a view made in no_grad mode of a tensor that requires
+    # grad, ...) raises here, on an in-place op of no element, before anything is written.
+    try:
+        out.view(-1)[:0].zero_()
+    except RuntimeError as error:
+        raise ValueError(f"tessera: out cannot be written in place: {error}") from None
     return out
 
 
@@ -1284,6 +1302,12 @@ def _as_bytes(s, d):
     if s.dtype == torch.bool:
         return s.view(torch.uint8), d.view(torch.uint8)
     return s, d
+
+
+def _tensor_arg(arg):
+    """A shape, reps or in_shape given as a torch tensor, as an ndarray: read as numpy's are (a 2-d
+    one is a ValueError, not flattened); anything else as it is."""
+    return arg.detach().cpu().numpy() if _is_tensor(arg) else arg
 
 
 def _tensor_counts(repeats):
