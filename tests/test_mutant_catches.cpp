@@ -1,0 +1,100 @@
+// What the mutation run (tests/mutants) found no other test asserting:
+//
+//  - a reduction's max_threads: a plan with max_threads = 1 runs on the calling thread only, even
+//    in an arena of 4 where the same plan with the default max_threads is joined by workers (each
+//    kind of parallel split: over outputs, over one output's replicas, over segments).
+#include <doctest/doctest.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+#include <tbb/task_scheduler_observer.h>
+#include <tessera/tessera.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Counts the worker threads that join an arena (the calling thread is not one).
+class WorkerCount : public tbb::task_scheduler_observer {
+ public:
+  explicit WorkerCount(tbb::task_arena& arena) : tbb::task_scheduler_observer(arena) { observe(true); }
+  ~WorkerCount() override { observe(false); }
+  void on_scheduler_entry(bool is_worker) override {
+    if (is_worker) workers.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::atomic<int> workers{0};
+};
+
+struct ReduceCase {
+  const char* what;
+  const char* path;  // the plan's kernel path
+  std::function<tessera::Plan(const tessera::Options&)> plan;
+  tessera::Dims shape;  // the gradient's (float32, C-contiguous)
+};
+
+// Each gradient is 4 MiB of float32 (past the executor's 512 KiB below which it never splits).
+std::vector<ReduceCase> cases() {
+  const std::vector<int64_t> counts = [] {
+    std::vector<int64_t> c(1024);
+    for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<int64_t>(i % 3);  // 1023 in all
+    return c;
+  }();
+  return {
+      {"over outputs: (1024, 1024) summed to (1024, 1)", "reduce.periodic",
+       [](const tessera::Options& o) {
+         return tessera::Plan::sum_to_shape({1024, 1024}, {}, tessera::DType::float32, {1024, 1}, o);
+       },
+       {1024, 1024}},
+      {"over one output's replicas: (4096, 256) summed to (1, 256)", "reduce.lanes",
+       [](const tessera::Options& o) {
+         return tessera::Plan::sum_to_shape({4096, 256}, {}, tessera::DType::float32, {1, 256}, o);
+       },
+       {4096, 256}},
+      {"over segments: repeat_backward of (1024, 1024) by counts 0, 1, 2, ... along axis 0", "reduce.segments",
+       [counts](const tessera::Options& o) {
+         return tessera::Plan::repeat_backward({1023, 1024}, {}, tessera::DType::float32, {1024, 1024}, counts, 0, o);
+       },
+       {1023, 1024}},
+  };
+}
+
+// Worker entries into an arena of 4 over `calls` executions of the case's plan with max_threads mt
+// (and a pause after them, for a worker that was asked for but late to join).
+int workers_joining(const ReduceCase& c, int mt, int calls) {
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena arena(4);
+  arena.initialize();
+  tessera::Options o;
+  o.max_threads = mt;
+  const tessera::Plan plan = c.plan(o);
+  REQUIRE(std::string(plan.kernel_path()) == c.path);
+  int64_t n = 1;
+  for (int64_t e : c.shape) n *= e;
+  std::vector<float> grad(static_cast<std::size_t>(n), 1.0f);
+  std::vector<float> out(plan.nbytes() / sizeof(float));
+  WorkerCount count(arena);
+  for (int k = 0; k < calls; ++k) {
+    arena.execute([&] { plan.execute(grad.data(), out.data(), plan.nbytes()); });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return count.workers.load();
+}
+
+}  // namespace
+
+TEST_CASE("a reduction with max_threads = 1 runs on the calling thread only, in an arena of 4") {
+  for (const ReduceCase& c : cases()) {
+    CAPTURE(c.what);
+    // The arena's workers do join the default plan's calls (so this setup can see them) ...
+    int joined = 0;
+    for (int attempt = 0; attempt < 20 && joined == 0; ++attempt) joined = workers_joining(c, 0, 5);
+    CHECK_MESSAGE(joined > 0, "no worker joined a default (max_threads 0) call: the check below would see nothing");
+    // ... and none joins the calls of the same plan with max_threads = 1.
+    CHECK(workers_joining(c, 1, 20) == 0);
+  }
+}
