@@ -70,11 +70,16 @@ std::string shape_str(const tessera::Dims& d) {
 }
 
 // One integer of a list the user gave (reps, a shape, strides, start, extent): anything with
-// __index__ (int, numpy integers, bool); TypeError naming it otherwise. A value beyond int64 is
+// __index__ (int, numpy integers; bool only where numpy takes it, `bool_ok`: reps and repeat
+// counts, not shapes); TypeError naming it otherwise. A value beyond int64 is
 // `too_big` (ValueError naming it) when positive; when negative it is INT64_MIN if `negative_ok`
 // (reps: an error naming the axis later, or 0 under negative_reps="clamp_to_zero"), else a
 // ValueError naming it.
-int64_t to_int64(PyObject* item, const char* what, int i, const char* too_big, bool negative_ok) {
+int64_t to_int64(PyObject* item, const char* what, int i, const char* too_big, bool negative_ok,
+                 bool bool_ok = false) {
+  if (!bool_ok && (PyBool_Check(item) || PyArray_IsScalar(item, Bool)))
+    throw py::type_error(std::string("tessera: ") + what + "[" + std::to_string(i) + "] = " + repr(item) + " (" +
+                         type_name(item) + ") is a bool, not an integer");
   PyObject* idx = PyNumber_Index(item);
   if (idx == nullptr) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw_python();
@@ -100,7 +105,8 @@ int64_t to_int64(PyObject* item, const char* what, int i, const char* too_big, b
 // or an ndarray (0-d: one value; 1-d: its items). At most tessera::max_ndim values (ValueError).
 // Lists and iterables are first copied into a tuple, which holds its items: an item's __index__
 // cannot change what is being read.
-tessera::Dims to_dims(PyObject* obj, const char* what, const char* too_big, bool negative_ok = false) {
+tessera::Dims to_dims(PyObject* obj, const char* what, const char* too_big, bool negative_ok = false,
+                      bool bool_ok = false) {
   int64_t values[tessera::max_ndim];
   int n = 0;
   auto too_many = [&] {
@@ -110,10 +116,11 @@ tessera::Dims to_dims(PyObject* obj, const char* what, const char* too_big, bool
   auto add_all = [&](PyObject* tuple) {
     const Py_ssize_t len = PyTuple_GET_SIZE(tuple);
     if (len > tessera::max_ndim) throw too_many();
-    for (Py_ssize_t i = 0; i < len; ++i, ++n) values[n] = to_int64(PyTuple_GET_ITEM(tuple, i), what, n, too_big, negative_ok);
+    for (Py_ssize_t i = 0; i < len; ++i, ++n)
+      values[n] = to_int64(PyTuple_GET_ITEM(tuple, i), what, n, too_big, negative_ok, bool_ok);
   };
   if (PyLong_Check(obj)) {
-    values[n] = to_int64(obj, what, 0, too_big, negative_ok);
+    values[n] = to_int64(obj, what, 0, too_big, negative_ok, bool_ok);
     ++n;
   } else if (PyTuple_Check(obj)) {
     add_all(obj);
@@ -130,7 +137,7 @@ tessera::Dims to_dims(PyObject* obj, const char* what, const char* too_big, bool
       if (!tuple) throw_python();
       add_all(tuple.ptr());
     } else {
-      values[n] = to_int64(list.ptr(), what, 0, too_big, negative_ok);  // a 0-d array: one value
+      values[n] = to_int64(list.ptr(), what, 0, too_big, negative_ok, bool_ok);  // a 0-d array: one value
       ++n;
     }
   } else {
@@ -139,7 +146,7 @@ tessera::Dims to_dims(PyObject* obj, const char* what, const char* too_big, bool
     if (!tuple) {
       if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw_python();
       PyErr_Clear();
-      values[n] = to_int64(obj, what, 0, too_big, negative_ok);
+      values[n] = to_int64(obj, what, 0, too_big, negative_ok, bool_ok);
       ++n;
     } else {
       add_all(tuple.ptr());
@@ -154,7 +161,7 @@ constexpr const char* kRepTooBig = "is too large: the output would not fit in me
 // axis, or 0 under negative_reps="clamp_to_zero"); one beyond int64 is an error naming it unless
 // it is clamped.
 tessera::Dims to_reps(PyObject* obj, const tessera::Options& options) {
-  return to_dims(obj, "reps", kRepTooBig, options.negative_reps == tessera::NegativeReps::clamp_to_zero);
+  return to_dims(obj, "reps", kRepTooBig, options.negative_reps == tessera::NegativeReps::clamp_to_zero, true);
 }
 
 py::tuple to_tuple(const tessera::Dims& d) {
@@ -289,11 +296,20 @@ void check_numpy_output(const tessera::Dims& shape, std::size_t nbytes, std::siz
                           " axes; numpy arrays have at most " + std::to_string(NPY_MAXDIMS));
   // numpy also refuses an empty shape whose other extents would overflow (its "as if not empty" rule).
   int64_t size = static_cast<int64_t>(itemsize > 0 ? itemsize : 1);
+  bool overflow = false;
   for (int i = 0; i < shape.size(); ++i)
-    if (shape[i] != 0 && __builtin_mul_overflow(size, shape[i], &size)) nbytes = SIZE_MAX;
-  if (nbytes > static_cast<std::size_t>(PY_SSIZE_T_MAX))
-    throw py::value_error("tessera: the output " + shape_str(shape) + " would be " + std::to_string(nbytes) +
+    overflow = overflow || (shape[i] != 0 && __builtin_mul_overflow(size, shape[i], &size));
+  if (overflow || nbytes > static_cast<std::size_t>(PY_SSIZE_T_MAX)) {
+    bool empty = false;
+    for (int i = 0; i < shape.size(); ++i) empty = empty || shape[i] == 0;
+    if (empty)  // 0 bytes: numpy's rule, not the byte count, is what fails
+      throw py::value_error("tessera: the output " + shape_str(shape) +
+                            " has no element, but the product of its nonzero extents and the itemsize overflows "
+                            "(numpy refuses such a shape: array is too big)");
+    throw py::value_error("tessera: the output " + shape_str(shape) + " would be " +
+                          (overflow ? std::string("more than 2**63") : std::to_string(nbytes)) +
                           " bytes: array is too big");
+  }
 }
 
 py::object new_array(PyArray_Descr* descr, const tessera::Dims& shape, void* data = nullptr) {
@@ -484,7 +500,7 @@ std::vector<int64_t> to_counts(PyObject* obj, bool* scalar) {
   std::vector<int64_t> v;
   *scalar = false;
   const auto one = [&](PyObject* item) {
-    v.push_back(to_int64(item, "repeats", 0, kCountTooBig, false));
+    v.push_back(to_int64(item, "repeats", 0, kCountTooBig, false, true));
     *scalar = true;
     return v;
   };
@@ -524,15 +540,25 @@ std::vector<int64_t> to_counts(PyObject* obj, bool* scalar) {
   }
   const Py_ssize_t n = PyTuple_GET_SIZE(tuple.ptr());
   v.resize(static_cast<std::size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i)
-    v[static_cast<std::size_t>(i)] = to_int64(PyTuple_GET_ITEM(tuple.ptr(), i), "repeats", static_cast<int>(i),
-                                              kCountTooBig, false);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(tuple.ptr(), i);
+    // a nested sequence is a count list of more than one axis (numpy: ValueError), not a bad count
+    if (PyList_Check(item) || PyTuple_Check(item) ||
+        (PyArray_Check(item) && PyArray_NDIM(reinterpret_cast<PyArrayObject*>(item)) > 0))
+      throw py::value_error("tessera: repeats[" + std::to_string(i) + "] = " + repr(item) +
+                            " is a sequence: repeats is nested; give an integer or a 1-d sequence of integers "
+                            "(one per element along the axis)");
+    v[static_cast<std::size_t>(i)] = to_int64(item, "repeats", static_cast<int>(i), kCountTooBig, false, true);
+  }
   return v;
 }
 
 // An integer argument other than a list (axis, output_size): anything with __index__; TypeError
 // naming it otherwise. The value is clamped to int64 (out of range either way).
 py::object to_index(PyObject* obj, const char* what, int64_t* value) {
+  if (PyBool_Check(obj) || PyArray_IsScalar(obj, Bool))  // numpy and torch: TypeError
+    throw py::type_error(std::string("tessera: ") + what + " = " + repr(obj) + " (" + type_name(obj) +
+                         ") is a bool, not an integer or None");
   PyObject* idx = PyNumber_Index(obj);
   if (idx == nullptr) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw_python();
@@ -1137,6 +1163,34 @@ class PyPlan {
   py::object dtype_;
 };
 
+// The PyPlan of `self` if its __init__ completed, nullptr if it raised or never ran (an object made
+// by Plan.__new__(Plan), or kept by a traceback after a failed constructor); TypeError when self is
+// not a Plan at all.
+const PyPlan* initialised_plan(py::handle self) {
+  const py::detail::type_info* info = py::detail::get_type_info(typeid(PyPlan));
+  if (info == nullptr || !PyObject_TypeCheck(self.ptr(), info->type))
+    throw py::type_error("tessera: expected a tessera.Plan, got " + type_name(self.ptr()));
+  auto* inst = reinterpret_cast<py::detail::instance*>(self.ptr());
+  const py::detail::value_and_holder vh = inst->get_value_and_holder(info, false);
+  if (!vh || !vh.holder_constructed()) return nullptr;
+  return vh.value_ptr<PyPlan>();
+}
+
+const PyPlan& plan_of(py::handle self) {
+  const PyPlan* p = initialised_plan(self);
+  if (p == nullptr)
+    throw py::value_error("tessera: this " + type_name(self.ptr()) +
+                          " is not initialised (its __init__ raised or never ran); make a new plan with "
+                          "tessera.Plan(...) or one of its constructors (Plan.repeat, Plan.tile_backward, ...)");
+  return *p;
+}
+
+// A PyPlan method as a function of `self` checked by plan_of.
+template <typename R, typename... Args>
+auto checked(R (PyPlan::*method)(Args...) const) {
+  return [method](py::handle self, Args... args) -> R { return (plan_of(self).*method)(args...); };
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tessera, m) {
@@ -1172,23 +1226,30 @@ PYBIND11_MODULE(_tessera, m) {
   m.def("version", [] { return std::string(tessera::version()); }, "The C library's version.");
   m.attr("max_ndim") = tessera::max_ndim;
 
+  // Every method and property goes through plan_of(self), which raises instead of reading a Plan
+  // whose __init__ raised or never ran (Plan.__new__(Plan)): pybind11 would hand the method
+  // uninitialised memory.
   py::class_<PyPlan>(m, "Plan")
       .def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle,
                     py::handle>())
       .def(py::init<py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle, py::handle,
                     py::handle, py::handle, py::handle>())
-      .def("__call__", &PyPlan::call)
-      .def("execute_region", &PyPlan::execute_region)
-      .def_property_readonly("out_shape", &PyPlan::out_shape)
-      .def_property_readonly("shape", &PyPlan::shape)
-      .def_property_readonly("strides", &PyPlan::strides)
-      .def_property_readonly("dtype", &PyPlan::dtype)
-      .def_property_readonly("ndim", &PyPlan::ndim)
-      .def_property_readonly("nbytes", &PyPlan::nbytes)
-      .def_property_readonly("itemsize", &PyPlan::itemsize)
-      .def_property_readonly("kernel_path", &PyPlan::kernel_path)
-      .def("describe", &PyPlan::describe)
-      .def_property_readonly("operation", &PyPlan::operation)
-      .def_property_readonly("accumulate", &PyPlan::accumulate)
-      .def("__repr__", &PyPlan::repr_str);
+      .def("__call__", checked(&PyPlan::call))
+      .def("execute_region", checked(&PyPlan::execute_region))
+      .def_property_readonly("out_shape", checked(&PyPlan::out_shape))
+      .def_property_readonly("shape", checked(&PyPlan::shape))
+      .def_property_readonly("strides", checked(&PyPlan::strides))
+      .def_property_readonly("dtype", checked(&PyPlan::dtype))
+      .def_property_readonly("ndim", checked(&PyPlan::ndim))
+      .def_property_readonly("nbytes", checked(&PyPlan::nbytes))
+      .def_property_readonly("itemsize", checked(&PyPlan::itemsize))
+      .def_property_readonly("kernel_path", checked(&PyPlan::kernel_path))
+      .def("describe", checked(&PyPlan::describe))
+      .def_property_readonly("operation", checked(&PyPlan::operation))
+      .def_property_readonly("accumulate", checked(&PyPlan::accumulate))
+      .def("__repr__", [](py::handle self) {
+        const PyPlan* p = initialised_plan(self);
+        return p != nullptr ? p->repr_str()
+                            : "<" + type_name(self.ptr()) + " object, not initialised (its __init__ raised or never ran)>";
+      });
 }
