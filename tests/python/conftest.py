@@ -2,12 +2,16 @@
 
 The module under test is the one tests/run built: TESSERA_PYTHONPATH (default: build/tests/lib/python
 of this checkout) goes first on sys.path, and the tests check that `tessera` came from there.
+
+No silent skips: a test may skip only if tests/python/expected-skips lists it (with the reason);
+any other skip (a test's or a whole module's) makes the run fail, after pytest's summary names it.
 """
 import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 BUILD_PYTHONPATH = Path(os.environ.get("TESSERA_PYTHONPATH", ROOT / "build" / "tests" / "lib" / "python")).resolve()
 sys.path.insert(0, str(BUILD_PYTHONPATH))
 
@@ -23,3 +27,53 @@ def pytest_configure(config):
     for marker in ("slow", "valgrind_error", "leaks_references"):
         config.addinivalue_line("markers", f"{marker}: a marker of numpy's own tests")
     config.addinivalue_line("markers", "cluster: starts a dask.distributed LocalCluster (-m 'not cluster' skips them)")
+
+
+def read_expected_skips(path=HERE / "expected-skips"):
+    """The listed skips: {test id relative to tests/python: reason}."""
+    expected = {}
+    for line in Path(path).read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            test_id, _, reason = line.strip().partition("  ")
+            assert reason.strip(), f"expected-skips: {test_id} has no reason"
+            expected[test_id] = reason.strip()
+    return expected
+
+
+def relative_id(nodeid):
+    """A pytest node id relative to tests/python, wherever pytest was started."""
+    marker = "tests/python/"
+    return nodeid[nodeid.index(marker) + len(marker):] if marker in nodeid else nodeid
+
+
+_skipped = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _skipped.append(relative_id(report.nodeid))
+
+
+def pytest_collectreport(report):
+    if report.skipped:  # a whole module skipped (pytest.importorskip, a module-level skip)
+        _skipped.append(relative_id(report.nodeid))
+
+
+def unexpected_skips():
+    expected = read_expected_skips()
+    return [s for s in _skipped if s not in expected]
+
+
+def pytest_terminal_summary(terminalreporter):
+    unexpected = unexpected_skips()
+    terminalreporter.write_line(f"skips: {len(_skipped) - len(unexpected)} listed in tests/python/expected-skips, "
+                                f"{len(unexpected)} not listed")
+    for s in unexpected:
+        terminalreporter.write_line(f"UNEXPECTED SKIP (not in tests/python/expected-skips): {s}", red=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import pytest
+
+    if unexpected_skips() and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
