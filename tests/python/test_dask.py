@@ -501,30 +501,65 @@ def test_distributed_results(cluster):
     assert len(files) == 2 and all(f.startswith(str(BUILD_PYTHONPATH)) for f in files.values())
 
 
+def held_by_worker(dask_scheduler, name):
+    """On the scheduler: per worker address, the keys (name, i, j) of the layer `name` (Dask appends
+    a token to it) that it holds in memory and those it is running (the scheduler's task states:
+    who_has, processing_on)."""
+    import ast
+
+    held = {}
+    for ts in dask_scheduler.tasks.values():
+        key = ast.literal_eval(ts.key) if isinstance(ts.key, str) and ts.key.startswith("(") else ts.key
+        if not (isinstance(key, tuple) and (key[0] == name or key[0].startswith(name + "-"))):
+            continue
+        for ws in ts.who_has:
+            held.setdefault(ws.address, {"memory": [], "processing": []})["memory"].append(key)
+        if ts.processing_on is not None:
+            held.setdefault(ts.processing_on.address, {"memory": [], "processing": []})["processing"].append(key)
+    return held
+
+
 @pytest.mark.cluster
-def test_a_worker_killed_mid_computation(cluster):
+def test_a_worker_killed_mid_computation(cluster, tmp_path):
     x = np.arange(4096, dtype=np.float64).reshape(64, 64)
     reps = (64, 32)
     y = td.tile(x, reps, chunks=(256, 256))  # 128 chunks of 512 KiB
+    log = str(tmp_path)
 
-    def slow_sum(block):  # enough time per chunk for the kill to land mid-way
+    def slow_sum(block, block_info=None):  # enough time per chunk for the kill to land mid-way
         time.sleep(0.05)
+        i, j = block_info[None]["chunk-location"]
+        with open(os.path.join(log, f"{os.getpid()}"), "a") as f:  # which process ran which chunk
+            f.write(f"{i} {j}\n")
         return np.array([[block.sum(dtype=np.float64)]])
 
-    sums = y.map_blocks(slow_sum, chunks=(1, 1), dtype=np.float64)
+    sums = y.map_blocks(slow_sum, chunks=(1, 1), dtype=np.float64, name="slow-sum")
     future = cluster.compute(sums)
-    pids = worker_pids(cluster)
+    pids = worker_pids(cluster)  # address -> pid
     deadline = time.time() + 60
-    while cluster.run_on_scheduler(lambda dask_scheduler: sum(
-            ts.state == "memory" for ts in dask_scheduler.tasks.values())) < 10:
-        assert time.time() < deadline, "the computation did not start"
+    while True:
+        held = cluster.run_on_scheduler(held_by_worker, name="slow-sum")
+        victim_address = min(pids)
+        if len(held.get(victim_address, {}).get("memory", [])) >= 5:
+            break
+        assert time.time() < deadline, f"the computation did not start: {held}"
         time.sleep(0.01)
     assert not future.done()
-    victim = sorted(pids.values())[0]
+    victim = pids[victim_address]
+    lost = held[victim_address]["memory"]  # results only the victim holds
     os.kill(victim, signal.SIGKILL)
     got = future.result(timeout=120)
     want = np.tile(x, reps).reshape(y.numblocks[0], 256, y.numblocks[1], 256).sum(axis=(1, 3))
     assert got.shape == want.shape and (got == want).all()
+    # the victim's results were computed there, and computed again by another process
+    ran = {}
+    for name in os.listdir(log):
+        for line in open(os.path.join(log, name)):
+            ran.setdefault(tuple(int(v) for v in line.split()), []).append(int(name))
+    for key in lost:
+        runs = ran[tuple(key[1:])]
+        assert victim in runs and any(p != victim for p in runs), (key, runs, victim)
+    assert sum(len(r) for r in ran.values()) >= sums.npartitions + len({tuple(k[1:]) for k in lost})
     cluster.wait_for_workers(2, timeout=60)
     assert victim not in worker_pids(cluster).values()  # the nanny restarted the killed worker
 
@@ -537,8 +572,16 @@ def test_an_output_larger_than_the_workers_memory_to_zarr(cluster, tmp_path):
     y = td.tile(x, reps, chunks=(8192, 1000))  # 31 MiB chunks
     assert y.nbytes > 4 * limit
     store = str(tmp_path / "tiled.zarr")
+    cluster.wait_for_workers(2, timeout=60)
+    before = worker_pids(cluster)  # address -> pid
     try:
         check_store(cluster, y, x, store, limit)
+        # the same worker processes at the same addresses: none was restarted by its nanny (which
+        # kills a worker past 95% of its memory limit) or lost
+        assert worker_pids(cluster) == before
+        workers = cluster.run_on_scheduler(lambda dask_scheduler: {
+            a: (ws.nanny, ws.memory_limit) for a, ws in dask_scheduler.workers.items()})
+        assert set(workers) == set(before) and all(n and m == limit for n, m in workers.values()), workers
     finally:
         shutil.rmtree(store, ignore_errors=True)  # 1.5 GiB: not left in pytest's kept temporary directories
 
