@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <iomanip>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,7 +22,12 @@
 #endif
 
 #include "c_api_check.h"
+#include "reference.hpp"
 #include "util.hpp"
+
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+#include "kernels/path_counters.hpp"  // lib/, on the include path with -Dpath_counters=true
+#endif
 
 namespace {
 
@@ -189,5 +197,311 @@ TEST_CASE("the compiled Highway targets are the expected set") {
   CHECK(compiled == (HWY_NEON | HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128));
 #else
   MESSAGE("no expectation for this architecture and compiler; HWY_TARGETS: " << names);
+#endif
+}
+
+// The sub-kernels the kernels choose inside a path (lib/kernels/path_counters.hpp, Variant):
+// pattern.shuffle's fall-back to FillPattern, the blocked gather's replicas and row fall-back,
+// the reductions' register trees, short-run folds, leaf loops and the replica split. A set of
+// inputs, each checked against a scalar reference, runs on every target this CPU supports; with
+// the counters (-Dpath_counters=true, tests/run's build/tests) every variant a target's code has
+// (detail::compiled_variants) must have run on it, and the counts are printed per target.
+namespace {
+
+// A reduction input: sum_to_shape(shape, byte strides (empty: C-contiguous), target), or with
+// counts, repeat_backward(shape, counts, axis) to in_shape. `split`: run in an arena of 4 so the
+// executor splits the work (over the outputs, or over one item's leaves) whatever the CPU count.
+struct VariantCase {
+  const char* name;
+  std::vector<int64_t> shape, strides, target;
+  tessera::DType dtype;
+  bool split = false;
+  bool accumulate = false;
+  std::vector<int64_t> counts = {};  // non-empty: repeat_backward along `axis`
+  int axis = 0;
+};
+
+std::size_t dtype_size(tessera::DType d) { return d == tessera::DType::float64 ? 8 : 4; }
+
+double load_as_double(const unsigned char* p, tessera::DType d) {
+  if (d == tessera::DType::float64) {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+void store_double(unsigned char* p, double v, tessera::DType d) {
+  if (d == tessera::DType::float64) {
+    std::memcpy(p, &v, 8);
+  } else {
+    const float f = static_cast<float>(v);
+    std::memcpy(p, &f, 4);
+  }
+}
+
+// Runs one reduction case (small integers: every sum exact) and compares every output element
+// with a scalar sum from the definition; returns an error or "".
+std::string run_variant_case(const VariantCase& c, uint64_t seed) {
+  const std::size_t isz = dtype_size(c.dtype);
+  const std::size_t nd = c.shape.size();
+  std::vector<int64_t> strides = c.strides;
+  if (strides.empty()) {
+    strides.assign(nd, 0);
+    int64_t s = static_cast<int64_t>(isz);
+    for (std::size_t i = nd; i-- > 0;) {
+      strides[i] = s;
+      s *= c.shape[i];
+    }
+  }
+  int64_t span = static_cast<int64_t>(isz), count = 1;  // bytes the input spans (positive strides)
+  for (std::size_t i = 0; i < nd; ++i) {
+    span += (c.shape[i] - 1) * strides[i];
+    count *= c.shape[i];
+  }
+  std::vector<unsigned char> in(static_cast<std::size_t>(span));
+  test::Rng rng(seed);
+  for (std::size_t off = 0; off + isz <= in.size(); off += isz)
+    store_double(in.data() + off, static_cast<double>(rng.uniform(0, 6)) - 3.0, c.dtype);
+
+  // The output's shape and, per input element, its output index.
+  std::vector<int64_t> out_shape = c.target;
+  if (!c.counts.empty()) {
+    out_shape = c.shape;
+    out_shape[static_cast<std::size_t>(c.axis)] = static_cast<int64_t>(c.counts.size());
+  }
+  int64_t out_count = 1;
+  for (int64_t e : out_shape) out_count *= e;
+  std::vector<double> want(static_cast<std::size_t>(out_count), 0.0);
+  std::vector<int64_t> owner;  // repeat_backward: grad index along the axis -> input index
+  for (std::size_t k = 0; k < c.counts.size(); ++k)
+    for (int64_t r = 0; r < c.counts[k]; ++r) owner.push_back(static_cast<int64_t>(k));
+  std::vector<int64_t> idx(nd, 0);
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t off = 0, o = 0;
+    for (std::size_t i = 0; i < nd; ++i) off += idx[i] * strides[i];
+    const std::size_t lead = nd - out_shape.size();
+    for (std::size_t j = 0; j < out_shape.size(); ++j) {
+      int64_t v = idx[lead + j];
+      if (!c.counts.empty() && static_cast<int>(j) == c.axis) v = owner[static_cast<std::size_t>(v)];
+      else if (c.counts.empty() && out_shape[j] == 1) v = 0;
+      o = o * out_shape[j] + v;
+    }
+    want[static_cast<std::size_t>(o)] += load_as_double(in.data() + off, c.dtype);
+    for (std::size_t i = nd; i-- > 0;)
+      if (++idx[i] < c.shape[i]) break;
+      else idx[i] = 0;
+  }
+
+  std::vector<unsigned char> out(static_cast<std::size_t>(out_count) * isz);
+  for (int64_t j = 0; j < out_count; ++j) {  // accumulate: the output starts at j % 5
+    store_double(out.data() + j * static_cast<int64_t>(isz), c.accumulate ? static_cast<double>(j % 5) : 99.0, c.dtype);
+    if (c.accumulate) want[static_cast<std::size_t>(j)] += static_cast<double>(j % 5);
+  }
+  tessera::Options o;
+  o.accumulate = c.accumulate;
+  o.max_threads = c.split ? 0 : 1;
+  const auto run = [&] {
+    if (c.counts.empty()) {
+      tessera::sum_to_shape(in.data(), c.shape, strides, c.dtype, c.target, out.data(), out.size(), o);
+    } else {
+      tessera::repeat_backward(in.data(), c.shape, strides, c.dtype, out_shape, tessera::Repeats(c.counts), c.axis,
+                               out.data(), out.size(), o);
+    }
+  };
+  if (c.split) {
+    tbb::task_arena four(4);
+    four.execute(run);
+  } else {
+    run();
+  }
+  for (int64_t j = 0; j < out_count; ++j) {
+    const double got = load_as_double(out.data() + j * static_cast<int64_t>(isz), c.dtype);
+    if (got != want[static_cast<std::size_t>(j)])
+      return std::string(c.name) + ": element " + std::to_string(j) + " is " + std::to_string(got) + ", expected " +
+             std::to_string(want[static_cast<std::size_t>(j)]);
+  }
+  return "";
+}
+
+const std::vector<VariantCase>& variant_cases() {
+  using tessera::DType;
+  static const std::vector<VariantCase> cases = {
+      // periodic, one kept axis (the tight loop): w = 1 (37 rows: N at a time and the rest)
+      {"rows summed, w = 1", {37, 100}, {}, {37, 1}, DType::float32},
+      {"rows summed, w = 1, float64", {37, 100}, {}, {37, 1}, DType::float64},
+      {"rows summed, w = 1, accumulate", {37, 100}, {}, {37, 1}, DType::float32, false, true},
+      // w = 3 (ShortRun3N, or ShortRun3x8 on 8-lane accumulators), 6 (ShortRun<48>), 2 (<16>), 5 (<80>)
+      {"narrow tile, w = 3", {37, 30, 3}, {}, {37, 1, 3}, DType::float32},
+      {"narrow tile, w = 3, float64", {37, 30, 3}, {}, {37, 1, 3}, DType::float64},
+      {"narrow tile, w = 6", {9, 20, 6}, {}, {9, 1, 6}, DType::float32},
+      {"narrow tile, w = 2", {9, 40, 2}, {}, {9, 1, 2}, DType::float32},
+      {"narrow tile, w = 5", {9, 20, 5}, {}, {9, 1, 5}, DType::float64},
+      // periodic item by item: one output row (ShortRunAny), long rows (RegPeriodic16), other
+      // slot counts and outer reduced axes (PeriodicLeaves)
+      {"one row, w = 1", {100}, {}, {1}, DType::float32},
+      {"one row, w = 3", {30, 3}, {}, {1, 3}, DType::float64},
+      {"one row, w = 2", {40, 2}, {}, {1, 2}, DType::float32},
+      {"long rows, w = 1", {5, 1000}, {}, {5, 1}, DType::float32},
+      {"narrow tile, w = 7", {9, 20, 7}, {}, {9, 1, 7}, DType::float32},
+      {"rows summed with an outer reduced axis", {3, 9, 40}, {}, {1, 9, 1}, DType::float64},
+      // lanes: one leaf (RegTreeItem<K>), 2-4 leaves (RegTreeItem<0, NL>), 5-16 (RegTree), more
+      // (LanesLeaves); short and long items
+      {"columns, 5 addends, short item", {5, 12}, {}, {1, 12}, DType::float32},
+      {"columns, 5 addends, long item", {5, 1000}, {}, {1, 1000}, DType::float32},
+      {"columns, 20 addends, short rows", {20, 8}, {64, 4}, {1, 8}, DType::float32},
+      {"columns, 20 addends, long item", {20, 1000}, {}, {1, 1000}, DType::float64},
+      {"columns, 60 addends", {60, 300}, {}, {1, 300}, DType::float32},
+      {"columns, 200 addends", {200, 70}, {}, {1, 70}, DType::float32},
+      // strided: a kept inner axis that is not contiguous
+      {"strided columns", {20, 50}, {50 * 8, 8}, {1, 50}, DType::float32},
+      {"strided columns, one output column", {20, 1}, {8, 8}, {1, 1}, DType::float32},
+      // interleaved: a reduced run of 2-4 contiguous elements per output
+      {"pairs, float32", {40, 2}, {}, {40, 1}, DType::float32},
+      {"pairs, float32, accumulate", {40, 2}, {}, {40, 1}, DType::float32, false, true},
+      {"triples, float64", {40, 3}, {}, {40, 1}, DType::float64},
+      // per-element counts (segments: each segment a sub-problem of its own)
+      {"repeat counts, axis 0", {10, 40}, {}, {}, DType::float32, false, false, {3, 0, 2, 5}, 0},
+      {"repeat counts, axis 1", {40, 10}, {}, {}, DType::float32, false, false, {3, 0, 2, 5}, 1},
+      // a column-major gradient: a count-1 segment's sub-problem is one leaf whose output
+      // elements are a row of the result apart (LeafRows + FinishRow with a stride)
+      {"repeat counts, axis 1, column-major", {40, 7}, {4, 160}, {}, DType::float32, false, false, {1, 2, 1, 3}, 1},
+      {"repeat counts, axis 0, many rows", {300, 40}, {}, {}, DType::float32, false, false, {100, 200}, 0},
+      // the executor's split: few items, many leaves (partials over leaf ranges, then combined)
+      {"split: one long row", {1 << 18}, {}, {1}, DType::float32, true},
+      {"split: few columns", {1 << 14, 16}, {}, {1, 16}, DType::float32, true},
+      {"split over the outputs", {256, 1024}, {}, {256, 1}, DType::float32, true},
+  };
+  return cases;
+}
+
+// The copying cases: checked against tests/reference.cpp; `region`: execute_region of
+// [start, start + extent) instead of the whole output.
+struct CopyVariantCase {
+  const char* name;
+  std::vector<int64_t> shape, strides;
+  std::size_t itemsize;
+  std::vector<int64_t> reps;
+  bool split = false;  // in an arena of 4: the output split into ranges that start inside rows
+};
+
+const std::vector<CopyVariantCase>& copy_variant_cases() {
+  static const std::vector<CopyVariantCase> cases = {
+      {"pattern.shuffle, whole rows", {3, 3}, {}, 4, {1, 400}},
+      {"pattern.shuffle, one row split across ranges", {3}, {}, 4, {52433}, true},
+      {"blocked gather, transposed", {40, 37}, {4, 160}, 4, {1, 2}},
+      {"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}},
+      {"blocked gather, rows longer than a range", {16, 40000}, {4, 64}, 4, {1, 1}, true},
+  };
+  return cases;
+}
+
+std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
+  int64_t span = static_cast<int64_t>(c.itemsize), lo = 0;
+  for (std::size_t i = 0; i < c.shape.size(); ++i) {
+    const int64_t s = c.strides.empty() ? 0 : c.strides[i];
+    (s >= 0 ? span : lo) += (c.shape[i] - 1) * s;
+  }
+  std::vector<unsigned char> buf(static_cast<std::size_t>(span - lo));
+  test::Rng rng(seed);
+  for (auto& b : buf) b = static_cast<unsigned char>(rng.uniform(0, 255));
+  if (c.strides.empty()) buf.resize(static_cast<std::size_t>(ref::count(c.shape)) * c.itemsize);
+  const unsigned char* src = buf.data() - lo;
+  const std::vector<unsigned char> whole = ref::tile(src, c.shape, c.strides, c.itemsize, c.reps);
+  const tessera::Plan plan(c.shape, c.strides, c.itemsize, c.reps);
+  std::vector<unsigned char> got(whole.size(), 0);
+  if (c.split) {
+    tbb::task_arena four(4);
+    four.execute([&] { plan.execute(src, got.data(), got.size()); });
+  } else {
+    plan.execute(src, got.data(), got.size());
+  }
+  if (got != whole) return std::string(c.name) + " (" + plan.kernel_path() + "): the output differs from the reference";
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("every Highway target: each sub-kernel (variant) the kernels choose ran, per target") {
+  TargetGuard guard;
+  hwy::SetSupportedTargetsForTest(0);
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  REQUIRE(!targets.empty());
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  namespace td = tessera::detail;
+  std::vector<std::string> names;
+  std::vector<uint64_t> compiled;
+  std::vector<std::vector<uint64_t>> ran;  // [target][variant]: this test case's counts
+#endif
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
+    CAPTURE(name);
+    REQUIRE(std::string(tessera::active_target()) == name);
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+    std::vector<uint64_t> before(td::kVariantCount);
+    for (int v = 0; v < td::kVariantCount; ++v) before[static_cast<std::size_t>(v)] = td::executed_variant_count(target, v);
+#endif
+    uint64_t seed = 7;
+    for (const VariantCase& c : variant_cases()) {
+      std::string err;
+      try {
+        err = run_variant_case(c, seed++);
+      } catch (const std::exception& e) {
+        err = std::string(c.name) + ": threw " + e.what();
+      }
+      CHECK_MESSAGE(err.empty(), err);
+    }
+    for (const CopyVariantCase& c : copy_variant_cases()) {
+      std::string err;
+      try {
+        err = run_copy_variant_case(c, seed++);
+      } catch (const std::exception& e) {
+        err = std::string(c.name) + ": threw " + e.what();
+      }
+      CHECK_MESSAGE(err.empty(), err);
+    }
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+    const uint64_t has = td::compiled_variants();
+    std::vector<uint64_t> counts(td::kVariantCount);
+    for (int v = 0; v < td::kVariantCount; ++v) {
+      counts[static_cast<std::size_t>(v)] = td::executed_variant_count(target, v) - before[static_cast<std::size_t>(v)];
+      const bool exists = (has >> v) & 1;
+      if (exists) {
+        CHECK_MESSAGE(counts[static_cast<std::size_t>(v)] > 0,
+                      "variant " << std::string(td::kVariantNames[v]) << " was never taken on " << name);
+      } else {
+        CHECK_MESSAGE(counts[static_cast<std::size_t>(v)] == 0,
+                      "variant " << std::string(td::kVariantNames[v]) << " ran on " << name << ", whose code should not have it");
+      }
+    }
+    names.push_back(name);
+    compiled.push_back(has);
+    ran.push_back(counts);
+#endif
+  }
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  // The closing note's table: occurrences (row pieces, items, leaves, calls) per variant and
+  // target; "-": not in that target's code.
+  std::ostringstream os;
+  os << "executed sub-kernels (lib/kernels/path_counters.hpp, Variant) per Highway target (columns):\n";
+  os << std::left << std::setw(34) << "variant";
+  for (const auto& t : names) os << std::right << std::setw(10) << t;
+  os << "\n";
+  for (int v = 0; v < td::kVariantCount; ++v) {
+    os << std::left << std::setw(34) << td::kVariantNames[v];
+    for (std::size_t t = 0; t < names.size(); ++t) {
+      if ((compiled[t] >> v) & 1) os << std::right << std::setw(10) << ran[t][static_cast<std::size_t>(v)];
+      else os << std::right << std::setw(10) << "-";
+    }
+    os << "\n";
+  }
+  MESSAGE(os.str());
+#else
+  MESSAGE("executed-path counters are off in this build (configure with -Dpath_counters=true, as tests/run's "
+          "build/tests does): the variant inputs were checked against the references, not which sub-kernels ran");
 #endif
 }

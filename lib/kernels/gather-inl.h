@@ -124,6 +124,7 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
   const int64_t r0 = (begin + row_elems - 1) / row_elems;
   int64_t r1 = end / row_elems;
   if (!blocked || r1 - r0 < 2) {
+    if (blocked) TESSERA_COUNT_VARIANT(gather_blocked_rows);
     WalkRows(p, src, out, begin, end, row_fn);
     return;
   }
@@ -139,6 +140,8 @@ void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t 
       r1 = r0 + span / row_elems;
     }
   }
+  if (copies > 1) TESSERA_COUNT_VARIANT(gather_blocked_replicas);
+  else TESSERA_COUNT_VARIANT(gather_blocked_tiles);
   WalkRows(p, src, out, begin, r0 * row_elems, row_fn);
   uint8_t* o = out + (r0 * row_elems - begin) * isz;
 

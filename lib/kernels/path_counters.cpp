@@ -11,6 +11,24 @@ namespace tessera::detail {
 
 std::atomic<uint64_t> g_exec_path_counts[kExecTargetSlots][kPathCount];
 std::atomic<uint64_t> g_exec_reduce_counts[kExecTargetSlots][kReducePathCount];
+std::atomic<uint64_t> g_exec_variant_counts[kExecTargetSlots][kVariantCount];
+thread_local VariantTally t_variant_tally{};
+
+void flush_variant_tally(int slot) noexcept {
+  VariantTally& t = t_variant_tally;
+  for (int v = 0; v < kVariantCount; ++v) {
+    if (t.n[v] == 0) continue;
+    g_exec_variant_counts[slot][v].fetch_add(t.n[v], std::memory_order_relaxed);
+    t.n[v] = 0;
+  }
+}
+
+uint64_t compiled_variants() noexcept { return row_variants() | reduce_variants(); }
+
+uint64_t executed_variant_count(int64_t target, int variant) noexcept {
+  if (target == 0 || variant < 0 || variant >= kVariantCount) return 0;
+  return g_exec_variant_counts[ExecTargetSlot(target)][variant].load(std::memory_order_relaxed);
+}
 
 uint64_t executed_reduce_path_count(int64_t target, int path) noexcept {
   if (target == 0 || path < 0 || path >= kReducePathCount) return 0;
@@ -26,6 +44,8 @@ void reset_executed_path_counts() noexcept {
   for (auto& slot : g_exec_path_counts)
     for (auto& n : slot) n.store(0, std::memory_order_relaxed);
   for (auto& slot : g_exec_reduce_counts)
+    for (auto& n : slot) n.store(0, std::memory_order_relaxed);
+  for (auto& slot : g_exec_variant_counts)
     for (auto& n : slot) n.store(0, std::memory_order_relaxed);
 }
 

@@ -5,8 +5,13 @@
 // row or element — so that the guard suite can show every path ran on every target that plans it
 // and that what ran is what Plan::kernel_path() said.
 //
-// Without TESSERA_PATH_COUNTERS, TESSERA_COUNT_PATH expands to nothing (its argument is not
-// evaluated) and nothing else is declared: a normal build carries no counter.
+// Inside the paths, TESSERA_COUNT_VARIANT counts the sub-kernel (Variant) the code chooses, at the
+// branch that chooses it (pattern.shuffle's fall-back to FillPattern, the blocked gather's row
+// fall-back, the reductions' register trees, short-run folds, ...): a thread-local tally, added
+// to the per-target counters when the kernel entry point returns.
+//
+// Without TESSERA_PATH_COUNTERS, the TESSERA_COUNT_* macros expand to nothing (their arguments are
+// not evaluated) and nothing else is declared: a normal build carries no counter.
 //
 // Included by kernels/rows.cpp (the counting site), kernels/path_counters.cpp (the storage and
 // the accessors) and tests/test_guard.cpp (the accessors).
@@ -48,6 +53,122 @@ extern std::atomic<uint64_t> g_exec_reduce_counts[kExecTargetSlots][kReducePathC
 /// How many kernel calls ran reduction path `path` (a ReducePath's index) on `target`.
 TESSERA_API uint64_t executed_reduce_path_count(int64_t target, int path) noexcept;
 
+/// The sub-kernels (variants) the kernels choose inside a path, counted where the choice is made
+/// (a path's counter above says which path a range was handed; these say which code then ran).
+/// Each name is "<path or function>:<the function or branch taken>" as the code names it; the
+/// comment gives the file and function where it is counted.
+enum class Variant : int {
+  // kernels/rows.cpp, WithRowFn: a row piece of pattern.shuffle(.nt)
+  pattern_shuffle_table,     // FillShortPattern: a piece from the run's start, at least a vector
+  pattern_shuffle_fallback,  // FillPattern: a piece that starts mid-run or is shorter than a vector
+  // kernels/gather-inl.h, ExecuteGather with a blocked path (gather.*.blocked, gather.*.nt)
+  gather_blocked_tiles,      // whole rows through the L1 tile, one output copy
+  gather_blocked_replicas,   // the same, each tile row written to every replica (source read once)
+  gather_blocked_rows,       // a range of fewer than two whole rows: rows one by one
+  // kernels/reduce.cpp, Kernels::Items, reduce.periodic with one kept axis (the tight loop)
+  periodic_run1_n,           // ShortRun1N: w = 1, N items per vector of results
+  periodic_run1,             // ShortRun1: w = 1, one item
+  periodic_run3_n,           // ShortRun3N: w = 3, N items at once (not on 8-lane accumulators)
+  periodic_rows_shortrun,    // ShortRunAny per item of the tight loop
+  // Kernels::Items, reduce.periodic item by item
+  periodic_item_shortrun,    // ShortRunAny (one leaf, no other reduced axis)
+  periodic_reg16,            // RegPeriodic16 (16 slots, more than one leaf)
+  periodic_leaves,           // PeriodicLeaves + FoldSlots (any other)
+  // Kernels::ShortRunAny: which fold
+  shortrun_3x8,              // ShortRun3x8: P = 48, w = 3 on 8-lane float accumulators
+  shortrun_16,               // ShortRun<16>
+  shortrun_48,               // ShortRun<48>
+  shortrun_80,               // ShortRun<80>
+  // Kernels::Items, reduce.lanes
+  lanes_reg_leaf,            // RegItem -> RegTreeItem<K>: one leaf of K <= 8 addends, in registers
+  lanes_reg_leaf_rows,       // RegTreeItem<K>, a short item: its K rows read one after another
+  lanes_reg_tree_n,          // RegItem -> RegTreeItem<0, NL>: 2-4 leaves unrolled
+  lanes_reg_tree_n_rows,     // RegTreeItem<0, NL>, a short item: the leaves' rows one after another
+  lanes_reg_tree,            // RegItem -> RegTreeItem<0>: RegTree, 5-16 leaves at run time
+  lanes_leaf_finish,         // one leaf: LeafRowsFinish straight into the output
+  lanes_leaf_dst_stride,     // one leaf, a segment's output stride: LeafRows + FinishRow
+  lanes_leaves,              // LanesLeaves + FinishRow (more leaves, or no register tree)
+  // Kernels::Items, reduce.strided
+  strided_leaves,            // LanesLeaves + FinishRow
+  // Kernels::LanesLeaves: a leaf's addend rows
+  leaves_rows,               // contiguous rows: LeafRows
+  leaves_rows_strided,       // strided rows: AccRowStrided
+  // Kernels::Items, reduce.interleaved
+  interleaved_pair_f32,      // PairRowF32: float32 pairs, no accumulator row
+  interleaved_row,           // InterleavedRow + FinishRow
+  // ReducePartial / ReduceFinish: the executor's split of few items into leaf ranges
+  split_lanes_leaves,        // Partial: LanesLeaves over a leaf range
+  split_periodic_leaves,     // Partial: PeriodicLeaves over a leaf range
+  split_finish,              // Finish: the combined accumulators rounded into the output
+  count_
+};
+inline constexpr int kVariantCount = static_cast<int>(Variant::count_);
+inline constexpr const char* kVariantNames[kVariantCount] = {
+    "pattern.shuffle:FillShortPattern",
+    "pattern.shuffle:FillPattern",
+    "gather.blocked:tiles",
+    "gather.blocked:tiles.replicas",
+    "gather.blocked:rows",
+    "periodic.rows:ShortRun1N",
+    "periodic.rows:ShortRun1",
+    "periodic.rows:ShortRun3N",
+    "periodic.rows:ShortRunAny",
+    "periodic.item:ShortRunAny",
+    "periodic.item:RegPeriodic16",
+    "periodic.item:PeriodicLeaves",
+    "ShortRunAny:ShortRun3x8",
+    "ShortRunAny:ShortRun<16>",
+    "ShortRunAny:ShortRun<48>",
+    "ShortRunAny:ShortRun<80>",
+    "lanes:RegTreeItem<K>",
+    "lanes:RegTreeItem<K>.rows",
+    "lanes:RegTreeItem<0,NL>",
+    "lanes:RegTreeItem<0,NL>.rows",
+    "lanes:RegTreeItem<0>",
+    "lanes:LeafRowsFinish",
+    "lanes:LeafRows.dst_stride",
+    "lanes:LanesLeaves",
+    "strided:LanesLeaves",
+    "LanesLeaves:LeafRows",
+    "LanesLeaves:AccRowStrided",
+    "interleaved:PairRowF32",
+    "interleaved:InterleavedRow",
+    "split:LanesLeaves",
+    "split:PeriodicLeaves",
+    "split:Finish",
+};
+
+/// [target slot][Variant]: occurrences (row pieces, items, leaves, calls) per target.
+extern std::atomic<uint64_t> g_exec_variant_counts[kExecTargetSlots][kVariantCount];
+/// This thread's occurrences since its last flush: a plain increment where the variant is taken
+/// (no atomic per row piece or item), added to g_exec_variant_counts when the kernel entry point
+/// that counted them returns (VariantScope).
+struct VariantTally {
+  uint64_t n[kVariantCount];
+};
+extern thread_local VariantTally t_variant_tally;
+/// Adds this thread's tally to target slot `slot`'s counters and zeroes it.
+void flush_variant_tally(int slot) noexcept;
+struct VariantScope {
+  int slot;
+  explicit VariantScope(int s) noexcept : slot(s) {}
+  VariantScope(const VariantScope&) = delete;
+  VariantScope& operator=(const VariantScope&) = delete;
+  ~VariantScope() { flush_variant_tally(slot); }
+};
+
+/// How many times `variant` (a Variant's index) ran on Highway target `target` since the last
+/// reset (reset_executed_path_counts resets these too).
+TESSERA_API uint64_t executed_variant_count(int64_t target, int variant) noexcept;
+/// Bit v set: Variant v is compiled into the dispatched target's code (some variants exist only
+/// on vector targets, or only with some vector widths; see kernels/rows.cpp and reduce.cpp).
+/// Asks the target Highway dispatches to now (hwy::SetSupportedTargetsForTest forces one).
+TESSERA_API uint64_t compiled_variants() noexcept;
+/// Its two halves, dispatched to the target's code: kernels/rows.cpp's and kernels/reduce.cpp's.
+uint64_t row_variants() noexcept;
+uint64_t reduce_variants() noexcept;
+static_assert(kVariantCount <= 64, "compiled_variants() is a 64-bit mask");
+
 }  // namespace tessera::detail
 
 // Counted by the per-target code: HWY_TARGET is the target being compiled.
@@ -60,9 +181,18 @@ TESSERA_API uint64_t executed_reduce_path_count(int64_t target, int path) noexce
                                          [static_cast<int>(path)]                                    \
                                              .fetch_add(1, std::memory_order_relaxed)
 
+// A variant taken: where the code chooses it (inside a kernel entry point that has a
+// TESSERA_VARIANT_SCOPE, which flushes the tally to HWY_TARGET's counters when it returns).
+#define TESSERA_COUNT_VARIANT(variant) \
+  static_cast<void>(++::tessera::detail::t_variant_tally.n[static_cast<int>(::tessera::detail::Variant::variant)])
+#define TESSERA_VARIANT_SCOPE() \
+  const ::tessera::detail::VariantScope tessera_variant_scope_(::tessera::detail::ExecTargetSlot(HWY_TARGET))
+
 #else
 #define TESSERA_COUNT_PATH(path) static_cast<void>(0)
 #define TESSERA_COUNT_REDUCE_PATH(path) static_cast<void>(0)
+#define TESSERA_COUNT_VARIANT(variant) static_cast<void>(0)
+#define TESSERA_VARIANT_SCOPE() static_cast<void>(0)
 #endif
 
 #endif  // TESSERA_LIB_KERNELS_PATH_COUNTERS_HPP

@@ -371,6 +371,7 @@ struct Kernels {
       // rows share pages), which the hardware prefetchers follow at about half the speed
       // (nchw_bwd). The same additions: x_0 + x_1 + ... per element.
       if (n <= kRowVecs * N) {
+        TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows);
         const int64_t nv = n / N;
         hn::Vec<DA> acc[kRowVecs];
         for (int64_t v = 0; v < kRowVecs; ++v)
@@ -384,6 +385,7 @@ struct Kernels {
       }
     } else if constexpr (NL > 0) {
       if (n <= kTreeRowVecs * N) {  // the same for a tree of NL leaves
+        TESSERA_COUNT_VARIANT(lanes_reg_tree_n_rows);
         const int64_t nv = n / N;
         hn::Vec<DA> sums[kTreeRowVecs];
         RegTreeN<NL>(da, src, qoff, last, 0, nv, N, sums);
@@ -436,6 +438,9 @@ struct Kernels {
   static void RegItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
                       bool stream, A* tail) {
     static_assert(kLeaf == 8, "RegItem dispatches nred = 1 ... 8");
+    if (nred <= kLeaf) TESSERA_COUNT_VARIANT(lanes_reg_leaf);
+    else if (nred <= kUnrolledLeaves * kLeaf) TESSERA_COUNT_VARIANT(lanes_reg_tree_n);
+    else TESSERA_COUNT_VARIANT(lanes_reg_tree);
     switch (nred) {
       case 1: RegTreeItem<1>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
       case 2: RegTreeItem<2>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
@@ -729,15 +734,16 @@ struct Kernels {
 #if HWY_TARGET != HWY_SCALAR
     if constexpr (kFold3x8) {
       if (P == 48 && w == 3) {
+        TESSERA_COUNT_VARIANT(shortrun_3x8);
         ShortRun3x8(src, elems, out);
         return true;
       }
     }
 #endif
     switch (P) {
-      case 16: ShortRun<16>(src, elems, w, out); return true;
-      case 48: ShortRun<48>(src, elems, w, out); return true;
-      case 80: ShortRun<80>(src, elems, w, out); return true;
+      case 16: TESSERA_COUNT_VARIANT(shortrun_16); ShortRun<16>(src, elems, w, out); return true;
+      case 48: TESSERA_COUNT_VARIANT(shortrun_48); ShortRun<48>(src, elems, w, out); return true;
+      case 80: TESSERA_COUNT_VARIANT(shortrun_80); ShortRun<80>(src, elems, w, out); return true;
       default: return false;
     }
   }
@@ -817,8 +823,10 @@ struct Kernels {
       if (contiguous) {
         const T* ptr[kLeaf];
         for (int64_t q = q0; q < q1; ++q, odo.next()) ptr[q - q0] = reinterpret_cast<const T*>(src + odo.offset);
+        TESSERA_COUNT_VARIANT(leaves_rows);
         LeafRows(ptr, static_cast<int>(q1 - q0), n, row);
       } else {
+        TESSERA_COUNT_VARIANT(leaves_rows_strided);
         for (int64_t q = q0; q < q1; ++q, odo.next()) AccRowStrided(row, src + odo.offset, p.inner_stride, n, q == q0);
       }
       counter.push(row);
@@ -951,12 +959,14 @@ struct Kernels {
           constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
           if constexpr (N >= 2 && sizeof(A) >= 4) {  // N items at a time: one vector of results
             for (; item + N <= end; item += N) {
+              TESSERA_COUNT_VARIANT(periodic_run1_n);
               ShortRun1N(src + item * a.src_stride, a.src_stride, p.run, s.out);
               FinishRow(s.out, N, out + item * a.dst_stride, a.dst_stride, accumulate);
             }
           }
 #endif
           for (; item < end; ++item) {
+            TESSERA_COUNT_VARIANT(periodic_run1);
             const A v = ShortRun1(reinterpret_cast<const T*>(src + item * a.src_stride), p.run);
             T* d = out + item * a.dst_stride;
             StoreT(d, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d)), v) : v));
@@ -969,6 +979,7 @@ struct Kernels {
           constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
           if (!kFold3x8 && p.width == 3 && p.slots == 48) {  // N items at a time: 3 vectors of results
             for (; item + N <= end; item += N) {
+              TESSERA_COUNT_VARIANT(periodic_run3_n);
               ShortRun3N(src + item * a.src_stride, a.src_stride, p.run, s.out);
               T* d = out + item * a.dst_stride;
               if (a.dst_stride == 3 && p.inner_dst_stride == 1) {  // the N items' outputs follow each other
@@ -982,6 +993,7 @@ struct Kernels {
         }
 #endif
         for (; item < end; ++item) {
+          TESSERA_COUNT_VARIANT(periodic_rows_shortrun);
           ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out);
           T* d = out + item * a.dst_stride;
           for (int64_t c = 0; c < p.width; ++c) {
@@ -1010,27 +1022,33 @@ struct Kernels {
             for (int64_t q = 0; q < p.nred; ++q, odo.next())
               ptr[q] = reinterpret_cast<const T*>(src + pos.src + odo.offset);
             if (p.inner_dst_stride == 1) {
+              TESSERA_COUNT_VARIANT(lanes_leaf_finish);
               LeafRowsFinish(ptr, static_cast<int>(p.nred), pos.n, out + pos.dst, accumulate);
             } else {
+              TESSERA_COUNT_VARIANT(lanes_leaf_dst_stride);
               LeafRows(ptr, static_cast<int>(p.nred), pos.n, s.out);
               FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
             }
             break;
           }
+          TESSERA_COUNT_VARIANT(lanes_leaves);
           LanesLeaves(p, src + pos.src, pos.n, 0, p.nleaves, s, s.out);
           FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate, p.stream);
           break;
         case ReducePath::strided:
+          TESSERA_COUNT_VARIANT(strided_leaves);
           LanesLeaves(p, src + pos.src, pos.n, 0, p.nleaves, s, s.out);
           FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
           break;
         case ReducePath::interleaved:
           if constexpr (E == Elem::f32) {
             if (p.run == 2 && !accumulate && p.inner_dst_stride == 1) {
+              TESSERA_COUNT_VARIANT(interleaved_pair_f32);
               PairRowF32(src + pos.src, pos.n, out + pos.dst, p.stream);
               break;
             }
           }
+          TESSERA_COUNT_VARIANT(interleaved_row);
           InterleavedRow(src + pos.src, p.run, pos.n, s.out);
           FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate, p.stream);
           break;
@@ -1039,6 +1057,7 @@ struct Kernels {
           if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
             if (p.nreduced == 0 && p.nleaves == 1 &&
                 ShortRunAny(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, p.slots, p.width, s.out)) {
+              TESSERA_COUNT_VARIANT(periodic_item_shortrun);
               FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
               break;
             }
@@ -1047,6 +1066,7 @@ struct Kernels {
 #if !HWY_HAVE_SCALABLE
           if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
             if (p.nreduced == 0 && p.slots == kPeriodicSlots) {
+              TESSERA_COUNT_VARIANT(periodic_reg16);
               RegPeriodic16(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, s.out);
               FoldSlots(s.out, p.slots, p.width);
               FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
@@ -1054,6 +1074,7 @@ struct Kernels {
             }
           }
 #endif
+          TESSERA_COUNT_VARIANT(periodic_leaves);
           PeriodicLeaves(p, src + pos.src, 0, p.nleaves, s, s.out);
           FoldSlots(s.out, p.slots, p.width);
           FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
@@ -1071,8 +1092,10 @@ struct Kernels {
     const ItemPos pos = ItemCursor(p, item).pos;
     A* out = reinterpret_cast<A*>(acc);
     if (p.path == ReducePath::periodic) {
+      TESSERA_COUNT_VARIANT(split_periodic_leaves);
       PeriodicLeaves(p, src + pos.src, lo, hi, s, out);
     } else {
+      TESSERA_COUNT_VARIANT(split_lanes_leaves);
       LanesLeaves(p, src + pos.src, pos.n, lo, hi, s, out);
     }
   }
@@ -1080,9 +1103,42 @@ struct Kernels {
   static void Finish(const ReduceProblem& p, int64_t item, uint8_t* acc, uint8_t* dst, bool accumulate) {
     const ItemPos pos = ItemCursor(p, item).pos;
     A* a = reinterpret_cast<A*>(acc);
+    TESSERA_COUNT_VARIANT(split_finish);
     if (p.path == ReducePath::periodic) FoldSlots(a, p.slots, p.width);
     FinishRow(a, pos.n, reinterpret_cast<T*>(dst) + pos.dst, p.inner_dst_stride, accumulate);
   }
+
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  // The variants (kernels/path_counters.hpp) this element type's code on this target can take:
+  // the compile-time conditions of the branches above, written again (tests/test_targets.cpp
+  // asserts that each one ran, so a condition written wrongly here fails there).
+  static uint64_t CompiledVariants() {
+    const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
+    uint64_t m = bit(Variant::periodic_leaves) | bit(Variant::lanes_leaf_dst_stride) | bit(Variant::lanes_leaves) |
+                 bit(Variant::strided_leaves) | bit(Variant::leaves_rows) | bit(Variant::leaves_rows_strided) |
+                 bit(Variant::interleaved_row) | bit(Variant::split_lanes_leaves) |
+                 bit(Variant::split_periodic_leaves) | bit(Variant::split_finish);
+    if constexpr (E == Elem::f32) m |= bit(Variant::interleaved_pair_f32);
+#if !HWY_HAVE_SCALABLE
+    m |= bit(Variant::lanes_reg_leaf) | bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_tree_n) |
+         bit(Variant::lanes_reg_tree_n_rows) | bit(Variant::lanes_reg_tree);
+    if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
+      m |= bit(Variant::periodic_run1) | bit(Variant::periodic_rows_shortrun) | bit(Variant::periodic_item_shortrun) |
+           bit(Variant::periodic_reg16) | bit(Variant::shortrun_16) | bit(Variant::shortrun_48) |
+           bit(Variant::shortrun_80);
+#if HWY_TARGET != HWY_SCALAR
+      constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+      if constexpr (N >= 2 && sizeof(A) >= 4) m |= bit(Variant::periodic_run1_n);
+      if constexpr (N >= 2 && (E == Elem::f32 || E == Elem::f64) && !kFold3x8) m |= bit(Variant::periodic_run3_n);
+      if constexpr (kFold3x8) m |= bit(Variant::shortrun_3x8);
+#endif
+    }
+#else
+    m |= bit(Variant::lanes_leaf_finish);  // fixed-width targets take RegItem instead
+#endif
+    return m;
+  }
+#endif
 };
 
 }  // namespace
@@ -1090,18 +1146,30 @@ struct Kernels {
 void ReduceItems(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end,
                  bool accumulate) {
   TESSERA_COUNT_REDUCE_PATH(p.path);
+  TESSERA_VARIANT_SCOPE();
   with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Items(p, src, dst, begin, end, accumulate); });
 }
 
 void ReducePartial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,
                    uint8_t* acc) {
   TESSERA_COUNT_REDUCE_PATH(p.path);
+  TESSERA_VARIANT_SCOPE();
   with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Partial(p, src, item, lo, hi, acc); });
 }
 
 void ReduceFinish(const ReduceProblem& p, int64_t item, uint8_t* acc, uint8_t* dst, bool accumulate) {
+  TESSERA_VARIANT_SCOPE();
   with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Finish(p, item, acc, dst, accumulate); });
 }
+
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+uint64_t ReduceVariants() {
+  uint64_t m = 0;
+  for (int e = 0; e < kElemCount; ++e)
+    with_elem(static_cast<Elem>(e), [&](auto el) { m |= Kernels<decltype(el)::value>::CompiledVariants(); });
+  return m;
+}
+#endif
 
 void ReduceAddRows(Elem elem, uint8_t* dst, const uint8_t* a, const uint8_t* b, int64_t n) {
   with_elem(elem, [&](auto e) {
@@ -1121,7 +1189,14 @@ HWY_EXPORT(ReduceItems);
 HWY_EXPORT(ReducePartial);
 HWY_EXPORT(ReduceFinish);
 HWY_EXPORT(ReduceAddRows);
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+HWY_EXPORT(ReduceVariants);
+#endif
 }  // namespace
+
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+uint64_t reduce_variants() noexcept { return HWY_DYNAMIC_DISPATCH(ReduceVariants)(); }
+#endif
 
 void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end,
                   bool accumulate) {

@@ -7,7 +7,7 @@
 // Every decision was made by the planner (the Path); the only choices left here are per piece of
 // a row (a row's first partial run or element, a range of fewer than two whole rows for the
 // blocked gather). TESSERA_COUNT_PATH (kernels/path_counters.hpp) counts each range's path per
-// target in test builds.
+// target in test builds, TESSERA_COUNT_VARIANT the choices left here (kernels/gather-inl.h's too).
 
 // clang-format off
 #undef HWY_TARGET_INCLUDE
@@ -50,8 +50,10 @@ HWY_INLINE void WithRowFn(const PlanData& p, Path path, const Body& body) {
         body([isz, run, N, &table](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
           const size_t phase = off == 0 ? 0 : off * isz % run;
           if (phase == 0 && n * isz >= N) {
+            TESSERA_COUNT_VARIANT(pattern_shuffle_table);
             FillShortPattern(d, n * isz, s, run, table);
           } else {  // a row piece that starts mid-run or is shorter than a vector
+            TESSERA_COUNT_VARIANT(pattern_shuffle_fallback);
             FillPattern(d, n * isz, s, run, phase);
           }
         });
@@ -203,6 +205,7 @@ void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t b
                   bool ordinary_stores) {
   const Path path = ordinary_stores ? without_streaming(p.path) : p.path;
   TESSERA_COUNT_PATH(path);
+  TESSERA_VARIANT_SCOPE();
   const PathInfo& info = path_info(path);
   if (info.kernel == Kernel::gather) {
     ExecuteGathers(p, src, out, begin, end, info.blocked, info.route != Route::plain);
@@ -223,6 +226,18 @@ KernelCaps Caps() {
 
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+// The copying variants (kernels/path_counters.hpp) this target's code can take: pattern.shuffle
+// is a vector path (the planner gives it no HWY_SCALAR plan, Caps()).
+uint64_t RowVariants() {
+  const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
+  uint64_t m = bit(Variant::gather_blocked_tiles) | bit(Variant::gather_blocked_replicas) |
+               bit(Variant::gather_blocked_rows);
+  if (Caps().vectors) m |= bit(Variant::pattern_shuffle_table) | bit(Variant::pattern_shuffle_fallback);
+  return m;
+}
+#endif
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace tessera::detail::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -233,6 +248,10 @@ namespace tessera::detail {
 HWY_EXPORT(ExecuteRange);
 HWY_EXPORT(Caps);
 HWY_EXPORT(TargetName);
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+HWY_EXPORT(RowVariants);
+uint64_t row_variants() noexcept { return HWY_DYNAMIC_DISPATCH(RowVariants)(); }
+#endif
 
 void execute_range(const PlanData& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
                    bool ordinary_stores) {
