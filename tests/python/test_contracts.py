@@ -29,6 +29,11 @@ import tessera.dask as td
 from conftest import BUILD_PYTHONPATH
 
 
+def name_id(v):
+    """A parametrized case's id: its name, and nothing for its other values."""
+    return v if isinstance(v, str) else ""
+
+
 def run_child(code):
     """Run `code` in a fresh interpreter that imports the tessera under test; its stdout, stderr and
     return code (negative: killed by that signal)."""
@@ -193,7 +198,8 @@ def numpy_and_tessera(np_call, ts_call):
 
 
 BOOL_CASES = [  # (numpy's call, tessera's call) on the same arguments
-    ("shape entry", lambda: np.broadcast_to(np.ones(3), (True, 3)), lambda: tessera.broadcast_to(np.ones(3), (True, 3))),
+    ("shape entry", lambda: np.broadcast_to(np.ones(3), (True, 3)),
+     lambda: tessera.broadcast_to(np.ones(3), (True, 3))),
     ("numpy bool shape", lambda: np.broadcast_to(np.ones(3), (np.True_, 3)),
      lambda: tessera.broadcast_to(np.ones(3), (np.True_, 3))),
     ("expand shape", lambda: np.ones((True, 3)), lambda: tessera.expand(np.ones(3), (True, 3))),
@@ -336,7 +342,7 @@ def entry_calls():
     yield "Plan.repeat", tessera.Plan.repeat, (np.array([2, 3]), np.array([1, 0, 2]), np.float32, 1)
 
 
-@pytest.mark.parametrize("name, function, args", list(entry_calls()), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("name, function, args", list(entry_calls()), ids=name_id)
 def test_inputs_unchanged_after_every_call(name, function, args):
     before = [snapshot(a) for a in args]
     try:
@@ -370,7 +376,7 @@ def bad_calls(lib):
     yield "repeat_backward", (G, (2, 3), [1, 2, 2], 1), dict(accumulate=True), (2, 3)
 
 
-@pytest.mark.parametrize("op, args, kwargs, shape", list(bad_calls(np)), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("op, args, kwargs, shape", list(bad_calls(np)), ids=name_id)
 def test_numpy_out_untouched_on_a_bad_argument(op, args, kwargs, shape):
     out = np.full(shape, 7, np.float32)
     with pytest.raises((ValueError, TypeError)):
@@ -406,7 +412,7 @@ GOOD_TORCH_CALLS = [  # (op, args, kwargs, out shape): calls that succeed with a
 ]
 
 
-@pytest.mark.parametrize("op, make_args, kwargs, shape", GOOD_TORCH_CALLS, ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("op, make_args, kwargs, shape", GOOD_TORCH_CALLS, ids=name_id)
 def test_torch_out_that_cannot_be_written_is_refused_before_writing(op, make_args, kwargs, shape):
     for what, make_out, match in torch_outs(shape):
         out = make_out()
@@ -427,7 +433,7 @@ def test_torch_out_that_cannot_be_written_is_refused_before_writing(op, make_arg
         assert not (out == 7).all()
 
 
-@pytest.mark.parametrize("op, args, kwargs, shape", list(bad_calls(torch)), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("op, args, kwargs, shape", list(bad_calls(torch)), ids=name_id)
 def test_torch_out_untouched_on_a_bad_argument(op, args, kwargs, shape):
     for out in (torch.full(shape, 7.0), ):
         with pytest.raises((ValueError, TypeError)):
@@ -486,3 +492,33 @@ def test_every_listed_skip_names_a_test_and_a_reason():
         file, _, name = test_id.partition("::")
         assert (Path(__file__).parent / file).is_file() and name, test_id
         assert len(reason) > 20, (test_id, reason)
+
+
+GOOD_NUMPY_CALLS = [  # (op, args, kwargs, out shape): calls that succeed with a writeable out
+    ("tile", (np.ones((2, 3)), (2, 2)), {}, (4, 6)),
+    ("broadcast_to", (np.ones(3), (2, 3)), {}, (2, 3)),
+    ("expand", (np.ones((3, 1)), (1, 4)), {}, (3, 4)),
+    ("repeat", (np.ones((2, 3)), [1, 2, 0], 1), {}, (2, 3)),
+    ("tile_backward", (np.ones((2, 6)), (2, 3), (1, 2)), {}, (2, 3)),
+    ("tile_backward", (np.ones((2, 6)), (2, 3), (1, 2)), dict(accumulate=True), (2, 3)),
+    ("sum_to_shape", (np.ones((2, 6)), (1, 6)), dict(accumulate=True), (1, 6)),
+    ("repeat_backward", (np.ones((2, 6)), (2, 3), [1, 2, 3], 1), dict(accumulate=True), (2, 3)),
+]
+
+
+@pytest.mark.parametrize("op, args, kwargs, shape", GOOD_NUMPY_CALLS, ids=name_id)
+def test_numpy_read_only_out_is_refused_before_writing(op, args, kwargs, shape):
+    out = np.full(shape, 7.0)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        getattr(tessera, op)(*args, out=out, **kwargs)
+    assert (out == 7).all()
+    view = np.full(shape, 7.0)
+    readonly_view = view[...]
+    readonly_view.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        getattr(tessera, op)(*args, out=readonly_view, **kwargs)
+    assert (view == 7).all()
+    # the same call with a writeable out succeeds: the refusal is the out's
+    out = np.full(shape, 7.0)
+    assert getattr(tessera, op)(*args, out=out, **kwargs) is out and not (out == 7).all()

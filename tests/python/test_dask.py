@@ -388,8 +388,9 @@ def test_every_entry_point_keeps_the_byte_order_and_dtype(dtype):
     for src in (x, da.from_array(x, chunks=(2, 3)), da.from_array(x, chunks=-1), x[1], da.from_array(x[1], 3),
                 x[1, 1, ...], da.from_array(x[1, 1, ...])):
         n = np.ndim(src)
+        wide = (2,) + np.shape(src)
         cases = [(td.tile(src, (2, 3), chunks=2), np.tile(np.asarray(src), (2, 3))),
-                 (td.broadcast_to(src, (2,) + np.shape(src), chunks=2), np.broadcast_to(np.asarray(src), (2,) + np.shape(src))),
+                 (td.broadcast_to(src, wide, chunks=2), np.broadcast_to(np.asarray(src), wide)),
                  (td.repeat(src, 2, chunks=3), np.repeat(np.asarray(src), 2))]
         if n:
             cases.append((td.repeat(src, [1, 0, 2, 1][:np.shape(src)[-1]], axis=-1, chunks=2),

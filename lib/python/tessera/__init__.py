@@ -73,12 +73,15 @@ def tile(A, reps, *, out=None, max_threads=None, nontemporal=None, negative_reps
         in any layout (C or Fortran order, transposed, negative or zero strides, stepped views,
         read-only, non-native byte order), read in place: never copied first. Or a CPU torch
         tensor of any dtype and strides, read in place through DLPack.
-    reps : int, sequence of ints, or integer ndarray
-        The number of repetitions of A along each axis (elements); at most 64 values.
+    reps : int, sequence of ints, or integer ndarray or torch.Tensor
+        The number of repetitions of A along each axis (elements); at most 64 values (bools
+        count as 0 and 1, as numpy reads them).
     out : ndarray or torch.Tensor, optional
         Where to write the result: exactly the result's shape and dtype (byte order included),
-        C-contiguous and writeable (a torch tensor for a torch A). It may overlap A: the result
-        is still right (A is then tiled into new memory first and copied into `out`).
+        C-contiguous and writeable (a torch tensor for a torch A: not an inference tensor outside
+        ``torch.inference_mode()``, nor one autograd forbids writing in place). It may overlap
+        A: the result is still right (A is then tiled into new memory first and copied into
+        `out`).
     max_threads : int, optional
         At most this many threads (>= 1) write the result; None (default): the threads of the
         caller's oneTBB task arena (all cores). Outputs under 512 KiB are written by the calling
@@ -227,7 +230,7 @@ def broadcast_to(A, shape, *, out=None, max_threads=None, nontemporal=None):
         negative extent, fewer axes in `shape` than in A, an output too big for memory or numpy;
         a bad `out` (its shape, dtype, layout or writeability, named); an invalid option.
     TypeError
-        A non-integer extent (named); an object dtype; an `out` that is not an ndarray (a
+        A non-integer or bool extent (named); an object dtype; an `out` that is not an ndarray (a
         tensor, for a torch A).
 
     On any error nothing is written to `out`.
@@ -299,7 +302,7 @@ def expand(A, shape, *, out=None, max_threads=None, nontemporal=None):
         Extents that do not broadcast (the message names the axis and both extents), a negative
         extent, an output too big; a bad `out` (named); an invalid option.
     TypeError
-        A non-integer extent (named); an object dtype; an `out` of the wrong type.
+        A non-integer or bool extent (named); an object dtype; an `out` of the wrong type.
 
     On any error nothing is written to `out`.
 
@@ -375,8 +378,9 @@ def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=Non
         a count list of more than one axis (each names the value); an `output_size` that
         differs from the result's; an output too big; a bad `out` (named); an invalid option.
     TypeError
-        A non-integer count, axis or output_size (named); an object dtype; an `out` of the wrong
-        type.
+        A non-integer count, axis or output_size, or a bool axis or output_size (named, as numpy
+        and torch refuse them; a bool count is 0 or 1, as numpy reads it); an object dtype; an
+        `out` of the wrong type.
 
     On any error nothing is written to `out`.
 
@@ -772,7 +776,9 @@ class Plan(_ext.Plan):
     Raises
     ------
     ValueError, TypeError
-        As `tile` for bad shapes, reps, strides or options.
+        As `tile` for bad shapes, reps, strides or options. A plan whose constructor raised (or
+        an object made by ``Plan.__new__`` alone) is not a plan: its methods and attributes raise
+        ValueError saying so, and its repr says so too.
 
     Examples
     --------

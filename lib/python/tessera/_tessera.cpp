@@ -1249,7 +1249,7 @@ PYBIND11_MODULE(_tessera, m) {
       .def_property_readonly("accumulate", checked(&PyPlan::accumulate))
       .def("__repr__", [](py::handle self) {
         const PyPlan* p = initialised_plan(self);
-        return p != nullptr ? p->repr_str()
-                            : "<" + type_name(self.ptr()) + " object, not initialised (its __init__ raised or never ran)>";
+        if (p != nullptr) return p->repr_str();
+        return "<" + type_name(self.ptr()) + " object, not initialised (its __init__ raised or never ran)>";
       });
 }
