@@ -66,6 +66,7 @@ def test_tile_equals_numpy(shape, reps, chunks, in_chunks):
     for src in (x, as_dask(x, in_chunks)):
         y = td.tile(src, reps, chunks=chunks)
         assert y.shape == want.shape and y.dtype == want.dtype
+        y.__dask_graph__().validate()
         got = y.compute(**SYNC)
         assert got.shape == want.shape and (got == want).all()
 
@@ -85,7 +86,9 @@ def test_broadcast_to_equals_numpy(shape, target, chunks, in_chunks):
     x = (np.arange(int(np.prod(shape)), dtype=np.float64) + 0.5).reshape(shape)
     want = np.broadcast_to(x, target)
     for src in (x, as_dask(x, in_chunks)):
-        got = td.broadcast_to(src, target, chunks=chunks).compute(**SYNC)
+        y = td.broadcast_to(src, target, chunks=chunks)
+        y.__dask_graph__().validate()
+        got = y.compute(**SYNC)
         assert got.shape == want.shape and (got == want).all()
         assert got.flags.writeable  # a new array, not a view
 
@@ -109,7 +112,9 @@ def test_repeat_equals_numpy(shape, repeats, axis, chunks, in_chunks):
     x = np.arange(int(np.prod(shape)), dtype=np.int16).reshape(shape)
     want = np.repeat(x, repeats, axis=axis)
     for src in (x, as_dask(x, in_chunks)):
-        got = td.repeat(src, repeats, axis=axis, chunks=chunks).compute(**SYNC)
+        y = td.repeat(src, repeats, axis=axis, chunks=chunks)
+        y.__dask_graph__().validate()
+        got = y.compute(**SYNC)
         assert got.shape == want.shape and (got == want).all()
 
 
