@@ -73,7 +73,7 @@ def test_unknown_attribute_is_attributeerror():
 # --- every public object's repr and methods, in every state -----------------------------------------
 
 STATES_SCRIPT = """
-import json, traceback
+import copy, json, pickle, traceback
 import numpy as np
 import tessera
 from tessera import _tessera
@@ -118,6 +118,8 @@ calls = {
     "call": lambda p: p(a, None),  # positional: the extension's methods take no keywords
     "call out": lambda p: p(a, np.zeros((4, 6), np.float32)),
     "execute_region": lambda p: p.execute_region(a, (0, 0), (1, 1), None),
+    "copy": lambda p: copy.copy(p),
+    "pickle": lambda p: pickle.dumps(p),
 }
 for name in ("out_shape", "shape", "strides", "dtype", "ndim", "nbytes", "itemsize", "kernel_path", "operation",
              "accumulate"):
@@ -147,7 +149,9 @@ def test_plan_in_every_state_never_crashes():
                      "classmethod constructor raised")
     for key, (outcome, text) in results.items():
         state, call = key.split(" / ")
-        if state in uninitialised:
+        if call in ("copy", "pickle"):  # a copy would be a plan never initialised: refused
+            assert outcome == "TypeError" and "cannot pickle" in text, (key, outcome, text)
+        elif state in uninitialised:
             if call in ("repr", "str"):
                 assert outcome == "ok" and "not initialised" in text, (key, outcome, text)
             else:
