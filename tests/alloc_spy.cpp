@@ -31,6 +31,7 @@ extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept
     ++record.calls;
     record.last_size = size;
     record.last_refused = p == nullptr;
+    if (size >= (std::size_t{32} << 20)) ++record.large;
   }
   return p;
 }

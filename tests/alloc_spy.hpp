@@ -14,6 +14,7 @@ struct AllocCalls {
   std::size_t calls = 0;      // aligned_alloc calls on this thread since the spy was constructed
   std::size_t last_size = 0;  // size of the last call
   bool last_refused = false;  // the last call returned null
+  std::size_t large = 0;      // calls of 32 MiB or more (lib/allocator.hpp kHugeMinBytes): fresh large blocks
 };
 
 /// Records the aligned_alloc calls of this thread while it lives (scopes do not nest).

@@ -1,7 +1,12 @@
 // Allocating calls of 32 MiB or more (api.cpp allocate_output / free_output): 2 MiB aligned,
 // written with ordinary stores when fresh (the automatic -> never re-plan) and with the plan's own
-// stores when a block kept by tessera_free is reused — each kernel family compared byte for byte
-// with the reference, through the C++ and the C API, fresh and reused.
+// stores when a block kept by tessera_free is reused — each kernel family (tile's copy, pattern,
+// fill and gather; repeat by a scalar and by per-element counts; the reductions) compared byte for
+// byte with the reference, through the C++ and the C API, fresh and reused. Which one a call got
+// is asserted, not assumed: the allocator keeps freed blocks (lib/allocator.cpp: any kept block
+// the output fills to 4/5 is reused), so before each "fresh" call the blocks it could reuse are
+// taken by holders (Hold), and alloc_spy counts the aligned_alloc of 32 MiB or more each call
+// makes: one for a fresh block, none for a reused one.
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.h>
@@ -9,9 +14,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "alloc_spy.hpp"
 #include "reference.hpp"
 
 namespace {
@@ -63,52 +71,162 @@ Input make_input(const LargeCase& c) {
 
 bool huge_aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % (std::uintptr_t{2} << 20) == 0; }
 
-}  // namespace
-
-TEST_CASE("allocating calls of 32 MiB or more: each kernel family, fresh and reused, byte for byte") {
-  for (const LargeCase& c : large_cases()) {
-    CAPTURE(c.family);
-    const Input in = make_input(c);
-    const std::size_t itemsize = itemsize_of(c);
-    const std::vector<unsigned char> expected = ref::tile(in.data.data(), in.shape, in.strides, itemsize, c.reps);
-    REQUIRE(expected.size() == 35651584);
-    const tessera::Plan plan(in.shape, in.strides, itemsize, c.reps);
-    REQUIRE(std::string(plan.kernel_path()).rfind(c.family, 0) == 0);
-
-    // C++: a fresh block, then the same block again once the first Array released it.
-    void* first = nullptr;
-    {
-      const tessera::Array a = tessera::tile(in.data.data(), in.shape, in.strides, itemsize, c.reps);
-      REQUIRE(a.nbytes() == expected.size());
-      CHECK(huge_aligned(a.data()));
-      CHECK(std::memcmp(a.data(), expected.data(), expected.size()) == 0);
-      first = const_cast<void*>(a.data());
-    }
-    {
-      const tessera::Array b = tessera::tile(in.data.data(), in.shape, in.strides, itemsize, c.reps);
-      CHECK(b.data() == first);  // the kept block, written with the plan's (streaming) stores
-      CHECK(std::memcmp(b.data(), expected.data(), expected.size()) == 0);
-    }
-
-    // C: the same through tessera_tile_alloc_ex / tessera_free, with every nontemporal option.
-    for (int nt : {TESSERA_NONTEMPORAL_AUTO, TESSERA_NONTEMPORAL_ALWAYS, TESSERA_NONTEMPORAL_NEVER}) {
-      CAPTURE(nt);
-      tessera_options opt;
-      tessera_options_init(&opt);
-      opt.nontemporal = nt;
+// Takes every kept block an allocating call of `nbytes` could reuse: allocating outputs of that
+// size (a 1-byte fill) until one is fresh, holding them all, so that the next call of that size
+// gets a fresh block too. Released (kept again) when it goes out of scope.
+class Hold {
+ public:
+  explicit Hold(std::size_t nbytes) {
+    const unsigned char byte = 1;
+    const int64_t shape[1] = {1};
+    const int64_t reps[1] = {static_cast<int64_t>(nbytes)};
+    for (int i = 0; i < 64; ++i) {
       void* data = nullptr;
       std::size_t bytes = 0;
       int out_ndim = 0;
       int64_t out_shape[TESSERA_MAX_NDIM];
-      REQUIRE(tessera_tile_alloc_ex(in.data.data(), static_cast<int>(in.shape.size()), in.shape.data(),
-                                    in.strides.data(), itemsize, static_cast<int>(c.reps.size()), c.reps.data(), &opt,
-                                    &data, &bytes, &out_ndim, out_shape) == TESSERA_OK);
-      REQUIRE(bytes == expected.size());
-      CHECK(huge_aligned(data));
-      CHECK(std::memcmp(data, expected.data(), bytes) == 0);
-      tessera_free(data);
+      test::AllocSpy spy;
+      REQUIRE(tessera_tile_alloc(&byte, 1, shape, nullptr, 1, 1, reps, &data, &bytes, &out_ndim, out_shape) ==
+              TESSERA_OK);
+      blocks_.push_back(data);
+      if (spy.seen().large == 1) return;  // fresh: no kept block of this size is left
+    }
+    FAIL("the allocator kept handing out kept blocks");
+  }
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+  ~Hold() {
+    for (void* p : blocks_) tessera_free(p);
+  }
+
+ private:
+  std::vector<void*> blocks_;
+};
+
+// 32-bit floats 0, 1, 2, ... - 3 (mod 7): small integers, every sum of the reductions exact.
+std::vector<float> small_floats(int64_t n) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(i % 7 - 3);
+  return v;
+}
+
+// An allocating call of 34 MiB and the bytes it must produce.
+struct AllocCase {
+  std::string name;
+  std::string path;  // the plan's kernel path starts with this
+  std::function<tessera::Plan()> plan;
+  std::function<tessera::Array()> call;
+  std::vector<unsigned char> expected;
+};
+
+// Each once fresh and once reused (the block the fresh one freed), byte for byte.
+void check_fresh_and_reused(const AllocCase& c) {
+  CAPTURE(c.name);
+  REQUIRE(c.expected.size() == 35651584);
+  const tessera::Plan plan = c.plan();
+  CHECK_MESSAGE(std::string(plan.kernel_path()).rfind(c.path, 0) == 0, "path " << plan.kernel_path());
+  void* first = nullptr;
+  {
+    std::optional<tessera::Array> a;
+    {
+      const Hold hold(c.expected.size());
+      test::AllocSpy spy;
+      a.emplace(c.call());
+      CHECK_MESSAGE(spy.seen().large == 1, "not a fresh block");
+    }
+    REQUIRE(a->nbytes() == c.expected.size());
+    CHECK(huge_aligned(a->data()));
+    CHECK(std::memcmp(a->data(), c.expected.data(), c.expected.size()) == 0);
+    first = const_cast<void*>(a->data());
+  }
+  test::AllocSpy spy;
+  const tessera::Array b = c.call();
+  CHECK_MESSAGE(spy.seen().large == 0, "not a kept block");
+  CHECK(b.data() == first);  // the kept block, written with the plan's own (streaming) stores
+  CHECK(std::memcmp(b.data(), c.expected.data(), c.expected.size()) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("allocating calls of 32 MiB or more: each tile kernel family, fresh and reused, byte for byte") {
+  for (const LargeCase& c : large_cases()) {
+    CAPTURE(c.family);
+    const Input in = make_input(c);
+    const std::size_t itemsize = itemsize_of(c);
+    AllocCase ac{c.family, c.family, [&] { return tessera::Plan(in.shape, in.strides, itemsize, c.reps); },
+                 [&] { return tessera::tile(in.data.data(), in.shape, in.strides, itemsize, c.reps); },
+                 ref::tile(in.data.data(), in.shape, in.strides, itemsize, c.reps)};
+    check_fresh_and_reused(ac);
+
+    // C: the same through tessera_tile_alloc_ex / tessera_free, with every nontemporal option,
+    // fresh (the kept blocks held) and reused.
+    for (int nt : {TESSERA_NONTEMPORAL_AUTO, TESSERA_NONTEMPORAL_ALWAYS, TESSERA_NONTEMPORAL_NEVER}) {
+      for (bool fresh : {true, false}) {
+        CAPTURE(nt);
+        CAPTURE(fresh);
+        tessera_options opt;
+        tessera_options_init(&opt);
+        opt.nontemporal = nt;
+        void* data = nullptr;
+        std::size_t bytes = 0;
+        int out_ndim = 0;
+        int64_t out_shape[TESSERA_MAX_NDIM];
+        std::optional<Hold> hold;
+        if (fresh) hold.emplace(ac.expected.size());
+        test::AllocSpy spy;
+        REQUIRE(tessera_tile_alloc_ex(in.data.data(), static_cast<int>(in.shape.size()), in.shape.data(),
+                                      in.strides.data(), itemsize, static_cast<int>(c.reps.size()), c.reps.data(),
+                                      &opt, &data, &bytes, &out_ndim, out_shape) == TESSERA_OK);
+        CHECK(spy.seen().large == (fresh ? 1u : 0u));
+        hold.reset();
+        REQUIRE(bytes == ac.expected.size());
+        CHECK(huge_aligned(data));
+        CHECK(std::memcmp(data, ac.expected.data(), bytes) == 0);
+        tessera_free(data);
+      }
     }
   }
+}
+
+TEST_CASE("allocating calls of 32 MiB or more: repeat, per-element counts and the reductions, fresh and reused") {
+  // repeat by 2 along the last axis (4352 x 1024 floats -> 4352 x 2048: 34 MiB).
+  const std::vector<float> x = small_floats(4352 * 1024);
+  const ref::Shape xs = {4352, 1024};
+  const ref::Shape xst = ref::contiguous_strides(xs, 4);
+  ref::Shape rshape;
+  const std::vector<unsigned char> rep2 = ref::repeat(x.data(), xs, xst, 4, {2}, 1, &rshape);
+  check_fresh_and_reused({"repeat by 2", "repeat", [&] { return tessera::Plan::repeat(xs, {}, 4, 2, 1); },
+                          [&] { return tessera::repeat(x.data(), xs, {}, 4, 2, 1); }, rep2});
+
+  // Per-element counts along the last axis: 1 and 3 alternately (1024 x 4352 -> 1024 x 8704).
+  const ref::Shape ys = {1024, 4352};
+  std::vector<int64_t> counts(4352);
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = i % 2 == 0 ? 1 : 3;
+  const std::vector<unsigned char> segs = ref::repeat(x.data(), ys, ref::contiguous_strides(ys, 4), 4, counts, 1, &rshape);
+  check_fresh_and_reused({"repeat by counts", "segments", [&] { return tessera::Plan::repeat(ys, {}, 4, counts, 1); },
+                          [&] { return tessera::repeat(x.data(), ys, {}, 4, counts, 1); }, segs});
+
+  // The reductions (the allocator does not re-plan them; their outputs come from the same
+  // blocks): sum_to_shape of two rows of 8912896 floats to one (lanes), and the gradient of a
+  // repeat by 2 along the last axis (interleaved pairs): each 34 MiB.
+  const int64_t n = 8912896;
+  const std::vector<float> g = small_floats(2 * n);
+  std::vector<unsigned char> rows(static_cast<std::size_t>(n) * 4), pairs(static_cast<std::size_t>(n) * 4);
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = g[static_cast<std::size_t>(i)] + g[static_cast<std::size_t>(n + i)];
+    const float p = g[static_cast<std::size_t>(2 * i)] + g[static_cast<std::size_t>(2 * i + 1)];
+    std::memcpy(rows.data() + i * 4, &r, 4);
+    std::memcpy(pairs.data() + i * 4, &p, 4);
+  }
+  using tessera::DType;
+  check_fresh_and_reused({"sum_to_shape", "reduce.lanes",
+                          [&] { return tessera::Plan::sum_to_shape({2, n}, {}, DType::float32, {1, n}); },
+                          [&] { return tessera::sum_to_shape(g.data(), {2, n}, {}, DType::float32, {1, n}); }, rows});
+  check_fresh_and_reused(
+      {"repeat_backward by 2", "reduce.interleaved",
+       [&] { return tessera::Plan::repeat_backward({4352, 4096}, {}, DType::float32, {4352, 2048}, 2, 1); },
+       [&] { return tessera::repeat_backward(g.data(), {4352, 4096}, {}, DType::float32, {4352, 2048}, 2, 1); },
+       pairs});
 }
 
 TEST_CASE("a kept block is reused only by an output that fills at least 4/5 of it") {
