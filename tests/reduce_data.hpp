@@ -1,0 +1,47 @@
+// Data for the reductions' order and width tests (test_reduce.cpp, test_reduce_bits.cpp): values
+// whose sums depend on the order of the additions, built from mt19937_64 and exact arithmetic
+// only, so that they are the same bytes on every architecture.
+#ifndef TESSERA_TESTS_REDUCE_DATA_HPP
+#define TESSERA_TESTS_REDUCE_DATA_HPP
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "util.hpp"
+
+namespace test {
+
+/// float64 with full 53-bit mantissas and mixed exponents: every order gives other bits.
+inline double full_mantissa(Rng& rng) {
+  const double m = static_cast<double>(rng.uniform(int64_t{1} << 52, (int64_t{1} << 53) - 1));
+  return std::ldexp(rng.coin() ? m : -m, static_cast<int>(rng.uniform(-60, -45)));
+}
+
+/// float32 values whose float64 sums round, visibly in float32: mostly small values, and pairs of
+/// huge ones of opposite signs among the addends of each output (`groups`: per output, its
+/// addends' indices into the n values). The exact sum is the small values', but the partial sums
+/// near 2^40 lose their low bits in float64, differently in each order: the float32 results differ.
+inline std::vector<float> cancelling_floats(std::size_t n, const std::vector<std::vector<std::size_t>>& groups,
+                                            uint64_t seed) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v)
+    x = std::ldexp(static_cast<float>(rng.uniform(-(int64_t{1} << 24) + 1, (int64_t{1} << 24) - 1)),
+                   static_cast<int>(rng.uniform(-44, -24)));
+  for (std::vector<std::size_t> g : groups) {
+    rng.shuffle(g);
+    for (std::size_t i = 0; i + 1 < g.size() / 2; i += 2) {
+      const float huge = std::ldexp(static_cast<float>(rng.uniform(1, (int64_t{1} << 24) - 1)),
+                                    static_cast<int>(rng.uniform(12, 20)));
+      v[g[i]] = huge;
+      v[g[i + 1]] = -huge;
+    }
+  }
+  return v;
+}
+
+}  // namespace test
+
+#endif  // TESSERA_TESTS_REDUCE_DATA_HPP

@@ -1,0 +1,777 @@
+// The reductions' accumulators, orders and bits (reduce.hpp, README "Gradients"):
+//
+//  - accumulation width: float16 and bfloat16 accumulate in float32, float32 and complex64 in
+//    float64. The data here are sums that round in the narrow type (many addends of mixed
+//    magnitudes) but are exact in the wide one, in any order: so the result must be the exact sum
+//    rounded once, bit for bit, on every path, SIMD target, thread count and with accumulate;
+//    a narrow accumulator fails (the data are checked to tell one: a narrow running sum differs);
+//  - the periodic order against a model of its documented order, float64 with full mantissas and
+//    float32 whose float64 sums round, every SIMD target, 1 and 4 threads;
+//  - a sum of one output split over threads: two threads or more read the gradient of one
+//    output's sum (their page faults are recorded), with the serial bits;
+//  - golden bits: the hashes of fixed cases' results committed in tests/golden/reduce_bits.inc,
+//    checked on every target here, and so on aarch64 (NEON, SVE, SVE2 under qemu, tests/cross/run
+//    runs the whole suite there): the same bits across architectures, not only within a process.
+#include <doctest/doctest.h>
+#include <hwy/highway.h>
+#include <hwy/targets.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+#include <tessera/tessera.hpp>
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "reduce_data.hpp"
+#include "util.hpp"
+
+namespace {
+
+using tessera::DType;
+using test::Rng;
+using test::cancelling_floats;
+using test::full_mantissa;
+using Shape = std::vector<int64_t>;
+
+struct TargetGuard {
+  ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
+};
+
+// ---- Number formats, test-side --------------------------------------------------------------
+
+// A binary floating-point format: stored mantissa bits, the normal exponent range, total bits.
+struct Format {
+  int mant, emin, emax, bits;
+};
+constexpr Format kHalf{10, -14, 15, 16};
+constexpr Format kBrain{7, -126, 127, 16};
+
+// The bits of v rounded once to nearest even in format f (overflow to infinity).
+uint64_t round_to(double v, const Format& f) {
+  const uint64_t sign = std::signbit(v) ? 1 : 0;
+  const double a = std::fabs(v);
+  const int ebits = f.bits - 1 - f.mant, bias = (1 << (ebits - 1)) - 1;
+  uint64_t e_field = 0, m_field = 0;
+  if (std::isinf(a)) {
+    e_field = (uint64_t{1} << ebits) - 1;
+  } else if (a != 0) {
+    int e = std::max(std::ilogb(a), f.emin);                 // a subnormal's quantum: 2^(emin - mant)
+    double q = std::nearbyint(std::ldexp(a, f.mant - e));    // exact scaling; ties to even
+    if (q >= std::ldexp(1.0, f.mant + 1)) q /= 2, ++e;       // rounded up to the next binade
+    if (e > f.emax) e_field = (uint64_t{1} << ebits) - 1;    // infinity
+    else if (q < std::ldexp(1.0, f.mant)) m_field = static_cast<uint64_t>(q);  // subnormal
+    else e_field = static_cast<uint64_t>(e + bias), m_field = static_cast<uint64_t>(q) - (uint64_t{1} << f.mant);
+  }
+  return sign << (f.bits - 1) | e_field << f.mant | m_field;
+}
+double decode(uint64_t b, const Format& f) {
+  const int ebits = f.bits - 1 - f.mant, bias = (1 << (ebits - 1)) - 1;
+  const uint64_t e = (b >> f.mant) & ((uint64_t{1} << ebits) - 1), m = b & ((uint64_t{1} << f.mant) - 1);
+  double v = e == 0 ? std::ldexp(static_cast<double>(m), f.emin - f.mant)
+                    : std::ldexp(static_cast<double>(m + (uint64_t{1} << f.mant)), static_cast<int>(e) - bias - f.mant);
+  if (e == (uint64_t{1} << ebits) - 1) v = m ? NAN : INFINITY;
+  return (b >> (f.bits - 1)) & 1 ? -v : v;
+}
+
+bool is_complex(DType d) { return d == DType::complex64 || d == DType::complex128; }
+// Bytes of one real part.
+std::size_t part_size(DType d) { return is_complex(d) ? tessera::itemsize_of(d) / 2 : tessera::itemsize_of(d); }
+
+// One real value v (exact in the dtype's real type, or rounded once) stored at p.
+void put(DType d, unsigned char* p, double v) {
+  switch (d) {
+    case DType::float16: { const auto h = static_cast<uint16_t>(round_to(v, kHalf)); std::memcpy(p, &h, 2); break; }
+    case DType::bfloat16: { const auto h = static_cast<uint16_t>(round_to(v, kBrain)); std::memcpy(p, &h, 2); break; }
+    case DType::float32: case DType::complex64: { const float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
+    default: std::memcpy(p, &v, 8);
+  }
+}
+double get(DType d, const unsigned char* p) {
+  uint16_t h;
+  switch (d) {
+    case DType::float16: std::memcpy(&h, p, 2); return decode(h, kHalf);
+    case DType::bfloat16: std::memcpy(&h, p, 2); return decode(h, kBrain);
+    case DType::float32: case DType::complex64: { float x; std::memcpy(&x, p, 4); return x; }
+    default: { double x; std::memcpy(&x, p, 8); return x; }
+  }
+}
+// v rounded once to the dtype's real type, as a double.
+double narrow(DType d, double v) {
+  unsigned char b[8];
+  put(d, b, v);
+  return get(d, b);
+}
+
+uint64_t fnv1a(const std::vector<unsigned char>& bytes) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+int ceil_log2(int64_t n) {
+  int k = 0;
+  while ((int64_t{1} << k) < n) ++k;
+  return k;
+}
+
+// ---- Reduction cases and their map from gradient elements to outputs ------------------------
+
+struct Case {
+  const char* name;
+  int op;                       // 0 tile_backward(in, reps), 1 sum_to_shape(target = in), 2 repeat_backward
+  Shape grad;                   // the gradient's shape
+  Shape in;                     // the result's shape
+  Shape reps;                   // tile_backward's reps; repeat_backward's counts (one: a scalar)
+  int axis = 0;                 // repeat_backward's axis, -1 for none
+  Shape strides = {};           // the gradient's element strides (empty: C-contiguous)
+  const char* path = "";        // the plan's kernel_path()
+};
+
+int64_t count_of(const Shape& s) {
+  int64_t c = 1;
+  for (const int64_t e : s) c *= e;
+  return c;
+}
+
+struct Layout {
+  std::vector<int64_t> out;     // per gradient element (C order): the output element it adds into
+  std::vector<int64_t> offset;  // per gradient element: its element offset in the buffer
+  int64_t buffer = 0;           // elements the buffer holds
+  int64_t nout = 0;
+  int64_t most = 0;             // the most addends of one output
+};
+
+Layout layout_of(const Case& c) {
+  Layout l;
+  const int n = static_cast<int>(c.grad.size());
+  Shape strides = c.strides;
+  if (strides.empty()) {
+    strides.assign(c.grad.size(), 1);
+    for (int i = n - 2; i >= 0; --i) strides[i] = strides[i + 1] * c.grad[i + 1];
+  }
+  l.nout = count_of(c.in);
+  std::vector<int64_t> prefix(1, 0);
+  if (c.op == 2) {
+    const int64_t extent = c.axis < 0 ? count_of(c.in) : c.in[static_cast<std::size_t>(c.axis)];
+    for (int64_t i = 0; i < extent; ++i) prefix.push_back(prefix.back() + c.reps[c.reps.size() == 1 ? 0 : static_cast<std::size_t>(i)]);
+  }
+  const auto src_of = [&](int64_t t) {
+    return static_cast<int64_t>(std::upper_bound(prefix.begin(), prefix.end(), t) - prefix.begin()) - 1;
+  };
+  const int64_t count = count_of(c.grad);
+  Shape idx(c.grad.size(), 0);
+  std::vector<int64_t> per(static_cast<std::size_t>(l.nout), 0);
+  for (int64_t e = 0; e < count; ++e) {
+    Shape o;
+    const int k = static_cast<int>(c.in.size());
+    if (c.op == 0) {
+      for (int i = 0; i < k; ++i) o.push_back(idx[i + n - k] % c.in[i]);
+    } else if (c.op == 1) {
+      for (int j = 0; j < k; ++j) o.push_back(c.in[j] == 1 ? 0 : idx[j + n - k]);
+    } else if (c.axis < 0) {
+      o.push_back(src_of(idx[0]));
+    } else {
+      o = idx;
+      o[static_cast<std::size_t>(c.axis)] = src_of(idx[static_cast<std::size_t>(c.axis)]);
+    }
+    int64_t f = 0, off = 0;
+    const Shape& oshape = c.op == 2 && c.axis < 0 ? Shape{count_of(c.in)} : c.in;
+    for (std::size_t i = 0; i < o.size(); ++i) f = f * oshape[i] + o[i];
+    for (int i = 0; i < n; ++i) off += idx[i] * strides[i];
+    l.out.push_back(f);
+    l.offset.push_back(off);
+    l.buffer = std::max(l.buffer, off + 1);
+    l.most = std::max(l.most, ++per[static_cast<std::size_t>(f)]);
+    for (int i = n - 1; i >= 0; --i) {
+      if (++idx[i] < c.grad[i]) break;
+      idx[i] = 0;
+    }
+  }
+  l.buffer = std::max<int64_t>(l.buffer, 1);  // a buffer even for an empty gradient
+  return l;
+}
+
+tessera::Plan plan_of(const Case& c, DType d, const tessera::Options& o) {
+  tessera::Dims strides;
+  if (!c.strides.empty()) {
+    std::vector<int64_t> b;
+    for (const int64_t s : c.strides) b.push_back(s * static_cast<int64_t>(tessera::itemsize_of(d)));
+    strides = tessera::Dims(b);
+  }
+  switch (c.op) {
+    case 0: return tessera::Plan::tile_backward(c.grad, strides, d, c.in, c.reps, o);
+    case 1: return tessera::Plan::sum_to_shape(c.grad, strides, d, c.in, o);
+    default: {
+      const std::optional<int> axis = c.axis < 0 ? std::nullopt : std::optional<int>(c.axis);
+      if (c.reps.size() == 1) return tessera::Plan::repeat_backward(c.grad, strides, d, c.in, c.reps[0], axis, o);
+      return tessera::Plan::repeat_backward(c.grad, strides, d, c.in, c.reps, axis, o);
+    }
+  }
+}
+
+// Runs plan on `data` into a copy of `init` (accumulate) or into garbage, with max_threads mt
+// inside `arena`.
+std::vector<unsigned char> run(const Case& c, DType d, const std::vector<unsigned char>& data, bool accumulate,
+                               const std::vector<unsigned char>& init, int mt, tbb::task_arena& arena,
+                               std::string* path = nullptr) {
+  tessera::Options o;
+  o.accumulate = accumulate;
+  o.max_threads = mt;
+  std::vector<unsigned char> out;
+  arena.execute([&] {
+    const tessera::Plan plan = plan_of(c, d, o);
+    if (path) *path = plan.kernel_path();
+    out = accumulate ? init : std::vector<unsigned char>(plan.nbytes(), 0x5a);
+    plan.execute(data.data(), out.data(), out.size());
+  });
+  return out;
+}
+
+// Every path of reduce.hpp's ReducePath (zeros, lanes, strided, interleaved, periodic, segments)
+// and the sub-kernels that kernels/reduce.cpp chooses inside them: register trees and the
+// counter at run time (lanes), the periodic order's short runs of 1, 3 and other widths, its
+// register blocks and its leaves with outer reduced axes, segments of each kind, and splits of one
+// item's leaves over threads (inputs past the executor's 512 KiB threshold).
+const std::vector<Case>& width_cases() {
+  static const std::vector<Case> c = {
+      {"zeros", 0, {0, 37}, {5, 37}, {0, 1}, 0, {}, "reduce.zeros"},
+      {"lanes, 4 addends", 0, {20, 37}, {5, 37}, {4, 1}, 0, {}, "reduce.lanes"},
+      {"lanes, 3 leaves", 0, {120, 37}, {5, 37}, {24, 1}, 0, {}, "reduce.lanes"},
+      {"lanes, 75 leaves", 1, {600, 70}, {1, 70}, {}, 0, {}, "reduce.lanes"},
+      {"lanes, 4096 addends of one item", 1, {4096, 80}, {1, 80}, {}, 0, {}, "reduce.lanes"},
+      {"lanes, two reduced axes", 0, {3, 40, 33}, {20, 11}, {3, 2, 3}, 0, {}, "reduce.lanes"},
+      {"strided, rows of 9", 1, {2000, 9}, {2000, 1}, {}, 0, {}, "reduce.strided"},
+      {"strided, Fortran order", 1, {300, 64}, {300, 1}, {}, 0, {1, 300}, "reduce.strided"},
+      {"interleaved, 2", 2, {50, 200}, {50, 100}, {2}, 1, {}, "reduce.interleaved"},
+      {"interleaved, 3", 2, {50, 300}, {50, 100}, {3}, 1, {}, "reduce.interleaved"},
+      {"interleaved, 4", 2, {50, 400}, {50, 100}, {4}, 1, {}, "reduce.interleaved"},
+      {"periodic, runs of 16", 0, {1000, 16}, {1000, 1}, {1, 16}, 0, {}, "reduce.periodic"},
+      {"periodic, runs of 37", 1, {1001, 37}, {1001, 1}, {}, 0, {}, "reduce.periodic"},
+      {"periodic, narrow (w = 3)", 0, {999, 87}, {999, 3}, {1, 29}, 0, {}, "reduce.periodic"},
+      {"periodic, w = 5", 0, {200, 200}, {200, 5}, {1, 40}, 0, {}, "reduce.periodic"},
+      {"periodic, w = 7", 0, {100, 280}, {100, 7}, {1, 40}, 0, {}, "reduce.periodic"},
+      {"periodic, long runs", 1, {64, 2000}, {64, 1}, {}, 0, {}, "reduce.periodic"},
+      {"periodic, an outer reduced axis", 1, {6, 50, 40}, {1, 50, 1}, {}, 0, {}, "reduce.periodic"},
+      {"periodic, narrow with outer reps", 0, {100, 120}, {50, 3}, {2, 40}, 0, {}, "reduce.periodic"},
+      {"periodic, all to a scalar", 1, {300000}, {}, {}, 0, {}, "reduce.periodic"},
+      {"segments of rows", 2, {80, 40}, {3, 40}, {30, 0, 50}, 0, {}, "reduce.segments"},
+      {"segments of runs", 2, {40, 95}, {40, 3}, {30, 25, 40}, 1, {}, "reduce.segments"},
+      {"segments of short runs", 2, {40, 17}, {40, 3}, {5, 3, 9}, 1, {}, "reduce.segments"},
+      {"segments, flattened", 2, {300}, {2, 3}, {40, 70, 0, 90, 60, 40}, -1, {}, "reduce.segments"},
+  };
+  return c;
+}
+
+// The accumulation-width data of a dtype: the narrow type's significand bits p and the
+// accumulator's P; values are m * 2^e, m < 2^p', e in [lo, lo + spread], so that every partial sum
+// of `terms` of them is a multiple of 2^lo below 2^(P + lo): exact in the accumulator whatever the
+// order, while the narrow type's running sum rounds.
+struct WidthData {
+  int p, P, lo;
+};
+WidthData width_data(DType d) {
+  switch (d) {
+    case DType::float16: return {11, 24, -10};
+    case DType::bfloat16: return {8, 24, -8};
+    default: return {24, 53, -20};  // float32, complex64
+  }
+}
+
+double width_value(Rng& rng, DType d, int64_t terms) {
+  const WidthData w = width_data(d);
+  const int budget = w.P - ceil_log2(terms + 1);  // >= 4 for the cases here (checked by width_run)
+  const int p = std::min(w.p, budget), spread = budget - p;
+  const int64_t pick = rng.uniform(0, 15);
+  if (pick == 0) return 0.0;
+  const int e = pick <= 5 ? w.lo + spread : pick <= 10 ? w.lo : w.lo + static_cast<int>(rng.uniform(0, spread));
+  const double m = static_cast<double>(rng.uniform(1, (int64_t{1} << p) - 1));
+  return std::ldexp(rng.coin() ? m : -m, e);
+}
+
+// The width test's data of one case and dtype: values per real part of every buffer element.
+struct WidthRun {
+  std::vector<unsigned char> data, init;
+  std::vector<unsigned char> want[2];  // [accumulate]
+  int64_t eligible = 0, narrow_differs = 0;  // the self-check: outputs of >= 3 addends, and those
+                                             // whose narrow left-to-right sum is not the reference
+};
+
+WidthRun width_run(const Layout& l, DType d, uint64_t seed) {
+  Rng rng(seed);
+  const int parts = is_complex(d) ? 2 : 1;
+  const std::size_t ps = part_size(d);
+  WidthRun r;
+  REQUIRE(width_data(d).P - ceil_log2(l.most + 2) >= 4);  // bits left for the values
+  std::vector<double> value(static_cast<std::size_t>(l.buffer * parts));
+  for (double& v : value) v = width_value(rng, d, l.most + 1);
+  r.data.assign(value.size() * ps, 0);
+  for (std::size_t i = 0; i < value.size(); ++i) put(d, r.data.data() + i * ps, value[i]);
+  std::vector<double> init(static_cast<std::size_t>(l.nout * parts));
+  for (double& v : init) v = width_value(rng, d, l.most + 1);
+  r.init.assign(init.size() * ps, 0);
+  for (std::size_t i = 0; i < init.size(); ++i) put(d, r.init.data() + i * ps, init[i]);
+  // The exact sums (in double: exact by construction), and the narrow running sums.
+  std::vector<double> sum(init.size(), 0.0), run(init.size(), 0.0);
+  std::vector<int64_t> terms(init.size(), 0);
+  for (std::size_t e = 0; e < l.out.size(); ++e) {
+    for (int q = 0; q < parts; ++q) {
+      const auto o = static_cast<std::size_t>(l.out[e] * parts + q);
+      const double x = value[static_cast<std::size_t>(l.offset[e] * parts + q)];
+      sum[o] += x;
+      run[o] = terms[o]++ == 0 ? x : narrow(d, run[o] + x);
+    }
+  }
+  for (std::size_t o = 0; o < sum.size(); ++o) {
+    if (terms[o] < 3) continue;
+    ++r.eligible;
+    r.narrow_differs += run[o] != narrow(d, sum[o]);
+  }
+  for (const bool acc : {false, true}) {
+    r.want[acc].assign(r.init.size(), 0);
+    for (std::size_t o = 0; o < sum.size(); ++o)
+      put(d, r.want[acc].data() + o * ps, (acc ? init[o] + sum[o] : sum[o]) + 0.0);  // exact, rounded once
+  }
+  return r;
+}
+
+// The first differing element, for a message.
+std::string first_difference(DType d, const std::vector<unsigned char>& got, const std::vector<unsigned char>& want) {
+  const std::size_t ps = part_size(d);
+  if (got.size() != want.size()) return "sizes differ";
+  std::size_t differ = 0, first = 0;
+  for (std::size_t i = 0; i < got.size(); i += ps) {
+    if (std::memcmp(got.data() + i, want.data() + i, ps) != 0) {
+      if (differ++ == 0) first = i / ps;
+    }
+  }
+  if (differ == 0) return "";
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%zu of %zu parts differ; first: part %zu is %.17g, expected %.17g", differ,
+                got.size() / ps, first, get(d, got.data() + first * ps), get(d, want.data() + first * ps));
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("accumulation width: sums that round in the element type are the wide sum rounded once, on every path and target") {
+  TargetGuard guard;
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena arena(4);
+  std::set<std::string> paths;
+  uint64_t seed = 2100;
+  for (const Case& c : width_cases()) {
+    const std::string name = c.name;
+    INFO(name);
+    const Layout l = layout_of(c);
+    for (const DType d : {DType::float16, DType::bfloat16, DType::float32, DType::complex64}) {
+      const std::string dname = tessera::dtype_name(d);
+      INFO(dname);
+      const WidthRun w = width_run(l, d, seed++);
+      // The data tell a narrow accumulator: its running sums of 3 addends or more round, and end
+      // with other bits in a twentieth of the outputs or more (sums of 2 round once whatever the
+      // accumulator; of 3 or 4, 8-60% of them differ here; of more, nearly all).
+      CHECK_MESSAGE(w.narrow_differs * 20 >= w.eligible, w.narrow_differs << " of " << w.eligible);
+      if (l.most >= 3) CHECK(w.eligible > 0);
+      for (const int64_t target : targets) {
+        hwy::SetSupportedTargetsForTest(target);
+        const std::string tname = hwy::TargetName(target);
+        INFO(tname);
+        for (const bool accumulate : {false, true}) {
+          for (const int mt : {1, 0}) {
+            INFO("accumulate " << accumulate << ", max_threads " << mt << " (an arena of 4)");
+            std::string path;
+            const std::vector<unsigned char> got = run(c, d, w.data, accumulate, w.init, mt, arena, &path);
+            if (!is_complex(d)) CHECK(path == c.path);  // complex: real parts along a kept axis of 2
+            paths.insert(path);
+            const std::string diff = first_difference(d, got, w.want[accumulate]);
+            CHECK_MESSAGE(diff.empty(), diff);
+          }
+        }
+      }
+    }
+  }
+  // Every reduction path (but reduce.none: nothing to add) is covered by a case.
+  for (const std::string& p : tessera::Plan::kernel_paths())
+    if (p.rfind("reduce.", 0) == 0 && p != "reduce.none") CHECK_MESSAGE(paths.count(p) == 1, p << " has no case");
+}
+
+// ---- The periodic order, modelled --------------------------------------------------------------
+
+namespace {
+
+// The periodic order as reduce.hpp documents it, modelled independently of the kernels: an
+// output row's runs (outer reduced axes first), each of R rows of w elements in memory order, cut
+// in blocks of P = lcm(w, 16) slots (the last block of a run padded with -0.0); the blocks summed
+// slot-wise in leaves of 8, leaf k left to right; the leaves combined by the binary counter
+// (leaf k added to the levels its trailing one bits name; the levels left added from the lowest
+// up); then the P / w slots of each output element added by a halving tree (slot s + slot s + h*w,
+// h = P/w/2, ..., 1). Returns the w sums.
+std::vector<double> periodic_model(const std::vector<std::vector<double>>& runs, int64_t w) {
+  int64_t P = 16;
+  while (P % w != 0) P += 16;
+  std::vector<std::vector<double>> blocks;
+  for (const auto& run : runs) {
+    for (std::size_t b0 = 0; b0 < run.size(); b0 += static_cast<std::size_t>(P)) {
+      std::vector<double> block(static_cast<std::size_t>(P), -0.0);
+      for (std::size_t s = 0; s < block.size() && b0 + s < run.size(); ++s) block[s] = run[b0 + s];
+      blocks.push_back(block);
+    }
+  }
+  const auto add = [](const std::vector<double>& a, const std::vector<double>& b) {
+    std::vector<double> r(a.size());
+    for (std::size_t s = 0; s < a.size(); ++s) r[s] = a[s] + b[s];
+    return r;
+  };
+  std::vector<std::vector<double>> level(64);
+  uint64_t count = 0;
+  for (std::size_t q0 = 0; q0 < blocks.size(); q0 += 8) {
+    std::vector<double> v = blocks[q0];
+    for (std::size_t q = q0 + 1; q < std::min(blocks.size(), q0 + 8); ++q) v = add(v, blocks[q]);
+    const uint64_t k = count++;
+    int m = 0;
+    for (; (k >> m) & 1; ++m) v = add(level[static_cast<std::size_t>(m)], v);
+    level[static_cast<std::size_t>(m)] = v;
+  }
+  std::vector<double> r;
+  for (int l = 0; l < 64; ++l) {
+    if (!((count >> l) & 1)) continue;
+    r = r.empty() ? level[static_cast<std::size_t>(l)] : add(level[static_cast<std::size_t>(l)], r);
+  }
+  for (int64_t h = P / w / 2; h >= 1; h /= 2)
+    for (int64_t j = 0; j < h * w; ++j) r[static_cast<std::size_t>(j)] = r[static_cast<std::size_t>(j)] + r[static_cast<std::size_t>(j + h * w)];
+  r.resize(static_cast<std::size_t>(w));
+  return r;
+}
+
+// A periodic case: tile_backward of a (k*m, r*w) gradient to (m, w) by reps (k, r): output row i
+// sums the runs of rows a*m + i, a < k, each r*w contiguous elements.
+struct PCase {
+  int64_t k, m, r, w;
+};
+
+}  // namespace
+
+TEST_CASE("the periodic order is the documented order: blocks, leaves, tree and fold, on every SIMD target") {
+  TargetGuard guard;
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena arena(4);
+  // Runs of 16 (the short-run loops), 37 (a partial block), widths 2 to 15 (P = 16, 48, 80, 112,
+  // 144, 240), long runs (register blocks, the counter at run time), outer reduced axes (k > 1),
+  // one run (a scalar) and two rows of 40000 (one item's leaves split over threads).
+  const PCase cases[] = {{1, 1000, 16, 1}, {1, 1001, 37, 1}, {1, 300, 29, 3}, {1, 200, 40, 5}, {1, 100, 40, 7},
+                         {1, 40, 30, 9},   {1, 30, 20, 15},  {1, 100, 40, 2}, {1, 100, 33, 4}, {2, 60, 17, 8},
+                         {1, 64, 2000, 1}, {3, 50, 40, 1},   {2, 50, 40, 3},  {5, 7, 300, 5},  {1, 1, 70001, 1},
+                         {1, 2, 40000, 1}, {2, 3, 900, 3}};
+  for (const PCase& pc : cases) {
+    INFO("k " << pc.k << ", m " << pc.m << ", r " << pc.r << ", w " << pc.w);
+    const int64_t cols = pc.r * pc.w, rows = pc.k * pc.m;
+    const Case c{"", 0, {rows, cols}, {pc.m, pc.w}, {pc.k, pc.r}, 0, {}, "reduce.periodic"};
+    // The addends of each output, for the cancelling float32 data.
+    std::vector<std::vector<std::size_t>> groups(static_cast<std::size_t>(pc.m * pc.w));
+    for (int64_t i = 0; i < rows * cols; ++i)
+      groups[static_cast<std::size_t>((i / cols) % pc.m * pc.w + i % cols % pc.w)].push_back(static_cast<std::size_t>(i));
+    for (const DType d : {DType::float64, DType::float32}) {
+      const std::string dname = tessera::dtype_name(d);
+      INFO(dname);
+      Rng rng(static_cast<uint64_t>(pc.k * 1000003 + pc.m * 1009 + pc.r * 31 + pc.w));
+      std::vector<double> g(static_cast<std::size_t>(rows * cols));
+      if (d == DType::float64) {
+        for (double& x : g) x = full_mantissa(rng);
+      } else {
+        const std::vector<float> f = cancelling_floats(g.size(), groups, static_cast<uint64_t>(pc.m * 7 + pc.r));
+        std::copy(f.begin(), f.end(), g.begin());
+      }
+      std::vector<double> init(static_cast<std::size_t>(pc.m * pc.w));
+      for (double& x : init) x = narrow(d, full_mantissa(rng));
+      std::vector<unsigned char> data(g.size() * tessera::itemsize_of(d)), init_bytes(init.size() * tessera::itemsize_of(d));
+      for (std::size_t i = 0; i < g.size(); ++i) put(d, data.data() + i * tessera::itemsize_of(d), g[i]);
+      for (std::size_t i = 0; i < init.size(); ++i) put(d, init_bytes.data() + i * tessera::itemsize_of(d), init[i]);
+      std::vector<unsigned char> want[2] = {init_bytes, init_bytes};
+      int64_t order_matters = 0;  // outputs whose left-to-right float64 sum has other bits
+      for (int64_t i = 0; i < pc.m; ++i) {
+        std::vector<std::vector<double>> runs;
+        for (int64_t a = 0; a < pc.k; ++a)
+          runs.emplace_back(g.begin() + (a * pc.m + i) * cols, g.begin() + (a * pc.m + i + 1) * cols);
+        const std::vector<double> s = periodic_model(runs, pc.w);
+        for (int64_t e = 0; e < pc.w; ++e) {
+          const auto o = static_cast<std::size_t>(i * pc.w + e);
+          const std::size_t at = o * tessera::itemsize_of(d);
+          put(d, want[0].data() + at, s[static_cast<std::size_t>(e)] + 0.0);
+          put(d, want[1].data() + at, (init[o] + s[static_cast<std::size_t>(e)]) + 0.0);
+          double linear = 0;
+          for (const auto& run : runs)
+            for (int64_t t = e; t < cols; t += pc.w) linear += run[static_cast<std::size_t>(t)];
+          order_matters += narrow(d, linear) != narrow(d, s[static_cast<std::size_t>(e)]);
+        }
+      }
+      // The data show the order: another order changes bits (float32's through the cancellations).
+      CHECK_MESSAGE(order_matters * 10 >= pc.m * pc.w, order_matters << " of " << pc.m * pc.w);
+      for (const int64_t target : targets) {
+        hwy::SetSupportedTargetsForTest(target);
+        const std::string tname = hwy::TargetName(target);
+        INFO(tname);
+        for (const bool accumulate : {false, true}) {
+          for (const int mt : {1, 0}) {
+            INFO("accumulate " << accumulate << ", max_threads " << mt << " (an arena of 4)");
+            std::string path;
+            const std::vector<unsigned char> got = run(c, d, data, accumulate, init_bytes, mt, arena, &path);
+            CHECK(path == c.path);
+            const std::string diff = first_difference(d, got, want[accumulate]);
+            CHECK_MESSAGE(diff.empty(), diff);
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- One output's sum split over threads ------------------------------------------------------
+
+namespace {
+
+long thread_id() { return static_cast<long>(syscall(SYS_gettid)); }
+
+// A gradient on pages that start PROT_NONE: the first read of each page faults, the handler
+// records the reading thread and makes the page readable, and the read resumes. One at a time.
+class PageReaders {
+ public:
+  explicit PageReaders(const std::vector<unsigned char>& bytes) {
+    page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    pages_ = (bytes.size() + page_ - 1) / page_;
+    void* p = mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("PageReaders: mmap failed");
+    base_ = static_cast<unsigned char*>(p);
+    std::memcpy(base_, bytes.data(), bytes.size());
+    reader_ = std::make_unique<std::atomic<long>[]>(pages_);
+    for (std::size_t i = 0; i < pages_; ++i) reader_[i].store(0);
+    active_ = this;
+    struct sigaction sa {};
+    sa.sa_sigaction = &PageReaders::on_fault;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &previous_) != 0) throw std::runtime_error("PageReaders: sigaction failed");
+    if (mprotect(base_, pages_ * page_, PROT_NONE) != 0) throw std::runtime_error("PageReaders: mprotect failed");
+  }
+  ~PageReaders() {
+    sigaction(SIGSEGV, &previous_, nullptr);
+    active_ = nullptr;
+    munmap(base_, pages_ * page_);
+  }
+  PageReaders(const PageReaders&) = delete;
+  PageReaders& operator=(const PageReaders&) = delete;
+
+  const unsigned char* data() const { return base_; }
+  std::set<long> readers() const {
+    std::set<long> s;
+    for (std::size_t i = 0; i < pages_; ++i)
+      if (reader_[i].load() != 0) s.insert(reader_[i].load());
+    return s;
+  }
+
+ private:
+  static void on_fault(int, siginfo_t* info, void*) {
+    PageReaders* r = active_;
+    auto* address = static_cast<unsigned char*>(info->si_addr);
+    if (r != nullptr && address >= r->base_ && address < r->base_ + r->pages_ * r->page_) {
+      const std::size_t p = static_cast<std::size_t>(address - r->base_) / r->page_;
+      long expected = 0;
+      r->reader_[p].compare_exchange_strong(expected, thread_id());
+      mprotect(r->base_ + p * r->page_, r->page_, PROT_READ);
+      return;
+    }
+    if (r != nullptr) sigaction(SIGSEGV, &r->previous_, nullptr);  // not ours: the default handling
+  }
+
+  static inline PageReaders* active_ = nullptr;
+  std::size_t page_ = 0, pages_ = 0;
+  unsigned char* base_ = nullptr;
+  std::unique_ptr<std::atomic<long>[]> reader_;
+  struct sigaction previous_ {};
+};
+
+// The lanes order (reduce.hpp), modelled: leaves of 8 addends left to right, the binary counter.
+double lanes_model(const std::vector<double>& addends) {
+  std::vector<double> level(64);
+  uint64_t count = 0;
+  for (std::size_t q0 = 0; q0 < addends.size(); q0 += 8) {
+    double v = addends[q0];
+    for (std::size_t q = q0 + 1; q < std::min(addends.size(), q0 + 8); ++q) v = v + addends[q];
+    const uint64_t k = count++;
+    int m = 0;
+    for (; (k >> m) & 1; ++m) v = level[static_cast<std::size_t>(m)] + v;
+    level[static_cast<std::size_t>(m)] = v;
+  }
+  double r = 0;
+  bool have = false;
+  for (int l = 0; l < 64; ++l) {
+    if (!((count >> l) & 1)) continue;
+    r = have ? level[static_cast<std::size_t>(l)] + r : level[static_cast<std::size_t>(l)];
+    have = true;
+  }
+  return r + 0.0;
+}
+
+}  // namespace
+
+TEST_CASE("one output's sum is split over two threads or more, with the serial bits and the documented order") {
+  // One item (every output element in one strip or row): the executor splits its leaves over the
+  // threads, so every page of the gradient belongs to the same outputs' sums. The threads that
+  // first read each page are recorded: at least two must have read the gradient (a worker may be
+  // slow to join one call on a busy machine: up to 20 calls). float64 with full mantissas: the
+  // result is compared with the serial one and with the model of the order.
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena arena(4);
+  struct Split {
+    const char* name;
+    Shape grad, target;
+    const char* path;
+  };
+  const Split splits[] = {{"rows to one row", {512, 256}, {1, 256}, "reduce.lanes"},
+                          {"all to a scalar", {131072}, {}, "reduce.periodic"}};
+  for (const Split& s : splits) {
+    const std::string name = s.name;
+    INFO(name);
+    Rng rng(77);
+    std::vector<double> g(static_cast<std::size_t>(count_of(s.grad)));
+    for (double& x : g) x = full_mantissa(rng);
+    std::vector<unsigned char> bytes(g.size() * 8);
+    std::memcpy(bytes.data(), g.data(), bytes.size());
+    // The model: lanes (one sum per column, rows in order) or periodic (one run).
+    std::vector<double> want;
+    if (s.target.empty()) {
+      want = periodic_model({g}, 1);
+      want[0] += 0.0;
+    } else {
+      const int64_t rows = s.grad[0], cols = s.grad[1];
+      for (int64_t c = 0; c < cols; ++c) {
+        std::vector<double> column;
+        for (int64_t r = 0; r < rows; ++r) column.push_back(g[static_cast<std::size_t>(r * cols + c)]);
+        want.push_back(lanes_model(column));
+      }
+    }
+    std::vector<double> serial(want.size());
+    {
+      const tessera::Plan plan = tessera::Plan::sum_to_shape(s.grad, {}, DType::float64, s.target, tessera::Options{});
+      CHECK(std::string(plan.kernel_path()) == s.path);
+      tessera::Options one;
+      one.max_threads = 1;
+      tessera::Plan::sum_to_shape(s.grad, {}, DType::float64, s.target, one).execute(bytes.data(), serial.data(), serial.size() * 8);
+      CHECK(std::memcmp(serial.data(), want.data(), want.size() * 8) == 0);
+    }
+    std::size_t most = 0;
+    for (int attempt = 0; attempt < 20 && most < 2; ++attempt) {
+      PageReaders pages(bytes);
+      std::vector<double> out(want.size());
+      arena.execute([&] {
+        tessera::sum_to_shape(pages.data(), s.grad, {}, DType::float64, s.target, out.data(), out.size() * 8);
+      });
+      most = std::max(most, pages.readers().size());
+      CHECK(std::memcmp(out.data(), serial.data(), serial.size() * 8) == 0);
+    }
+    CHECK_MESSAGE(most >= 2, "at most " << most << " thread(s) read the gradient of one output's sum");
+  }
+}
+
+// ---- Golden bits ------------------------------------------------------------------------------
+
+namespace {
+
+struct Golden {
+  const char* name;
+  const char* dtype;
+  uint64_t hash;  // FNV-1a 64 of the result's bytes
+};
+
+// tests/golden/reduce_bits.inc: the golden bits (hashes) of the cases below, generated on x86-64
+// (TESSERA_GOLDEN_PRINT=1 prints the table's lines). They change only if the documented orders
+// change (a new version of reduce.hpp's orders): then regenerate them and say so.
+const Golden kGolden[] = {
+#include "golden/reduce_bits.inc"
+};
+
+// The golden cases' data: float64 and complex128 with full mantissas; float32 cancelling (float64
+// sums that round); float16 and bfloat16 the same values times 2^-30 (finite), rounded once;
+// complex64 the float32 values and their halves negated as imaginary parts. No infinity or NaN
+// (a NaN's bits differ between architectures). Built from mt19937_64 and exact arithmetic only: the same
+// bytes on every architecture.
+std::vector<unsigned char> golden_data(const Layout& l, DType d) {
+  std::vector<std::vector<std::size_t>> groups(static_cast<std::size_t>(std::max<int64_t>(1, l.nout)));
+  for (std::size_t e = 0; e < l.out.size(); ++e) groups[static_cast<std::size_t>(l.out[e])].push_back(static_cast<std::size_t>(l.offset[e]));
+  const std::size_t n = static_cast<std::size_t>(l.buffer);
+  const std::vector<float> f = cancelling_floats(n, groups, 4242);
+  Rng rng(4243);
+  const int parts = is_complex(d) ? 2 : 1;
+  const std::size_t ps = part_size(d);
+  std::vector<unsigned char> data(n * parts * ps);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (d == DType::float64 || d == DType::complex128) {
+      for (int q = 0; q < parts; ++q) put(d, data.data() + (i * parts + q) * ps, full_mantissa(rng));
+    } else {
+      const float x = d == DType::float16 || d == DType::bfloat16 ? std::ldexp(f[i], -30) : f[i];  // finite in float16
+      put(d, data.data() + i * parts * ps, x);
+      if (parts == 2) put(d, data.data() + (i * parts + 1) * ps, -x / 2);
+    }
+  }
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("golden bits: fixed reductions give the committed bits on every SIMD target and thread count") {
+  TargetGuard guard;
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena arena(4);
+  const bool print = std::getenv("TESSERA_GOLDEN_PRINT") != nullptr;
+  const std::vector<Case>& cases = width_cases();
+  std::size_t checked = 0;
+  for (const Case& c : cases) {
+    const std::string name = c.name;
+    INFO(name);
+    const Layout l = layout_of(c);
+    for (const DType d : {DType::float64, DType::float32, DType::float16, DType::bfloat16, DType::complex64, DType::complex128}) {
+      const std::string dname = tessera::dtype_name(d);
+      INFO(dname);
+      const Golden* golden = nullptr;
+      for (const Golden& gd : kGolden)
+        if (name == gd.name && dname == gd.dtype) golden = &gd;
+      const std::vector<unsigned char> data = golden_data(l, d);
+      uint64_t first = 0;
+      for (const int64_t target : targets) {
+        hwy::SetSupportedTargetsForTest(target);
+        const std::string tname = hwy::TargetName(target);
+        INFO(tname);
+        for (const int mt : {1, 0}) {
+          INFO("max_threads " << mt);
+          const uint64_t h = fnv1a(run(c, d, data, false, {}, mt, arena));
+          if (first == 0) first = h;
+          CHECK(h == first);
+          if (golden != nullptr) CHECK_MESSAGE(h == golden->hash, "golden 0x" << std::hex << golden->hash << ", got 0x" << h);
+        }
+      }
+      if (print) std::printf("    {\"%s\", \"%s\", 0x%016llxULL},\n", c.name, dname.c_str(), static_cast<unsigned long long>(first));
+      CHECK_MESSAGE(golden != nullptr, "no golden bits for this case (TESSERA_GOLDEN_PRINT=1 prints them)");
+      checked += golden != nullptr;
+    }
+  }
+  CHECK(checked == sizeof kGolden / sizeof kGolden[0]);
+}
