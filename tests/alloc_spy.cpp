@@ -1,6 +1,8 @@
 #include "alloc_spy.hpp"
 
+#include <doctest/doctest.h>
 #include <dlfcn.h>
+#include <tessera/tessera.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -46,5 +48,27 @@ AllocSpy::AllocSpy() {
 AllocSpy::~AllocSpy() { recording = false; }
 
 AllocCalls AllocSpy::seen() const { return record; }
+
+HoldKeptBlocks::HoldKeptBlocks(std::size_t nbytes) {
+  const unsigned char byte = 1;
+  const int64_t shape[1] = {1};
+  const int64_t reps[1] = {static_cast<int64_t>(nbytes)};
+  for (int i = 0; i < 64; ++i) {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+    int out_ndim = 0;
+    int64_t out_shape[TESSERA_MAX_NDIM];
+    AllocSpy spy;
+    REQUIRE(tessera_tile_alloc(&byte, 1, shape, nullptr, 1, 1, reps, &data, &bytes, &out_ndim, out_shape) ==
+            TESSERA_OK);
+    blocks_.push_back(data);
+    if (spy.seen().large == 1) return;  // fresh: no kept block of this size is left
+  }
+  FAIL("the allocator kept handing out kept blocks");
+}
+
+HoldKeptBlocks::~HoldKeptBlocks() {
+  for (void* p : blocks_) tessera_free(p);
+}
 
 }  // namespace test

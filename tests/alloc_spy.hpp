@@ -7,6 +7,7 @@
 #define TESSERA_TESTS_ALLOC_SPY_HPP
 
 #include <cstddef>
+#include <vector>
 
 namespace test {
 
@@ -25,6 +26,22 @@ class AllocSpy {
   AllocSpy(const AllocSpy&) = delete;
   AllocSpy& operator=(const AllocSpy&) = delete;
   AllocCalls seen() const;
+};
+
+/// Takes every kept block (lib/allocator.cpp) an allocating call of `nbytes` (32 MiB or more)
+/// could reuse: allocates outputs of that size (a 1-byte fill) until one is fresh, holding them
+/// all, so that the next allocating call of that size gets a fresh block too. Frees them (the
+/// allocator keeps them again) when it goes out of scope. Fails the test case if 64 in a row
+/// were kept blocks.
+class HoldKeptBlocks {
+ public:
+  explicit HoldKeptBlocks(std::size_t nbytes);
+  ~HoldKeptBlocks();
+  HoldKeptBlocks(const HoldKeptBlocks&) = delete;
+  HoldKeptBlocks& operator=(const HoldKeptBlocks&) = delete;
+
+ private:
+  std::vector<void*> blocks_;
 };
 
 }  // namespace test

@@ -5,7 +5,7 @@
 // byte with the reference, through the C++ and the C API, fresh and reused. Which one a call got
 // is asserted, not assumed: the allocator keeps freed blocks (lib/allocator.cpp: any kept block
 // the output fills to 4/5 is reused), so before each "fresh" call the blocks it could reuse are
-// taken by holders (Hold), and alloc_spy counts the aligned_alloc of 32 MiB or more each call
+// taken by holders (alloc_spy.hpp HoldKeptBlocks), and alloc_spy counts the aligned_alloc of 32 MiB or more each call
 // makes: one for a fresh block, none for a reused one.
 #include <doctest/doctest.h>
 
@@ -71,38 +71,6 @@ Input make_input(const LargeCase& c) {
 
 bool huge_aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % (std::uintptr_t{2} << 20) == 0; }
 
-// Takes every kept block an allocating call of `nbytes` could reuse: allocating outputs of that
-// size (a 1-byte fill) until one is fresh, holding them all, so that the next call of that size
-// gets a fresh block too. Released (kept again) when it goes out of scope.
-class Hold {
- public:
-  explicit Hold(std::size_t nbytes) {
-    const unsigned char byte = 1;
-    const int64_t shape[1] = {1};
-    const int64_t reps[1] = {static_cast<int64_t>(nbytes)};
-    for (int i = 0; i < 64; ++i) {
-      void* data = nullptr;
-      std::size_t bytes = 0;
-      int out_ndim = 0;
-      int64_t out_shape[TESSERA_MAX_NDIM];
-      test::AllocSpy spy;
-      REQUIRE(tessera_tile_alloc(&byte, 1, shape, nullptr, 1, 1, reps, &data, &bytes, &out_ndim, out_shape) ==
-              TESSERA_OK);
-      blocks_.push_back(data);
-      if (spy.seen().large == 1) return;  // fresh: no kept block of this size is left
-    }
-    FAIL("the allocator kept handing out kept blocks");
-  }
-  Hold(const Hold&) = delete;
-  Hold& operator=(const Hold&) = delete;
-  ~Hold() {
-    for (void* p : blocks_) tessera_free(p);
-  }
-
- private:
-  std::vector<void*> blocks_;
-};
-
 // 32-bit floats 0, 1, 2, ... - 3 (mod 7): small integers, every sum of the reductions exact.
 std::vector<float> small_floats(int64_t n) {
   std::vector<float> v(static_cast<std::size_t>(n));
@@ -129,7 +97,7 @@ void check_fresh_and_reused(const AllocCase& c) {
   {
     std::optional<tessera::Array> a;
     {
-      const Hold hold(c.expected.size());
+      const test::HoldKeptBlocks hold(c.expected.size());
       test::AllocSpy spy;
       a.emplace(c.call());
       CHECK_MESSAGE(spy.seen().large == 1, "not a fresh block");
@@ -171,7 +139,7 @@ TEST_CASE("allocating calls of 32 MiB or more: each tile kernel family, fresh an
         std::size_t bytes = 0;
         int out_ndim = 0;
         int64_t out_shape[TESSERA_MAX_NDIM];
-        std::optional<Hold> hold;
+        std::optional<test::HoldKeptBlocks> hold;
         if (fresh) hold.emplace(ac.expected.size());
         test::AllocSpy spy;
         REQUIRE(tessera_tile_alloc_ex(in.data.data(), static_cast<int>(in.shape.size()), in.shape.data(),

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc_spy.hpp"
 #include "reference.hpp"
 #include "util.hpp"
 
@@ -392,8 +393,13 @@ TEST_CASE("Plan::execute(src) allocates the output, for every operation, fresh p
   for (std::size_t i = 0; i < row.size(); ++i) row[i] = static_cast<float>(i);
   // 4099 x 2053 floats: 33.7 MiB, a fresh huge-page mapping (or a kept block) from the allocator.
   const tessera::Plan plan = tessera::Plan::broadcast_to({1, 4099}, {}, 4, {2053, 4099});
-  for (int round = 0; round < 2; ++round) {
+  for (int round = 0; round < 2; ++round) {  // a fresh block, then the block it freed (kept)
+    std::optional<test::HoldKeptBlocks> hold;
+    if (round == 0) hold.emplace(plan.nbytes());
+    test::AllocSpy spy;
     const tessera::Array out = plan.execute(row.data());
+    CHECK(spy.seen().large == (round == 0 ? 1u : 0u));
+    hold.reset();
     REQUIRE(out.shape() == plan.shape());
     REQUIRE(out.nbytes() == plan.nbytes());
     const float* v = out.data_as<float>();
