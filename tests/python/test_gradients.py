@@ -8,7 +8,7 @@ reversed, transposed, stepped, zero strides), numpy arrays and torch tensors; ou
 in float64; torch's own gradients in float32 and bfloat16; the accuracy requirement of issue 12
 (on random float32 data the largest relative error against math.fsum is no worse than numpy's
 pairwise float32 sum along a contiguous axis) and determinism (the same bits for max_threads 1, 2,
-3 and repeated runs)."""
+3 and repeated runs, on data whose sums depend on the order)."""
 import itertools
 import math
 import subprocess
@@ -755,6 +755,8 @@ def bits(a):
 
 DETERMINISM_CASES = {
     "rows": lambda d, c, mt: tessera.sum_to_shape(d, (d.shape[0], 1), max_threads=mt),
+    # two outputs of 2**20 addends each: the threads split each output's own sum
+    "two long rows": lambda d, c, mt: tessera.sum_to_shape(d.reshape(2, -1), (2, 1), max_threads=mt),
     "columns": lambda d, c, mt: tessera.sum_to_shape(d, (1, d.shape[1]), max_threads=mt),
     "all": lambda d, c, mt: tessera.sum_to_shape(d, (), max_threads=mt),
     "strided": lambda d, c, mt: tessera.tile_backward(d.T, (1, d.shape[0]), (d.shape[1], 1), max_threads=mt),
@@ -764,18 +766,56 @@ DETERMINISM_CASES = {
     "segments": lambda d, c, mt: tessera.repeat_backward(d.ravel()[:c.sum()], c.shape, c, max_threads=mt),
 }
 
+# The same sums in float64 in numpy's order (pairwise), for the cases whose float32 results the
+# order decides on the data of determinism_data (segments: sums of at most 3 addends, exact).
+ORDER_REFERENCES = {
+    "rows": lambda d: d.astype(np.float64).sum(axis=1, keepdims=True),
+    "two long rows": lambda d: d.reshape(2, -1).astype(np.float64).sum(axis=1, keepdims=True),
+    "columns": lambda d: d.astype(np.float64).sum(axis=0, keepdims=True),
+    "all": lambda d: d.astype(np.float64).sum(),
+    "strided": lambda d: d.astype(np.float64).sum(axis=1)[None, :],
+    "reversed": lambda d: d[::-1, ::-3].astype(np.float64).sum(keepdims=True),
+    "periodic": lambda d: d.astype(np.float64).reshape(8, d.shape[0] // 8, d.shape[1] // 128, 128).sum(axis=(0, 2)),
+}
+
+
+def determinism_data(rng, dtype, rows=1024, cols=2048):
+    """Normal values times 10 and, for float32 and complex64, huge values in cancelling quadruples
+    (+h at (i, j), -h at (i, j + 128) and at (i + rows/8, j), +h at (i + rows/8, j + 128)): every
+    row, column and periodic output that holds one holds all four, so the exact sums are the small
+    values', but float64 partial sums near 2**45 lose their low bits -- differently in each order,
+    visibly in float32 (without them float32 sums of these values are exact in float64)."""
+    data = rng.standard_normal((rows, cols)) * 10
+    if dtype in (np.float32, np.complex64):
+        primary_rows = [i for i in range(rows) if (i // (rows // 8)) % 2 == 0]
+        primary_cols = [j for j in range(cols) if (j // 128) % 2 == 0]
+        for i in primary_rows:
+            for j in rng.choice(primary_cols, size=4, replace=False):
+                h = float(np.float32(rng.uniform(1, 2) * 2.0**45))
+                data[i, j], data[i, j + 128] = h, -h
+                data[i + rows // 8, j], data[i + rows // 8, j + 128] = -h, h
+    return data.astype(dtype)
+
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.complex64])
 def test_determinism_across_threads_and_runs(dtype):
     """The same bits for max_threads 1, 2, 3 and the arena's default, and on repeated runs, on
-    inputs past the threads' threshold (2**21 elements) reduced to many outputs, few, or one."""
+    inputs past the threads' threshold (2**21 elements) reduced to many outputs, few, or one (two
+    long rows, all, columns: the threads split one output's sum). Every float leg's sums depend on
+    the order (float32: checked against float64 sums in numpy's order, rounded once)."""
     rng = np.random.default_rng(42)
-    data = (rng.standard_normal((1024, 2048)) * 10).astype(dtype)
+    data = determinism_data(rng, dtype)
     counts = rng.integers(0, 4, size=2**19)  # per-element counts: about 1.5 * 2**19 addends in all
     for name, fn in DETERMINISM_CASES.items():
         first = bits(fn(data, counts, 1))
         for mt in (2, 3, None, 1, 2):
             assert bits(fn(data, counts, mt)) == first, (name, mt)
+        if dtype == np.float32 and name in ORDER_REFERENCES:
+            # the data show the order: numpy's (pairwise) float64 sums rounded once differ
+            got = fn(data, counts, 1)
+            other = np.asarray(ORDER_REFERENCES[name](data)).astype(np.float32).reshape(got.shape)
+            differ = np.count_nonzero(got.view(np.uint32) != other.view(np.uint32))
+            assert differ * 10 >= got.size, (name, differ, got.size)
 
 
 def test_torch_determinism():
