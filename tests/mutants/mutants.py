@@ -32,9 +32,11 @@ ALL = ('unit', 'oracle', 'fence', 'python')
 PYTHON = ('python',)
 
 # (id, file, function, what it changes, old text, new text[, suites]). Ordered by file so that
-# consecutive builds recompile as little as possible (planner/executor are seconds, region.cpp tens
-# of seconds, rows.cpp and row_kernels-inl.h, reduce.cpp and reduce_scalar.hpp -- compiled for
-# every Highway target -- the most; a Python file, nothing).
+# consecutive builds recompile as little as possible (planner/executor are seconds, region.cpp a
+# minute, rows.cpp and row_kernels-inl.h, reduce.cpp and reduce_scalar.hpp -- compiled for every
+# Highway target -- several minutes each, and again for the next mutant once restored; a Python
+# file, nothing), the cheap ones first, then the reductions' kernels before the copying ones: a run
+# cut short has then tried the newest code.
 MUTANTS = [
     # --- (5) region planning slips (lib/planner.cpp, seconds to rebuild)
     ('region-merge-off-by-one', 'lib/planner.cpp', 'plan_region',
@@ -123,6 +125,27 @@ MUTANTS = [
      'if (release_gil || overlap || nbytes >= kReleaseGilBytes) release = std::make_unique<py::gil_scoped_release>();',
      'if (false && (release_gil || overlap || nbytes >= kReleaseGilBytes)) release = std::make_unique<py::gil_scoped_release>();',
      PYTHON),
+    # --- the reductions' kernels (lib/reduce_scalar.hpp: rebuilds reduce.cpp and executor.cpp;
+    # lib/kernels/reduce.cpp), compiled for every Highway target
+    ('reduce-order-largest-first', 'lib/reduce_scalar.hpp', 'LeafCounter::result',
+     "the binary counter adds its subtrees largest first instead of smallest first (the leaves' sums associated "
+     'the other way: the same terms, other bits)',
+     'for (int lvl = 0; lvl < 64; ++lvl) {',
+     'for (int lvl = 63; lvl >= 0; --lvl) {'),
+    ('reduce-minus-zero-kept', 'lib/reduce_scalar.hpp', 'plus_zero',
+     'a result of only -0.0 addends is stored as -0.0 (numpy and torch give +0.0) where a result is finished '
+     'element by element (float16, bfloat16, the tails of vectors)',
+     'if constexpr (std::is_floating_point_v<A>) return a + A(0);',
+     'if constexpr (std::is_floating_point_v<A>) return a;'),
+    ('reduce-narrow-accumulator', 'lib/kernels/reduce.cpp', 'Kernels::AddRow',
+     "every sum of two leaves' (or subtrees') accumulators is rounded to the element type: float32 summed in "
+     'float32, float16 and bfloat16 in their own type, between leaves',
+     'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]);',
+     'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]); for (int64_t k = 0; k < n; ++k) dst[k] = to_acc<E>(from_acc<E>(dst[k]));'),
+    ('reduce-stream-no-fence', 'lib/kernels/reduce.cpp', 'Kernels::Items',
+     'no hwy::FlushStream() (sfence) after a reduction result written with non-temporal stores',
+     'if (p.stream) hwy::FlushStream();  // the streamed output is visible before the task returns',
+     '(void)0;  // MUTANT: hwy::FlushStream() dropped'),
     # --- (5) off by one in the region kernel's period (lib/kernels/region.cpp)
     ('region-period-off-by-one', 'lib/kernels/region.cpp', 'RegionAxisFill',
      'an outer region axis longer than its period replicates period + 1 steps instead of period',
@@ -177,27 +200,6 @@ MUTANTS = [
      'no hwy::FlushStream() (sfence) after a range written with non-temporal stores',
      '  if (info.route != Route::plain) hwy::FlushStream();  // order the streaming stores before the range is reported done',
      '  // MUTANT: hwy::FlushStream() dropped'),
-    # --- the reductions' kernels (lib/reduce_scalar.hpp: rebuilds reduce.cpp and executor.cpp;
-    # lib/kernels/reduce.cpp), compiled for every Highway target
-    ('reduce-order-largest-first', 'lib/reduce_scalar.hpp', 'LeafCounter::result',
-     "the binary counter adds its subtrees largest first instead of smallest first (the leaves' sums associated "
-     'the other way: the same terms, other bits)',
-     'for (int lvl = 0; lvl < 64; ++lvl) {',
-     'for (int lvl = 63; lvl >= 0; --lvl) {'),
-    ('reduce-minus-zero-kept', 'lib/reduce_scalar.hpp', 'plus_zero',
-     'a result of only -0.0 addends is stored as -0.0 (numpy and torch give +0.0) where a result is finished '
-     'element by element (float16, bfloat16, the tails of vectors)',
-     'if constexpr (std::is_floating_point_v<A>) return a + A(0);',
-     'if constexpr (std::is_floating_point_v<A>) return a;'),
-    ('reduce-narrow-accumulator', 'lib/kernels/reduce.cpp', 'Kernels::AddRow',
-     "every sum of two leaves' (or subtrees') accumulators is rounded to the element type: float32 summed in "
-     'float32, float16 and bfloat16 in their own type, between leaves',
-     'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]);',
-     'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]); for (int64_t k = 0; k < n; ++k) dst[k] = to_acc<E>(from_acc<E>(dst[k]));'),
-    ('reduce-stream-no-fence', 'lib/kernels/reduce.cpp', 'Kernels::Items',
-     'no hwy::FlushStream() (sfence) after a reduction result written with non-temporal stores',
-     'if (p.stream) hwy::FlushStream();  // the streamed output is visible before the task returns',
-     '(void)0;  // MUTANT: hwy::FlushStream() dropped'),
 ]
 
 BY_ID = {m[0]: m for m in MUTANTS}
