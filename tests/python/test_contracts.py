@@ -440,9 +440,26 @@ def test_torch_out_that_cannot_be_written_is_refused_before_writing(op, make_arg
 @pytest.mark.parametrize("op, args, kwargs, shape", list(bad_calls(torch)), ids=name_id)
 def test_torch_out_untouched_on_a_bad_argument(op, args, kwargs, shape):
     for out in (torch.full(shape, 7.0), ):
+        version = out._version
         with pytest.raises((ValueError, TypeError)):
             getattr(tessera, op)(*args, out=out, **kwargs)
         assert (out == 7).all()
+        # nor marked as written: a graph that saved out still works after a failed call
+        assert out._version == version
+
+
+@pytest.mark.parametrize("op, make_args, kwargs, shape", GOOD_TORCH_CALLS, ids=name_id)
+def test_torch_out_written_is_marked_written(op, make_args, kwargs, shape):
+    out = torch.full(shape, 7.0)
+    version = out._version
+    assert getattr(tessera, op)(*make_args(), out=out, **kwargs) is out
+    assert out._version > version
+    # autograd sees the write: a graph that saved out refuses to use the new values
+    w = torch.ones(shape, requires_grad=True)
+    y = (w * out).sum()
+    getattr(tessera, op)(*make_args(), out=out, **kwargs)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
 
 
 # --- no silent skips ------------------------------------------------------------------------------

@@ -1198,13 +1198,13 @@ def _tile_tensor(A, reps, out, max_threads, nontemporal, negative_reps):
     # reps are read once, into a tuple of ints: what runs from here on runs no user code, so the
     # tensors' memory cannot change between reading their DLPack pointers and writing.
     reps = _ext.reps_tuple(reps, negative_reps)
+    _ext.canonical_args("tile", (), None, None, max_threads, nontemporal)  # the options checked, as below
     src = _resolved(src)
     shape = _ext.tile_shape(tuple(src.shape), reps, negative_reps)  # checks reps before any allocation
     result = _tensor_out(out, src, shape)
     s, d = _as_bytes(src, result)
+    _mark_written(out)
     _ext.tile_dlpack(to_dlpack(s), reps, to_dlpack(d), max_threads, nontemporal, negative_reps)
-    if out is not None:
-        _bump_version(out)
     return result
 
 
@@ -1219,9 +1219,8 @@ def _family_tensor(op, A, arg, axis, output_size, out, max_threads, nontemporal)
     shape = _ext.family_shape(op, tuple(src.shape), arg, axis, output_size)  # checks all before allocating
     result = _tensor_out(out, src, shape)
     s, d = _as_bytes(src, result)
+    _mark_written(out)
     _ext.family_dlpack(op, to_dlpack(s), arg, axis, output_size, to_dlpack(d), max_threads, nontemporal)
-    if out is not None:
-        _bump_version(out)
     return result
 
 
@@ -1237,10 +1236,9 @@ def _reduce_tensor(op, A, shape, arg, axis, out, max_threads, nontemporal, negat
                                                       out is not None)
     src = _resolved(src)
     result = _tensor_out(out, src, out_shape)
+    _mark_written(out)
     _ext.reduce_dlpack(op, to_dlpack(src), shape, arg, axis, to_dlpack(result), max_threads, nontemporal,
                        negative_reps, accumulate)
-    if out is not None:
-        _bump_version(out)
     return result
 
 
@@ -1292,13 +1290,23 @@ def _tensor_out(out, src, shape):
     if out.is_inference() and not torch.is_inference_mode_enabled():
         raise ValueError("tessera: out is an inference tensor (made under torch.inference_mode()); it can be "
                          "written in place only inside inference mode")
-    # Whatever else forbids an in-place write (a view made in no_grad mode of a tensor that requires
-    # grad, ...) raises here, on an in-place op of no element, before anything is written.
+    return out
+
+
+def _mark_written(out):
+    """Just before tessera writes `out` (None: a new tensor, nothing to do), every argument checked,
+    before the DLPack capsules are made: an in-place op on none of out's elements. It raises
+    (ValueError) wherever torch forbids writing `out` in place (a view made in no_grad mode of a
+    tensor that requires grad, ...), before anything is written; and it bumps out's version
+    counter, as torch's own out= ops do, so that a graph that saved `out` raises instead of using
+    the new values. Once per call, and only on the way to a write: a call refused before leaves
+    out's version as it was."""
+    if out is None:
+        return
     try:
         out.view(-1)[:0].zero_()
     except RuntimeError as error:
         raise ValueError(f"tessera: out cannot be written in place: {error}") from None
-    return out
 
 
 def _as_bytes(s, d):
@@ -1320,14 +1328,3 @@ def _tensor_counts(repeats):
     """repeat's counts given as a tensor, as an ndarray (read by tessera as numpy's are)."""
     return repeats.detach().cpu().numpy()
 
-
-def _bump_version(t):
-    """Tell autograd that `t` was written in place (as torch's own out= ops do), so that a graph
-    that saved `t` raises instead of using the new values."""
-    import torch
-
-    increment = getattr(getattr(torch.autograd, "graph", None), "increment_version", None)
-    if increment is not None:  # torch >= 2.1
-        increment(t)
-    else:
-        t.view(-1)[:0].zero_()  # an in-place op on no element: bumps t's version counter
