@@ -14,9 +14,13 @@
 namespace test {
 
 /// float64 with full 53-bit mantissas and mixed exponents: every order gives other bits.
+/// (Every draw is a statement of its own: the order in which a call's arguments are evaluated is
+/// unspecified, and GCC evaluates them in other orders on x86-64 and aarch64.)
 inline double full_mantissa(Rng& rng) {
   const double m = static_cast<double>(rng.uniform(int64_t{1} << 52, (int64_t{1} << 53) - 1));
-  return std::ldexp(rng.coin() ? m : -m, static_cast<int>(rng.uniform(-60, -45)));
+  const bool negative = rng.coin();
+  const int e = static_cast<int>(rng.uniform(-60, -45));
+  return std::ldexp(negative ? -m : m, e);
 }
 
 /// float32 values whose float64 sums round, visibly in float32: mostly small values, and pairs of
@@ -27,14 +31,17 @@ inline std::vector<float> cancelling_floats(std::size_t n, const std::vector<std
                                             uint64_t seed) {
   Rng rng(seed);
   std::vector<float> v(n);
-  for (float& x : v)
-    x = std::ldexp(static_cast<float>(rng.uniform(-(int64_t{1} << 24) + 1, (int64_t{1} << 24) - 1)),
-                   static_cast<int>(rng.uniform(-44, -24)));
+  for (float& x : v) {
+    const auto m = static_cast<float>(rng.uniform(-(int64_t{1} << 24) + 1, (int64_t{1} << 24) - 1));
+    const int e = static_cast<int>(rng.uniform(-44, -24));
+    x = std::ldexp(m, e);
+  }
   for (std::vector<std::size_t> g : groups) {
     rng.shuffle(g);
     for (std::size_t i = 0; i + 1 < g.size() / 2; i += 2) {
-      const float huge = std::ldexp(static_cast<float>(rng.uniform(1, (int64_t{1} << 24) - 1)),
-                                    static_cast<int>(rng.uniform(12, 20)));
+      const auto m = static_cast<float>(rng.uniform(1, (int64_t{1} << 24) - 1));
+      const int e = static_cast<int>(rng.uniform(12, 20));
+      const float huge = std::ldexp(m, e);
       v[g[i]] = huge;
       v[g[i + 1]] = -huge;
     }
