@@ -121,11 +121,12 @@
 //   fault (kDstShape: the result's shape, made wrong as the gradient's above), bits5-7 as above.
 //
 // Environment: TESSERA_FUZZ_TARGET=<Highway target name, e.g. SCALAR> forces that target at
-// start-up and checks that tessera dispatches to it. TESSERA_FUZZ_PATHS=1 prints at exit how many
-// executed plans took each executor path (the "[path]" that tessera_plan_describe names — a
+// start-up and checks that tessera dispatches to it. TESSERA_FUZZ_PATHS=1 prints at exit how often
+// each executor path ran — built with -Dpath_counters=true (tests/run does), as the kernels
+// counted it (reached_paths); the plans' paths (the "[path]" that tessera_plan_describe names — a
 // reduction's "kernel: reduce.<path>" —, and Plan::kernel_path() of the C++ plans with streaming
-// stores forced), every path Plan::kernel_paths() lists, those not reached, and how often the
-// rarer kinds of input succeeded or were rejected (Feature);
+// stores forced) are printed too —, every path Plan::kernel_paths() lists, those not reached, the
+// sub-kernels run, and how often the rarer kinds of input succeeded or were rejected (Feature);
 // tests/run fails unless every listed path (but those in tests/fuzz/unreached-paths) was reached
 // by one of its two runs (the planner chooses paths per SIMD target: HWY_SCALAR has no vector or
 // streaming path). tests/fuzz/make_corpus.py writes the seeds (one per executor path among them).
@@ -155,6 +156,9 @@
 #include <vector>
 
 #include "reference.hpp"
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+#include "kernels/path_counters.hpp"  // lib/ (tests/fuzz/meson.build with -Dpath_counters=true)
+#endif
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -1156,17 +1160,67 @@ constexpr const char* kFeatureNames[kFeatures] = {
 long g_features[kFeatures] = {};
 void note(Feature f) { ++g_features[f]; }
 
+// The executor paths reached: with the executed-path counters (-Dpath_counters=true, as tests/run
+// builds it), the ranges and kernel calls the kernels counted, over every target; the paths that
+// run no kernel of their own — "none" and "reduce.zeros" (an empty output, a zero extent: nothing
+// to add) and "reduce.segments" (whose sub-problems the kernels count under their own paths) —
+// from the plans that executed successfully. Without the counters, every path from the plans.
+std::map<std::string, long> reached_paths() {
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  namespace td = tessera::detail;
+  std::map<std::string, long> reached;
+  const auto all_targets = [](const auto& count) {
+    uint64_t n = 0;
+    for (int bit = 0; bit < 63; ++bit) n += count(int64_t{1} << bit);
+    return static_cast<long>(n);
+  };
+  for (int i = 0; i < td::kPathCount; ++i)
+    if (const long n = all_targets([&](int64_t t) { return td::executed_path_count(t, i); }); n > 0)
+      reached[td::kPathInfo[i].name] = n;
+  for (int i = 0; i < td::kReducePathCount; ++i)
+    if (const long n = all_targets([&](int64_t t) { return td::executed_reduce_path_count(t, i); }); n > 0)
+      reached[td::kReducePathNames[i]] = n;
+  for (const char* planned : {"none", "reduce.none", "reduce.zeros", "reduce.segments"})
+    if (const auto it = path_counts().find(planned); it != path_counts().end()) reached[planned] = it->second;
+  return reached;
+#else
+  return path_counts();
+#endif
+}
+
 void print_paths() {
+  const std::map<std::string, long> reached = reached_paths();
   std::string line = "fuzz_tile: executor paths reached:";
-  for (const auto& [path, n] : path_counts()) line += " " + path + "=" + std::to_string(n);
+  for (const auto& [path, n] : reached) line += " " + path + "=" + std::to_string(n);
+  std::string planned = "fuzz_tile: executor paths planned (plans executed successfully):";
+  for (const auto& [path, n] : path_counts()) planned += " " + path + "=" + std::to_string(n);
   std::string listed = "fuzz_tile: executor paths listed:", missed = "fuzz_tile: executor paths not reached:";
   for (const std::string& path : tessera::Plan::kernel_paths()) {
     listed += " " + path;
-    if (path_counts().count(path) == 0) missed += " " + path;
+    if (reached.count(path) == 0) missed += " " + path;
   }
   std::string features = "fuzz_tile: features reached:";
   for (int f = 0; f < kFeatures; ++f) features += std::string(" ") + kFeatureNames[f] + "=" + std::to_string(g_features[f]);
-  std::fprintf(stderr, "%s\n%s\n%s\n%s\n", line.c_str(), listed.c_str(), missed.c_str(), features.c_str());
+  std::string counted = "fuzz_tile: executed-path counters: ";
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  // The sub-kernels (lib/kernels/path_counters.hpp, Variant) the kernels ran, over every target,
+  // and those the dispatched target's code has but that did not run.
+  namespace td = tessera::detail;
+  counted += "on";
+  std::string variants = "fuzz_tile: sub-kernels reached:", unreached = "fuzz_tile: sub-kernels not reached:";
+  const uint64_t compiled = td::compiled_variants();
+  for (int v = 0; v < td::kVariantCount; ++v) {
+    uint64_t n = 0;
+    for (int bit = 0; bit < 63; ++bit) n += td::executed_variant_count(int64_t{1} << bit, v);
+    if (n > 0) variants += std::string(" ") + td::kVariantNames[v] + "=" + std::to_string(n);
+    else if ((compiled >> v) & 1) unreached += std::string(" ") + td::kVariantNames[v];
+  }
+  std::fprintf(stderr, "%s\n%s\n", variants.c_str(), unreached.c_str());
+#else
+  counted += "off (paths from the plans)";
+#endif
+  std::fprintf(stderr, "%s\n%s\n%s\n%s\n%s\n%s\n", counted.c_str(), line.c_str(), planned.c_str(), listed.c_str(),
+               missed.c_str(), features.c_str());
 }
 
 uint32_t fnv1a(const uint8_t* data, size_t size) {
