@@ -637,6 +637,18 @@ SEEDS = {
     "reduce_path_periodic_column": sum_to([6, 8, 8], [6, 1, 1], 'uint16'),
     "reduce_path_segments_flat": repeat_back([4], [1, 0, 2, 3], 'uint8'),
     "reduce_path_segments_axis": repeat_back([2, 5], [2, 0, 1, 4, 1], 'complex64', axis=1, perm=1),
+    # sub-kernels inside the paths (lib/kernels/path_counters.hpp, Variant): short contiguous runs
+    # of a column, N items at a time and the rest (ShortRun1N, ShortRun1); a narrow tile's w = 3
+    # rows (ShortRun3N, or ShortRun3x8 on 8-lane accumulators); a count-1 segment of a transposed
+    # gradient, whose outputs are a row apart (LeafRows with a destination stride); w = 5 (ShortRun<80>);
+    # 100 addends in 13 leaves (RegTree)
+    "reduce_variant_short_runs_8_items": repeat_back([8], [16], 'float32', axis=0),
+    "reduce_variant_short_runs_7_items": repeat_back([7], [16], 'float64', axis=0),
+    "reduce_variant_narrow_w3_float64": tile_back([8, 3], [1, 31], 'float64'),
+    "reduce_variant_narrow_w3_float32": tile_back([8, 3], [1, 31], 'float32'),
+    "reduce_variant_segment_dst_stride": repeat_back([8, 5], [1, 2, 1, 3, 1], 'float32', axis=1, perm=1),
+    "reduce_variant_narrow_w5": tile_back([2, 5], [1, 16], 'float32'),
+    "reduce_variant_13_leaves": tile_back([2, 8], [100, 1], 'float32'),
 
     # every dtype (sum over the leading axis of a transposed (3, 5)), half of them accumulating
     **{f"reduce_dtype_{name}": sum_to([3, 5], [1, 5], name, accumulate=i % 2 == 1, perm=1)
