@@ -129,7 +129,10 @@
 // sub-kernels run, and how often the rarer kinds of input succeeded or were rejected (Feature);
 // tests/run fails unless every listed path (but those in tests/fuzz/unreached-paths) was reached
 // by one of its two runs (the planner chooses paths per SIMD target: HWY_SCALAR has no vector or
-// streaming path). tests/fuzz/make_corpus.py writes the seeds (one per executor path among them).
+// streaming path), every sub-kernel a run's target has ran in one of them (but those in
+// tests/fuzz/unreached-subkernels), and each run reached every feature at least once (but those
+// tests/fuzz/unreached-features names for it). tests/fuzz/make_corpus.py writes the seeds (one
+// per executor path among them, and for the rarer sub-kernels).
 #include <tessera/tessera.h>
 #include <tessera/tessera.hpp>
 #if TESSERA_FUZZ_DLPACK
