@@ -2,7 +2,12 @@
 //
 //  - a reduction's max_threads: a plan with max_threads = 1 runs on the calling thread only, even
 //    in an arena of 4 where the same plan with the default max_threads is joined by workers (each
-//    kind of parallel split: over outputs, over one output's replicas, over segments).
+//    kind of parallel split: over outputs, over one output's replicas, over segments);
+//  - the allocating calls' re-plan for fresh pages (README, lib/planner.hpp plan_for_fresh_output):
+//    an allocating call of 32 MiB or more whose block is fresh runs its plan's ordinary-store path
+//    (with automatic streaming, as a fresh block is written fastest), and into a kept block the
+//    plan's own streaming path. Seen through the executed-path counters (-Dpath_counters=true, as
+//    every test build of tests/run has); without them the test case says it cannot run.
 #include <doctest/doctest.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -12,10 +17,17 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "alloc_spy.hpp"
+#if TESSERA_PATH_COUNTERS
+#include "kernels/path_counters.hpp"  // lib/, on the include path with -Dpath_counters=true
+#endif
 
 namespace {
 
@@ -98,3 +110,74 @@ TEST_CASE("a reduction with max_threads = 1 runs on the calling thread only, in 
     CHECK(workers_joining(c, 1, 20) == 0);
   }
 }
+
+#if TESSERA_PATH_COUNTERS
+namespace {
+
+// The executor paths whose counters moved since the last reset, on any Highway target.
+std::map<std::string, uint64_t> executed_paths() {
+  namespace td = tessera::detail;
+  std::map<std::string, uint64_t> ran;
+  for (int path = 0; path < td::kPathCount; ++path) {
+    uint64_t n = 0;
+    for (int slot = 0; slot < td::kExecTargetSlots - 1; ++slot) n += td::executed_path_count(int64_t{1} << slot, path);
+    if (n > 0) ran[td::kPathInfo[path].name] = n;
+  }
+  return ran;
+}
+
+std::string names(const std::map<std::string, uint64_t>& ran) {
+  std::string s;
+  for (const auto& [name, n] : ran) s += (s.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+  return s.empty() ? "nothing" : s;
+}
+
+}  // namespace
+
+TEST_CASE("an allocating call runs the ordinary-store path into a fresh block, the plan's streaming path into a kept one") {
+  struct Case {
+    const char* family;
+    tessera::Dims shape;
+    std::size_t itemsize;
+    tessera::Dims reps;
+  };
+  // 34 MiB outputs (past kHugeMinBytes, 32 MiB, and the automatic streaming threshold).
+  for (const Case& c : {Case{"copy", {35651584}, 1, {1}}, Case{"fill", {557056, 1}, 4, {1, 16}},
+                        Case{"pattern", {4352, 4}, 4, {1, 512}}}) {
+    CAPTURE(c.family);
+    int64_t n = 1;
+    for (int64_t e : c.shape) n *= e;
+    std::vector<unsigned char> in(static_cast<std::size_t>(n) * c.itemsize);
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned char>(i * 2654435761u >> 13);
+    const tessera::Plan plan(c.shape, {}, c.itemsize, c.reps);  // automatic streaming: a caller's buffer
+    const std::string planned = plan.kernel_path();
+    REQUIRE(planned.rfind(c.family, 0) == 0);
+    REQUIRE(planned.find(".nt") != std::string::npos);  // streams (else this case would tell nothing)
+    const std::string plain = planned.substr(0, planned.find(".nt"));
+    REQUIRE(plan.nbytes() == 35651584);
+    std::vector<unsigned char> expected(plan.nbytes());
+    plan.execute(in.data(), expected.data(), expected.size());
+    {
+      test::HoldKeptBlocks hold(plan.nbytes());  // the next allocating call of this size gets a fresh block
+      tessera::detail::reset_executed_path_counts();
+      const tessera::Array fresh = tessera::tile(in.data(), c.shape, {}, c.itemsize, c.reps);
+      const auto ran = executed_paths();
+      CHECK_MESSAGE(ran.size() == 1, "ran " << names(ran));
+      CHECK_MESSAGE(ran.count(plain) == 1, "a fresh block: ran " << names(ran) << ", not " << plain);
+      CHECK(std::memcmp(fresh.data(), expected.data(), expected.size()) == 0);
+    }
+    // The blocks are kept now: the next call reuses one, with the plan's own (streaming) path.
+    tessera::detail::reset_executed_path_counts();
+    const tessera::Array kept = tessera::tile(in.data(), c.shape, {}, c.itemsize, c.reps);
+    const auto ran = executed_paths();
+    CHECK_MESSAGE(ran.size() == 1, "ran " << names(ran));
+    CHECK_MESSAGE(ran.count(planned) == 1, "a kept block: ran " << names(ran) << ", not " << planned);
+    CHECK(std::memcmp(kept.data(), expected.data(), expected.size()) == 0);
+  }
+}
+#else
+TEST_CASE("an allocating call runs the ordinary-store path into a fresh block, the plan's streaming path into a kept one") {
+  MESSAGE("executed-path counters are off in this build (configure with -Dpath_counters=true, as tests/run's builds "
+          "are): which path an allocating call ran cannot be seen, so this test case checks nothing");
+}
+#endif
