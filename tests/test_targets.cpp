@@ -442,8 +442,14 @@ TEST_CASE("every Highway target: each sub-kernel (variant) the kernels choose ra
     CAPTURE(name);
     REQUIRE(std::string(tessera::active_target()) == name);
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
-    std::vector<uint64_t> before(td::kVariantCount);
-    for (int v = 0; v < td::kVariantCount; ++v) before[static_cast<std::size_t>(v)] = td::executed_variant_count(target, v);
+    const auto snapshot = [&](int64_t t) {
+      std::vector<uint64_t> counts(td::kVariantCount);
+      for (int v = 0; v < td::kVariantCount; ++v) counts[static_cast<std::size_t>(v)] = td::executed_variant_count(t, v);
+      return counts;
+    };
+    const std::vector<uint64_t> before = snapshot(target);
+    std::vector<std::vector<uint64_t>> others;  // the other targets' counters: must not move
+    for (int64_t t : targets) others.push_back(snapshot(t));
 #endif
     uint64_t seed = 7;
     for (const VariantCase& c : variant_cases()) {
@@ -478,6 +484,10 @@ TEST_CASE("every Highway target: each sub-kernel (variant) the kernels choose ra
                       "variant " << std::string(td::kVariantNames[v]) << " ran on " << name << ", whose code should not have it");
       }
     }
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      if (targets[i] != target)
+        CHECK_MESSAGE(snapshot(targets[i]) == others[i],
+                      "sub-kernels of target " << hwy::TargetName(targets[i]) << " ran while " << name << " was forced");
     names.push_back(name);
     compiled.push_back(has);
     ran.push_back(counts);
