@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alloc_spy.hpp"
@@ -162,17 +163,17 @@ TEST_CASE("allocating calls of 32 MiB or more: repeat, per-element counts and th
   const ref::Shape xs = {4352, 1024};
   const ref::Shape xst = ref::contiguous_strides(xs, 4);
   ref::Shape rshape;
-  const std::vector<unsigned char> rep2 = ref::repeat(x.data(), xs, xst, 4, {2}, 1, &rshape);
   check_fresh_and_reused({"repeat by 2", "repeat", [&] { return tessera::Plan::repeat(xs, {}, 4, 2, 1); },
-                          [&] { return tessera::repeat(x.data(), xs, {}, 4, 2, 1); }, rep2});
+                          [&] { return tessera::repeat(x.data(), xs, {}, 4, 2, 1); },
+                          ref::repeat(x.data(), xs, xst, 4, {2}, 1, &rshape)});
 
   // Per-element counts along the last axis: 1 and 3 alternately (1024 x 4352 -> 1024 x 8704).
   const ref::Shape ys = {1024, 4352};
   std::vector<int64_t> counts(4352);
   for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = i % 2 == 0 ? 1 : 3;
-  const std::vector<unsigned char> segs = ref::repeat(x.data(), ys, ref::contiguous_strides(ys, 4), 4, counts, 1, &rshape);
   check_fresh_and_reused({"repeat by counts", "segments", [&] { return tessera::Plan::repeat(ys, {}, 4, counts, 1); },
-                          [&] { return tessera::repeat(x.data(), ys, {}, 4, counts, 1); }, segs});
+                          [&] { return tessera::repeat(x.data(), ys, {}, 4, counts, 1); },
+                          ref::repeat(x.data(), ys, ref::contiguous_strides(ys, 4), 4, counts, 1, &rshape)});
 
   // The reductions (the allocator does not re-plan them; their outputs come from the same
   // blocks): sum_to_shape of two rows of 8912896 floats to one (lanes), and the gradient of a
@@ -189,12 +190,13 @@ TEST_CASE("allocating calls of 32 MiB or more: repeat, per-element counts and th
   using tessera::DType;
   check_fresh_and_reused({"sum_to_shape", "reduce.lanes",
                           [&] { return tessera::Plan::sum_to_shape({2, n}, {}, DType::float32, {1, n}); },
-                          [&] { return tessera::sum_to_shape(g.data(), {2, n}, {}, DType::float32, {1, n}); }, rows});
+                          [&] { return tessera::sum_to_shape(g.data(), {2, n}, {}, DType::float32, {1, n}); },
+                          std::move(rows)});
   check_fresh_and_reused(
       {"repeat_backward by 2", "reduce.interleaved",
        [&] { return tessera::Plan::repeat_backward({4352, 4096}, {}, DType::float32, {4352, 2048}, 2, 1); },
        [&] { return tessera::repeat_backward(g.data(), {4352, 4096}, {}, DType::float32, {4352, 2048}, 2, 1); },
-       pairs});
+       std::move(pairs)});
 }
 
 TEST_CASE("a kept block is reused only by an output that fills at least 4/5 of it") {
