@@ -3,7 +3,8 @@
 //  - accumulation width: float16 and bfloat16 accumulate in float32, float32 and complex64 in
 //    float64. The data here are sums that round in the narrow type (many addends of mixed
 //    magnitudes) but are exact in the wide one, in any order: so the result must be the exact sum
-//    rounded once, bit for bit, on every path, SIMD target, thread count and with accumulate;
+//    rounded once, bit for bit, on every path, SIMD target, thread count and with accumulate
+//    (with -Dpath_counters, every reduction sub-kernel in a target's code must have run there);
 //    a narrow accumulator fails (the data are checked to tell one: a narrow running sum differs);
 //  - the periodic order against a model of its documented order, float64 with full mantissas and
 //    float32 whose float64 sums round, every SIMD target, 1 and 4 threads;
@@ -42,6 +43,10 @@
 
 #include "reduce_data.hpp"
 #include "util.hpp"
+
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+#include "kernels/path_counters.hpp"
+#endif
 
 namespace {
 
@@ -276,6 +281,9 @@ const std::vector<Case>& width_cases() {
       {"segments of runs", 2, {40, 95}, {40, 3}, {30, 25, 40}, 1, {}, "reduce.segments"},
       {"segments of short runs", 2, {40, 17}, {40, 3}, {5, 3, 9}, 1, {}, "reduce.segments"},
       {"segments, flattened", 2, {300}, {2, 3}, {40, 70, 0, 90, 60, 40}, -1, {}, "reduce.segments"},
+      // counts of 1 along the last axis, a gradient in Fortran order: a segment of one column,
+      // contiguous in the gradient, written 4 elements apart (one leaf, lanes with an output stride)
+      {"segments of single columns, output stride 4", 2, {40, 5}, {40, 4}, {1, 1, 2, 1}, 1, {1, 40}, "reduce.segments"},
   };
   return c;
 }
@@ -378,6 +386,19 @@ TEST_CASE("accumulation width: sums that round in the element type are the wide 
   tbb::task_arena arena(4);
   std::set<std::string> paths;
   uint64_t seed = 2100;
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  // The reductions' sub-kernels each target ran (the counters of lib/kernels/path_counters.hpp):
+  // before, and after every case.
+  namespace td = tessera::detail;
+  const int first_reduce_variant = static_cast<int>(td::Variant::periodic_run1_n);
+  const auto snapshot = [&](int64_t t) {
+    std::vector<uint64_t> counts(td::kVariantCount);
+    for (int v = 0; v < td::kVariantCount; ++v) counts[static_cast<std::size_t>(v)] = td::executed_variant_count(t, v);
+    return counts;
+  };
+  std::vector<std::vector<uint64_t>> before;
+  for (const int64_t t : targets) before.push_back(snapshot(t));
+#endif
   for (const Case& c : width_cases()) {
     const std::string name = c.name;
     INFO(name);
@@ -412,6 +433,19 @@ TEST_CASE("accumulation width: sums that round in the element type are the wide 
   // Every reduction path (but reduce.none: nothing to add) is covered by a case.
   for (const std::string& p : tessera::Plan::kernel_paths())
     if (p.rfind("reduce.", 0) == 0 && p != "reduce.none") CHECK_MESSAGE(paths.count(p) == 1, p << " has no case");
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  // ... and every sub-kernel of the reductions that a target's code has ran on this data there.
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    hwy::SetSupportedTargetsForTest(targets[i]);
+    const std::string tname = hwy::TargetName(targets[i]);
+    const uint64_t has = td::compiled_variants();
+    const std::vector<uint64_t> after = snapshot(targets[i]);
+    for (int v = first_reduce_variant; v < td::kVariantCount; ++v)
+      if ((has >> v) & 1)
+        CHECK_MESSAGE(after[static_cast<std::size_t>(v)] > before[i][static_cast<std::size_t>(v)],
+                      "sub-kernel " << std::string(td::kVariantNames[v]) << " never ran on " << tname);
+  }
+#endif
 }
 
 // ---- The periodic order, modelled --------------------------------------------------------------
