@@ -534,17 +534,20 @@ int64_t addends(const ReduceCase& c) {
   return *std::max_element(c.reps.begin(), c.reps.end());
 }
 
-// The largest |value| (units) for which every result (the sum of `n` values onto an initial
-// value) is exact in `d`: float16 integers up to 2048, bfloat16 up to 256, float32 up to 2^24
-// (float16 and bfloat16 accumulate in float32, float32 in float64: only the result must fit);
-// 0 when not even +-1 values would do. Integers take any bits.
+// The largest |value| (units) of the data: float16 and bfloat16 results (the sum of `n` values
+// onto an initial value) exact in `d` (integers up to 2048 and 256: encode writes them exactly);
+// float32 and complex64 values any float32 integer up to 2^24 whose sums are exact in float64
+// (their accumulator), so that a result is the exact sum rounded once (encode rounds it) while a
+// float32 running sum rounds: a float32 accumulator fails here (test_reduce_bits.cpp tests the
+// accumulation width of every dtype); float64 up to 1000. 0 when not even +-1 values would do.
+// Integers take any bits.
 int64_t value_bound(tessera::DType d, int64_t n) {
   using tessera::DType;
-  int64_t limit = int64_t{1} << 52;
+  int64_t limit = int64_t{1} << 52, most = 1000;
   if (d == DType::float16) limit = 2048;
   if (d == DType::bfloat16) limit = 256;
-  if (d == DType::float32 || d == DType::complex64) limit = int64_t{1} << 24;
-  return std::min<int64_t>(1000, limit / (n + 1));
+  if (d == DType::float32 || d == DType::complex64) limit = int64_t{1} << 52, most = int64_t{1} << 24;
+  return std::min<int64_t>(most, limit / (n + 1));
 }
 
 // IEEE binary16 of an integer |v| <= 2048 (exact).
