@@ -450,7 +450,11 @@ def test_dask_collections_as_reps_counts_or_shape_are_refused_uncomputed():
     for call, what in [(lambda: td.repeat(x, lazy, axis=1), "repeats"),
                        (lambda: td.repeat(da.from_array(x), lazy, axis=1), "repeats"),
                        (lambda: td.tile(x, lazy[:2]), "reps"),
-                       (lambda: td.broadcast_to(x, lazy[:2] + 2), "shape")]:
+                       (lambda: td.broadcast_to(x, lazy[:2] + 2), "shape"),
+                       # a 0-d Dask array inside a sequence
+                       (lambda: td.repeat(x, [1, lazy[1], 0], axis=1), r"repeats\[1\]"),
+                       (lambda: td.tile(x, (lazy[1], 2)), r"reps\[0\]"),
+                       (lambda: td.broadcast_to(x, [2, lazy[2] + 2, 3]), r"shape\[1\]")]:
         with pytest.raises(TypeError, match=f"{what} is a Dask collection"):
             call()
     assert computed == []

@@ -411,8 +411,7 @@ def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=Non
         ...
     numpy.AxisError: tessera: repeat: axis 2 is out of bounds for array of dimension 2
     """
-    if _is_tensor(repeats):
-        repeats = _tensor_counts(repeats)
+    repeats = _tensor_arg(repeats)
     if type(A) is not _ndarray and _is_tensor(A):
         return _family_tensor("repeat", A, repeats, axis, output_size, out, max_threads, nontemporal)
     return _ext.family("repeat", A, repeats, axis, output_size, out, max_threads, nontemporal)
@@ -701,8 +700,7 @@ def repeat_backward(grad_out, in_shape, repeats, axis=None, *, out=None, max_thr
     array([[ 1.,  5.],
            [ 9., 13.]])
     """
-    if _is_tensor(repeats):
-        repeats = _tensor_counts(repeats)
+    repeats = _tensor_arg(repeats)
     in_shape = _tensor_arg(in_shape)
     if type(grad_out) is not _ndarray and _is_tensor(grad_out):
         return _reduce_tensor("repeat_backward", grad_out, in_shape, repeats, axis, out, max_threads, nontemporal,
@@ -941,8 +939,7 @@ class Plan(_ext.Plan):
         >>> plan.execute_region(a, (1, 2), (1, 3))
         array([[3, 4, 5]])
         """
-        if _is_tensor(repeats):
-            repeats = _tensor_counts(repeats)
+        repeats = _tensor_arg(repeats)
         return cls._family("repeat", shape, repeats, dtype, strides, axis, max_threads, nontemporal)
 
     @classmethod
@@ -1091,8 +1088,7 @@ class Plan(_ext.Plan):
         array([[3., 1., 2.],
                [3., 1., 2.]])
         """
-        if _is_tensor(repeats):
-            repeats = _tensor_counts(repeats)
+        repeats = _tensor_arg(repeats)
         return cls._reduction("repeat_backward", shape, in_shape, repeats, dtype, strides, axis, max_threads,
                               nontemporal, "error", accumulate)
 
@@ -1319,12 +1315,8 @@ def _as_bytes(s, d):
 
 
 def _tensor_arg(arg):
-    """A shape, reps or in_shape given as a torch tensor, as an ndarray: read as numpy's are (a 2-d
-    one is a ValueError, not flattened); anything else as it is."""
+    """A shape, reps, in_shape or repeat's counts given as a torch tensor, as an ndarray: read as
+    numpy's are (a 2-d one is a ValueError, not flattened); anything else as it is."""
     return arg.detach().cpu().numpy() if _is_tensor(arg) else arg
 
-
-def _tensor_counts(repeats):
-    """repeat's counts given as a tensor, as an ndarray (read by tessera as numpy's are)."""
-    return repeats.detach().cpu().numpy()
 

@@ -223,8 +223,7 @@ def repeat(x, repeats, axis=None, chunks="auto"):
     if _is_masked(x):
         return _masked(repeat, x, repeats, axis, chunks=chunks)
     repeats = _not_dask(repeats, "repeats")
-    if _tessera._is_tensor(repeats):
-        repeats = _tessera._tensor_counts(repeats)
+    repeats = _tessera._tensor_arg(repeats)
     # The counts read once, as tessera reads them: int64, in a new array of our own (the caller's
     # array is neither kept nor changed).
     counts = _np.array(_tessera._ext.canonical_args("repeat", repeats, None, None, None, None)[0], dtype=_np.int64)
@@ -259,10 +258,13 @@ def _input(x):
 def _not_dask(arg, what):
     """reps, a shape or counts, which must be known when the graph is built: a Dask array (or any
     Dask collection) is refused, as ``dask.array.repeat`` refuses one, rather than computed behind
-    the caller's back."""
-    if _dask.is_dask_collection(arg):
-        raise TypeError(f"tessera.dask: {what} is a Dask collection ({type(arg).__name__}); the graph is built from "
-                        f"{what} known on the client: compute it first ({what}.compute())")
+    the caller's back. So is a sequence holding one (``[n, 2]`` with ``n`` a 0-d Dask array)."""
+    items = arg if isinstance(arg, (list, tuple)) else (arg,)
+    for i, item in enumerate(items):
+        if _dask.is_dask_collection(item):
+            where = what if item is arg else f"{what}[{i}]"
+            raise TypeError(f"tessera.dask: {where} is a Dask collection ({type(item).__name__}); the graph is built "
+                            f"from {what} known on the client: compute it first ({where}.compute())")
     return arg
 
 
