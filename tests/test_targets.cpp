@@ -395,6 +395,9 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       {"blocked gather, transposed", {40, 37}, {4, 160}, 4, {1, 2}},
       {"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}},
       {"blocked gather, rows longer than a range", {16, 40000}, {4, 64}, 4, {1, 1}, true},
+      {"short pattern, a tiny output", {3}, {}, 4, {2}},
+      {"short pattern", {7}, {}, 4, {100}},
+      {"long pattern", {101}, {}, 3, {50}},
   };
   return cases;
 }

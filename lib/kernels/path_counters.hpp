@@ -65,6 +65,11 @@ enum class Variant : int {
   gather_blocked_tiles,      // whole rows through the L1 tile, one output copy
   gather_blocked_replicas,   // the same, each tile row written to every replica (source read once)
   gather_blocked_rows,       // a range of fewer than two whole rows: rows one by one
+  // kernels/row_kernels-inl.h, FillPattern (pattern.short/long, fills of odd sizes, the fall-back
+  // above, regions): which way a run is replicated
+  fill_pattern_few_runs,     // a few short runs from phase 0: each copied from the source
+  fill_pattern_long_runs,    // runs of kLongRunBytes or more: each copied again from the source
+  fill_pattern_doubling,     // one period written, then doubled from the output up to a block
   // kernels/reduce.cpp, Kernels::Items, reduce.periodic with one kept axis (the tight loop)
   periodic_run1_n,           // ShortRun1N: w = 1, N items per vector of results
   periodic_run1,             // ShortRun1: w = 1, one item
@@ -109,6 +114,9 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "gather.blocked:tiles",
     "gather.blocked:tiles.replicas",
     "gather.blocked:rows",
+    "FillPattern:few_runs",
+    "FillPattern:long_runs",
+    "FillPattern:doubling",
     "periodic.rows:ShortRun1N",
     "periodic.rows:ShortRun1",
     "periodic.rows:ShortRun3N",

@@ -19,6 +19,7 @@
 // clang-format on
 
 #include "kernels/kernels.hpp"
+#include "kernels/path_counters.hpp"
 #include "kernels/row_kernels-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -141,6 +142,7 @@ void RegionAxisFill(const Region& r, int k, const uint8_t* src, uint8_t* dst) {
 }  // namespace
 
 void ExecuteRegion(const Region& r, const uint8_t* src, uint8_t* dst) {
+  TESSERA_VARIANT_SCOPE();  // FillPattern's choices (kernels/path_counters.hpp), counted per target
   src += r.src_offset;
   if (r.naxes == 0) {
     CopyBytes(dst, src, r.itemsize);

@@ -20,6 +20,7 @@
 
 #include <hwy/highway.h>
 
+#include "kernels/path_counters.hpp"
 #include "plan.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -144,6 +145,7 @@ HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint
   if (phase == 0 && nbytes <= 8 * run_bytes && run_bytes <= 64) {
     // A few short runs (a tiny output): copied from the source (or a register) one by one;
     // reading back what was just written would wait on store-to-load forwarding.
+    TESSERA_COUNT_VARIANT(fill_pattern_few_runs);
     switch (run_bytes) {
       case 4: RepeatValue<uint32_t>(dst, nbytes, run); return;
       case 8: RepeatValue<uint64_t>(dst, nbytes, run); return;
@@ -158,12 +160,14 @@ HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint
   CopyBytes(dst, run + phase, first);
   if (first == nbytes) return;
   if (run_bytes >= static_cast<size_t>(kLongRunBytes)) {
+    TESSERA_COUNT_VARIANT(fill_pattern_long_runs);
     size_t done = first;
     for (; done + run_bytes <= nbytes; done += run_bytes) CopyBytes(dst + done, run, run_bytes);
     if (done < nbytes) CopyBytes(dst + done, run, nbytes - done);
     return;
   }
   // Complete one period in dst (it starts at `phase`), then double it up to a block.
+  TESSERA_COUNT_VARIANT(fill_pattern_doubling);
   const size_t rest = phase < nbytes - first ? phase : nbytes - first;
   CopyBytes(dst + first, run, rest);
   size_t done = first + rest;  // == run_bytes unless nbytes was smaller

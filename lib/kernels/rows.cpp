@@ -232,7 +232,8 @@ const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 uint64_t RowVariants() {
   const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
   uint64_t m = bit(Variant::gather_blocked_tiles) | bit(Variant::gather_blocked_replicas) |
-               bit(Variant::gather_blocked_rows);
+               bit(Variant::gather_blocked_rows) | bit(Variant::fill_pattern_few_runs) |
+               bit(Variant::fill_pattern_long_runs) | bit(Variant::fill_pattern_doubling);
   if (Caps().vectors) m |= bit(Variant::pattern_shuffle_table) | bit(Variant::pattern_shuffle_fallback);
   return m;
 }
