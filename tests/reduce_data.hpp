@@ -1,9 +1,10 @@
 // Data for the reductions' order and width tests (test_reduce.cpp, test_reduce_bits.cpp): values
 // whose sums depend on the order of the additions, built from mt19937_64 and exact arithmetic
-// only, so that they are the same bytes on every architecture.
+// only, so that they are the same bytes on every architecture; and the lanes order's model.
 #ifndef TESSERA_TESTS_REDUCE_DATA_HPP
 #define TESSERA_TESTS_REDUCE_DATA_HPP
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +48,31 @@ inline std::vector<float> cancelling_floats(std::size_t n, const std::vector<std
     }
   }
   return v;
+}
+
+/// One output element's sum in the lanes order as reduce.hpp documents it, modelled independently
+/// of the kernels: `addends` in the order of the summed axes (outer first), leaves of kLeaf = 8
+/// added left to right, the leaves combined by the binary counter (leaf k is added to the levels
+/// its trailing one bits name; the levels left are added from the lowest up).
+inline double lanes_order_sum(const std::vector<double>& addends) {
+  std::vector<double> level(64);
+  uint64_t count = 0;
+  for (std::size_t q0 = 0; q0 < addends.size(); q0 += 8) {
+    double v = addends[q0];
+    for (std::size_t q = q0 + 1; q < std::min(addends.size(), q0 + 8); ++q) v = v + addends[q];
+    const uint64_t k = count++;
+    int m = 0;
+    for (; (k >> m) & 1; ++m) v = level[static_cast<std::size_t>(m)] + v;
+    level[static_cast<std::size_t>(m)] = v;
+  }
+  double r = 0;
+  bool have = false;
+  for (int l = 0; l < 64; ++l) {
+    if (!((count >> l) & 1)) continue;
+    r = have ? level[static_cast<std::size_t>(l)] + r : level[static_cast<std::size_t>(l)];
+    have = true;
+  }
+  return r + 0.0;  // a sum of only -0.0 values is +0.0
 }
 
 }  // namespace test

@@ -605,31 +605,6 @@ TEST_CASE("reductions give the same bits on every SIMD target") {
   }
 }
 
-// The lanes order as reduce.hpp documents it, modelled here independently of the kernels: per
-// output element the addends in the order of the summed axes (outer first), leaves of kLeaf = 8
-// added left to right, the leaves combined by the binary counter (leaf k is added to the levels
-// its trailing one bits name; the levels left are added from the lowest up).
-double lanes_order_sum(const std::vector<double>& addends) {
-  std::vector<double> level(64);
-  uint64_t count = 0;
-  for (std::size_t q0 = 0; q0 < addends.size(); q0 += 8) {
-    double v = addends[q0];
-    for (std::size_t q = q0 + 1; q < std::min(addends.size(), q0 + 8); ++q) v = v + addends[q];
-    const uint64_t k = count++;
-    int m = 0;
-    for (; (k >> m) & 1; ++m) v = level[static_cast<std::size_t>(m)] + v;
-    level[static_cast<std::size_t>(m)] = v;
-  }
-  double r = 0;
-  bool have = false;
-  for (int l = 0; l < 64; ++l) {
-    if (!((count >> l) & 1)) continue;
-    r = have ? level[static_cast<std::size_t>(l)] + r : level[static_cast<std::size_t>(l)];
-    have = true;
-  }
-  return r + 0.0;  // a sum of only -0.0 values is +0.0
-}
-
 TEST_CASE("the lanes order's leaves and tree (1 to 17 leaves) are the documented order, on every SIMD target") {
   struct Guard {
     ~Guard() { hwy::SetSupportedTargetsForTest(0); }
@@ -655,7 +630,7 @@ TEST_CASE("the lanes order's leaves and tree (1 to 17 leaves) are the documented
         for (int64_t ia = 0; ia < a; ++ia)
           for (int64_t ib = 0; ib < b; ++ib)
             addends.push_back(g[static_cast<std::size_t>((ia * rows + r) * grad[1] + ib * cols + c)]);
-        want[static_cast<std::size_t>(r * cols + c)] = lanes_order_sum(addends);
+        want[static_cast<std::size_t>(r * cols + c)] = test::lanes_order_sum(addends);
       }
     }
     for (const int64_t target : targets) {

@@ -54,8 +54,10 @@ using tessera::DType;
 using test::Rng;
 using test::cancelling_floats;
 using test::full_mantissa;
+using test::lanes_order_sum;
 using Shape = std::vector<int64_t>;
 
+// Restores Highway's normal target choice when a test case ends (a REQUIRE may throw).
 struct TargetGuard {
   ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
 };
@@ -87,6 +89,7 @@ uint64_t round_to(double v, const Format& f) {
   }
   return sign << (f.bits - 1) | e_field << f.mant | m_field;
 }
+// The value of format f's bits b (round_to's inverse), as a double.
 double decode(uint64_t b, const Format& f) {
   const int ebits = f.bits - 1 - f.mant, bias = (1 << (ebits - 1)) - 1;
   const uint64_t e = (b >> f.mant) & ((uint64_t{1} << ebits) - 1), m = b & ((uint64_t{1} << f.mant) - 1);
@@ -96,6 +99,7 @@ double decode(uint64_t b, const Format& f) {
   return (b >> (f.bits - 1)) & 1 ? -v : v;
 }
 
+// complex64 or complex128: two real parts per element.
 bool is_complex(DType d) { return d == DType::complex64 || d == DType::complex128; }
 // Bytes of one real part.
 std::size_t part_size(DType d) { return is_complex(d) ? tessera::itemsize_of(d) / 2 : tessera::itemsize_of(d); }
@@ -125,12 +129,14 @@ double narrow(DType d, double v) {
   return get(d, b);
 }
 
+// FNV-1a 64 of the bytes: the golden bits' hash.
 uint64_t fnv1a(const std::vector<unsigned char>& bytes) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (const unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
   return h;
 }
 
+// The least k with 2^k >= n.
 int ceil_log2(int64_t n) {
   int k = 0;
   while ((int64_t{1} << k) < n) ++k;
@@ -150,6 +156,7 @@ struct Case {
   const char* path = "";        // the plan's kernel_path()
 };
 
+// The number of elements of shape s.
 int64_t count_of(const Shape& s) {
   int64_t c = 1;
   for (const int64_t e : s) c *= e;
@@ -164,6 +171,8 @@ struct Layout {
   int64_t most = 0;             // the most addends of one output
 };
 
+// Case c's map from gradient elements to outputs, from the operations' definitions (numpy's
+// tile, sum to a broadcast shape, repeat): independent of the planner.
 Layout layout_of(const Case& c) {
   Layout l;
   const int n = static_cast<int>(c.grad.size());
@@ -214,6 +223,7 @@ Layout layout_of(const Case& c) {
   return l;
 }
 
+// The plan of case c in dtype d with options o.
 tessera::Plan plan_of(const Case& c, DType d, const tessera::Options& o) {
   tessera::Dims strides;
   if (!c.strides.empty()) {
@@ -295,6 +305,7 @@ const std::vector<Case>& width_cases() {
 struct WidthData {
   int p, P, lo;
 };
+// The significand bits of d's real type and of its accumulator, and the lowest exponent used.
 WidthData width_data(DType d) {
   switch (d) {
     case DType::float16: return {11, 24, -10};
@@ -303,6 +314,8 @@ WidthData width_data(DType d) {
   }
 }
 
+// One value of the width data of dtype d for sums of at most `terms` values (0, the largest
+// exponent, the lowest, or one between).
 double width_value(Rng& rng, DType d, int64_t terms) {
   const WidthData w = width_data(d);
   const int budget = w.P - ceil_log2(terms + 1);  // >= 4 for the cases here (checked by width_run)
@@ -583,6 +596,7 @@ TEST_CASE("the periodic order is the documented order: blocks, leaves, tree and 
 
 namespace {
 
+// The calling thread's kernel id (gettid).
 long thread_id() { return static_cast<long>(syscall(SYS_gettid)); }
 
 // A gradient on pages that start PROT_NONE: the first read of each page faults, the handler
@@ -643,28 +657,6 @@ class PageReaders {
   struct sigaction previous_ {};
 };
 
-// The lanes order (reduce.hpp), modelled: leaves of 8 addends left to right, the binary counter.
-double lanes_model(const std::vector<double>& addends) {
-  std::vector<double> level(64);
-  uint64_t count = 0;
-  for (std::size_t q0 = 0; q0 < addends.size(); q0 += 8) {
-    double v = addends[q0];
-    for (std::size_t q = q0 + 1; q < std::min(addends.size(), q0 + 8); ++q) v = v + addends[q];
-    const uint64_t k = count++;
-    int m = 0;
-    for (; (k >> m) & 1; ++m) v = level[static_cast<std::size_t>(m)] + v;
-    level[static_cast<std::size_t>(m)] = v;
-  }
-  double r = 0;
-  bool have = false;
-  for (int l = 0; l < 64; ++l) {
-    if (!((count >> l) & 1)) continue;
-    r = have ? level[static_cast<std::size_t>(l)] + r : level[static_cast<std::size_t>(l)];
-    have = true;
-  }
-  return r + 0.0;
-}
-
 }  // namespace
 
 TEST_CASE("one output's sum is split over two threads or more, with the serial bits and the documented order") {
@@ -703,7 +695,7 @@ TEST_CASE("one output's sum is split over two threads or more, with the serial b
       for (int64_t c = 0; c < cols; ++c) {
         std::vector<double> column;
         for (int64_t r = 0; r < rows; ++r) column.push_back(g[static_cast<std::size_t>(r * cols + c)]);
-        want.push_back(lanes_model(column));
+        want.push_back(lanes_order_sum(column));
       }
     }
     std::vector<double> serial(want.size());

@@ -221,8 +221,10 @@ struct VariantCase {
   int axis = 0;
 };
 
+// The variant cases' dtypes (float32, float64): the bytes of one element.
 std::size_t dtype_size(tessera::DType d) { return d == tessera::DType::float64 ? 8 : 4; }
 
+// The element of dtype d at p, as a double.
 double load_as_double(const unsigned char* p, tessera::DType d) {
   if (d == tessera::DType::float64) {
     double v;
@@ -234,6 +236,7 @@ double load_as_double(const unsigned char* p, tessera::DType d) {
   return v;
 }
 
+// v stored at p as an element of dtype d (rounded once for float32).
 void store_double(unsigned char* p, double v, tessera::DType d) {
   if (d == tessera::DType::float64) {
     std::memcpy(p, &v, 8);
@@ -327,6 +330,7 @@ std::string run_variant_case(const VariantCase& c, uint64_t seed) {
   return "";
 }
 
+// The reduction inputs: each reaches one or more of the reductions' sub-kernels (see the comments).
 const std::vector<VariantCase>& variant_cases() {
   using tessera::DType;
   static const std::vector<VariantCase> cases = {
@@ -388,6 +392,7 @@ struct CopyVariantCase {
   bool split = false;  // in an arena of 4: the output split into ranges that start inside rows
 };
 
+// The copying inputs: pattern.shuffle's two ways, the blocked gather's three, FillPattern's three.
 const std::vector<CopyVariantCase>& copy_variant_cases() {
   static const std::vector<CopyVariantCase> cases = {
       {"pattern.shuffle, whole rows", {3, 3}, {}, 4, {1, 400}},
@@ -402,6 +407,8 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
   return cases;
 }
 
+// Runs one copying case on random bytes and compares the whole output with the reference;
+// returns an error or "".
 std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
   int64_t span = static_cast<int64_t>(c.itemsize), lo = 0;
   for (std::size_t i = 0; i < c.shape.size(); ++i) {

@@ -157,6 +157,8 @@ struct VariantTally {
 extern thread_local VariantTally t_variant_tally;
 /// Adds this thread's tally to target slot `slot`'s counters and zeroes it.
 void flush_variant_tally(int slot) noexcept;
+/// Flushes this thread's tally to target slot `slot` when it goes out of scope
+/// (TESSERA_VARIANT_SCOPE, at each kernel entry point that counts variants).
 struct VariantScope {
   int slot;
   explicit VariantScope(int s) noexcept : slot(s) {}

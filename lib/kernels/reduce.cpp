@@ -1163,6 +1163,7 @@ void ReduceFinish(const ReduceProblem& p, int64_t item, uint8_t* acc, uint8_t* d
 }
 
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+// The variants this target's code has, over every element type (reduce_variants()).
 uint64_t ReduceVariants() {
   uint64_t m = 0;
   for (int e = 0; e < kElemCount; ++e)
