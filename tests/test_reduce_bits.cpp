@@ -261,14 +261,16 @@ std::vector<unsigned char> run(const Case& c, DType d, const std::vector<unsigne
 }
 
 // Every path of reduce.hpp's ReducePath (zeros, lanes, strided, interleaved, periodic, segments)
-// and the sub-kernels that kernels/reduce.cpp chooses inside them: register trees and the
-// counter at run time (lanes), the periodic order's short runs of 1, 3 and other widths, its
-// register blocks and its leaves with outer reduced axes, segments of each kind, and splits of one
-// item's leaves over threads (inputs past the executor's 512 KiB threshold).
+// and the sub-kernels that kernels/reduce.cpp chooses inside them: register trees (a short item's
+// rows read one after another too) and the counter at run time (lanes), the periodic order's
+// short runs of 1, 3 and other widths, its register blocks and its leaves with outer reduced
+// axes, segments of each kind, and splits of one item's leaves over threads (inputs past the
+// executor's 512 KiB threshold).
 const std::vector<Case>& width_cases() {
   static const std::vector<Case> c = {
       {"zeros", 0, {0, 37}, {5, 37}, {0, 1}, 0, {}, "reduce.zeros"},
       {"lanes, 4 addends", 0, {20, 37}, {5, 37}, {4, 1}, 0, {}, "reduce.lanes"},
+      {"lanes, 4 addends, a short item", 0, {8, 24}, {2, 24}, {4, 1}, 0, {}, "reduce.lanes"},
       {"lanes, 3 leaves", 0, {120, 37}, {5, 37}, {24, 1}, 0, {}, "reduce.lanes"},
       {"lanes, 75 leaves", 1, {600, 70}, {1, 70}, {}, 0, {}, "reduce.lanes"},
       {"lanes, 4096 addends of one item", 1, {4096, 80}, {1, 80}, {}, 0, {}, "reduce.lanes"},

@@ -371,8 +371,8 @@ struct Kernels {
       // rows share pages), which the hardware prefetchers follow at about half the speed
       // (nchw_bwd). The same additions: x_0 + x_1 + ... per element.
       if (n <= kRowVecs * N) {
-        TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows);
         const int64_t nv = n / N;
+        if (nv > 0) TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows);  // else only the tail below runs
         hn::Vec<DA> acc[kRowVecs];
         for (int64_t v = 0; v < kRowVecs; ++v)
           if (v < nv) acc[v] = LoadAs(da, x[0] + v * N);
@@ -385,8 +385,8 @@ struct Kernels {
       }
     } else if constexpr (NL > 0) {
       if (n <= kTreeRowVecs * N) {  // the same for a tree of NL leaves
-        TESSERA_COUNT_VARIANT(lanes_reg_tree_n_rows);
         const int64_t nv = n / N;
+        if (nv > 0) TESSERA_COUNT_VARIANT(lanes_reg_tree_n_rows);  // else only the tail below runs
         hn::Vec<DA> sums[kTreeRowVecs];
         RegTreeN<NL>(da, src, qoff, last, 0, nv, N, sums);
         for (int64_t v = 0; v < kTreeRowVecs; ++v)
