@@ -50,6 +50,38 @@ inline std::vector<float> cancelling_floats(std::size_t n, const std::vector<std
   return v;
 }
 
+/// Values of a 16-bit float type (p significand bits) whose float32 sums round, visibly in that
+/// type: small values m * 2^e (|m| < 2^p, e in [small_lo, small_hi]) and, among the addends of
+/// each output of 3 or more (`groups`: per output, its addends' indices into the n values), pairs
+/// of huge ones of opposite signs (m in [2^(p-1), 2^p), e in [huge_lo, huge_hi]), one pair per 4
+/// addends, at least one. Every value is exact in the type (the caller checks the range). The
+/// exact sum is the small values'; float32 partial sums near a huge value h round to multiples of
+/// 2^(ilogb(h) - 23), differently in each order, while a 16-bit running sum loses far more.
+inline std::vector<double> cancelling_narrow(std::size_t n, const std::vector<std::vector<std::size_t>>& groups,
+                                             uint64_t seed, int p, int small_lo, int small_hi, int huge_lo,
+                                             int huge_hi) {
+  Rng rng(seed);
+  std::vector<double> v(n);
+  for (double& x : v) {
+    const auto m = static_cast<double>(rng.uniform(-(int64_t{1} << p) + 1, (int64_t{1} << p) - 1));
+    const int e = static_cast<int>(rng.uniform(small_lo, small_hi));
+    x = std::ldexp(m, e);
+  }
+  for (std::vector<std::size_t> g : groups) {
+    if (g.size() < 3) continue;  // a sum of two rounds once in any order
+    rng.shuffle(g);
+    const std::size_t pairs = std::max<std::size_t>(1, g.size() / 4);
+    for (std::size_t i = 0; i < 2 * pairs; i += 2) {
+      const auto m = static_cast<double>(rng.uniform(int64_t{1} << (p - 1), (int64_t{1} << p) - 1));
+      const int e = static_cast<int>(rng.uniform(huge_lo, huge_hi));
+      const double huge = std::ldexp(m, e);
+      v[g[i]] = huge;
+      v[g[i + 1]] = -huge;
+    }
+  }
+  return v;
+}
+
 /// One output element's sum in the lanes order as reduce.hpp documents it, modelled independently
 /// of the kernels: `addends` in the order of the summed axes (outer first), leaves of kLeaf = 8
 /// added left to right, the leaves combined by the binary counter (leaf k is added to the levels

@@ -10,9 +10,11 @@
 //    float32 whose float64 sums round, every SIMD target, 1 and 4 threads;
 //  - a sum of one output split over threads: two threads or more read the gradient of one
 //    output's sum (their page faults are recorded), with the serial bits;
-//  - golden bits: the hashes of fixed cases' results committed in tests/golden/reduce_bits.inc,
-//    checked on every target here, and so on aarch64 (NEON, SVE, SVE2 under qemu, tests/cross/run
-//    runs the whole suite there): the same bits across architectures, not only within a process.
+//  - golden bits: the hashes of fixed cases' results committed in tests/golden/reduce_bits.inc
+//    (on data whose results are not all zero and tell the order and the accumulator's width:
+//    checked there), checked on every target here, and so on aarch64 (NEON, SVE, SVE2 under
+//    qemu, tests/cross/run runs the whole suite there): the same bits across architectures, not
+//    only within a process.
 #include <doctest/doctest.h>
 #include <hwy/highway.h>
 #include <hwy/targets.h>
@@ -53,6 +55,7 @@ namespace {
 using tessera::DType;
 using test::Rng;
 using test::cancelling_floats;
+using test::cancelling_narrow;
 using test::full_mantissa;
 using test::lanes_order_sum;
 using Shape = std::vector<int64_t>;
@@ -744,29 +747,103 @@ const Golden kGolden[] = {
 };
 
 // The golden cases' data: float64 and complex128 with full mantissas; float32 cancelling (float64
-// sums that round); float16 and bfloat16 the same values times 2^-30 (finite), rounded once;
-// complex64 the float32 values and their halves negated as imaginary parts. No infinity or NaN
-// (a NaN's bits differ between architectures). Built from mt19937_64 and exact arithmetic only: the same
-// bytes on every architecture.
+// sums that round; a huge pair in outputs of 3 addends too); complex64 the float32 values and
+// their halves negated as imaginary parts; float16 and bfloat16 their own cancelling values
+// (cancelling_narrow: float32 sums that round, visibly in the type; every value exact in it, the
+// huge ones from 2^10 to below 2^15, the small ones below 2^-3 down to 2^-24 in float16, below
+// 2^-4 down to 2^-20 in bfloat16). No infinity or NaN (a NaN's bits differ between
+// architectures). Built from mt19937_64 and exact arithmetic only: the same bytes on every
+// architecture. golden_check() checks that each leg's result tells the order and the width.
 std::vector<unsigned char> golden_data(const Layout& l, DType d) {
   std::vector<std::vector<std::size_t>> groups(static_cast<std::size_t>(std::max<int64_t>(1, l.nout)));
   for (std::size_t e = 0; e < l.out.size(); ++e) groups[static_cast<std::size_t>(l.out[e])].push_back(static_cast<std::size_t>(l.offset[e]));
   const std::size_t n = static_cast<std::size_t>(l.buffer);
-  const std::vector<float> f = cancelling_floats(n, groups, 4242);
-  Rng rng(4243);
   const int parts = is_complex(d) ? 2 : 1;
   const std::size_t ps = part_size(d);
   std::vector<unsigned char> data(n * parts * ps);
+  if (d == DType::float16 || d == DType::bfloat16) {
+    const std::vector<double> v = d == DType::float16 ? cancelling_narrow(n, groups, 4244, 11, -24, -14, 0, 4)
+                                                      : cancelling_narrow(n, groups, 4245, 8, -20, -12, 3, 7);
+    std::size_t inexact = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      put(d, data.data() + i * ps, v[i]);
+      inexact += get(d, data.data() + i * ps) != v[i];
+    }
+    REQUIRE(inexact == 0);  // every value exact in the type (finite, not rounded)
+    return data;
+  }
+  std::vector<float> f = cancelling_floats(n, groups, 4242);
+  // cancelling_floats gives outputs of 3 addends no huge pair (their float64 sums are exact in
+  // any order): one pair each here, from a generator of their own (the other outputs' values stay).
+  Rng pairs(4246);
+  for (std::vector<std::size_t> g : groups) {
+    if (g.size() != 3) continue;
+    pairs.shuffle(g);
+    const auto m = static_cast<float>(pairs.uniform(1, (int64_t{1} << 24) - 1));
+    const float huge = std::ldexp(m, static_cast<int>(pairs.uniform(12, 20)));
+    f[g[0]] = huge;
+    f[g[1]] = -huge;
+  }
+  Rng rng(4243);
   for (std::size_t i = 0; i < n; ++i) {
     if (d == DType::float64 || d == DType::complex128) {
       for (int q = 0; q < parts; ++q) put(d, data.data() + (i * parts + q) * ps, full_mantissa(rng));
     } else {
-      const float x = d == DType::float16 || d == DType::bfloat16 ? std::ldexp(f[i], -30) : f[i];  // finite in float16
+      const float x = f[i];
       put(d, data.data() + i * parts * ps, x);
       if (parts == 2) put(d, data.data() + (i * parts + 1) * ps, -x / 2);
     }
   }
   return data;
+}
+
+// The golden data's self-check on a leg's result `got`: whether it is all zero; and per real part
+// of each output of 3 addends or more (eligible), whether the result differs from the addends
+// summed last to first in the accumulator (float32 for float16 and bfloat16, float64 otherwise)
+// and rounded once (the order shows), and, where the accumulator is wider than the element type,
+// whether it differs from a running sum in the element type itself (first to last, each addition
+// rounded: a narrow accumulator shows).
+struct GoldenCheck {
+  bool all_zero = true;
+  int64_t eligible = 0, order_differs = 0, narrow_differs = 0;
+  bool wide = false;  // the accumulator is wider than the element type
+};
+
+GoldenCheck golden_check(const Layout& l, DType d, const std::vector<unsigned char>& data,
+                         const std::vector<unsigned char>& got) {
+  const int parts = is_complex(d) ? 2 : 1;
+  const std::size_t ps = part_size(d);
+  const bool f32acc = d == DType::float16 || d == DType::bfloat16;
+  GoldenCheck r;
+  r.wide = d != DType::float64 && d != DType::complex128;
+  for (std::size_t i = 0; i < got.size(); i += ps) r.all_zero = r.all_zero && get(d, got.data() + i) == 0;
+  const std::size_t nparts = static_cast<std::size_t>(l.nout * parts);
+  std::vector<double> reversed(nparts, 0.0), running(nparts, 0.0);
+  std::vector<float> reversed_f(nparts, 0.0f);
+  std::vector<int64_t> terms(nparts, 0);
+  for (std::size_t e = l.out.size(); e-- > 0;) {
+    for (int q = 0; q < parts; ++q) {
+      const auto o = static_cast<std::size_t>(l.out[e] * parts + q);
+      const double x = get(d, data.data() + static_cast<std::size_t>(l.offset[e] * parts + q) * ps);
+      if (f32acc) reversed_f[o] += static_cast<float>(x);  // exact: x is a float16 or bfloat16
+      else reversed[o] += x;
+    }
+  }
+  for (std::size_t e = 0; e < l.out.size(); ++e) {
+    for (int q = 0; q < parts; ++q) {
+      const auto o = static_cast<std::size_t>(l.out[e] * parts + q);
+      const double x = get(d, data.data() + static_cast<std::size_t>(l.offset[e] * parts + q) * ps);
+      running[o] = terms[o]++ == 0 ? x : narrow(d, running[o] + x);
+    }
+  }
+  for (std::size_t o = 0; o < nparts; ++o) {
+    if (terms[o] < 3) continue;  // a sum of two rounds once in any order and accumulator
+    ++r.eligible;
+    const double result = get(d, got.data() + o * ps);
+    r.order_differs += result != narrow(d, f32acc ? static_cast<double>(reversed_f[o]) : reversed[o]);
+    r.narrow_differs += r.wide && result != running[o];
+  }
+  return r;
 }
 
 }  // namespace
@@ -791,18 +868,31 @@ TEST_CASE("golden bits: fixed reductions give the committed bits on every SIMD t
         if (name == gd.name && dname == gd.dtype) golden = &gd;
       const std::vector<unsigned char> data = golden_data(l, d);
       uint64_t first = 0;
+      std::vector<unsigned char> result;
       for (const int64_t target : targets) {
         hwy::SetSupportedTargetsForTest(target);
         const std::string tname = hwy::TargetName(target);
         INFO(tname);
         for (const int mt : {1, 0}) {
           INFO("max_threads " << mt);
-          const uint64_t h = fnv1a(run(c, d, data, false, {}, mt, arena));
-          if (first == 0) first = h;
+          const std::vector<unsigned char> got = run(c, d, data, false, {}, mt, arena);
+          const uint64_t h = fnv1a(got);
+          if (first == 0) first = h, result = got;
           CHECK(h == first);
           if (golden != nullptr) CHECK_MESSAGE(h == golden->hash, "golden 0x" << std::hex << golden->hash << ", got 0x" << h);
         }
       }
+      // The data's self-check: every leg but 'zeros' has a result that is not all zero and, where
+      // its outputs have 3 addends or more, that tells the order of the additions (another order
+      // gives other bits in a tenth of the outputs or more) and the accumulator's width.
+      const GoldenCheck g = golden_check(l, d, data, result);
+      if (print)
+        std::printf("    // %s %s: all zero %d, of %lld outputs %lld tell the order, %lld the width\n", c.name, dname.c_str(),
+                    static_cast<int>(g.all_zero), static_cast<long long>(g.eligible), static_cast<long long>(g.order_differs),
+                    static_cast<long long>(g.narrow_differs));
+      if (name != "zeros") CHECK_MESSAGE(!g.all_zero, "the result is all zero");
+      CHECK_MESSAGE(g.order_differs * 10 >= g.eligible, g.order_differs << " of " << g.eligible << " outputs tell the order");
+      if (g.wide) CHECK_MESSAGE(g.narrow_differs * 10 >= g.eligible, g.narrow_differs << " of " << g.eligible << " outputs tell the width");
       if (print) std::printf("    {\"%s\", \"%s\", 0x%016llxULL},\n", c.name, dname.c_str(), static_cast<unsigned long long>(first));
       CHECK_MESSAGE(golden != nullptr, "no golden bits for this case (TESSERA_GOLDEN_PRINT=1 prints them)");
       checked += golden != nullptr;
