@@ -16,6 +16,43 @@ BUILD_PYTHONPATH = Path(os.environ.get("TESSERA_PYTHONPATH", ROOT / "build" / "t
 sys.path.insert(0, str(BUILD_PYTHONPATH))
 
 
+def longest_pause_during(call, times=2):
+    """Runs `call()` `times` times in another thread while this thread loops; returns (the longest
+    pause between this thread's iterations, the calls' durations), in seconds. With the GIL held
+    through a call, this thread stops for the whole call; released, only for the GIL's switch
+    interval (5 ms)."""
+    import threading
+    import time
+
+    done = threading.Event()
+    durations = []
+
+    def worker():
+        for _ in range(times):
+            t0 = time.perf_counter()
+            call()
+            durations.append(time.perf_counter() - t0)
+        done.set()
+
+    t = threading.Thread(target=worker)
+    last = time.perf_counter()
+    longest = 0.0
+    t.start()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest = max(longest, now - last)
+        last = now
+    t.join()
+    return longest, durations
+
+
+def assert_gil_released(longest, durations, times=2):
+    """The calls ran (`times` of them), each long enough (15 ms) to tell a held GIL from scheduling
+    noise, and this thread never paused for half of one."""
+    assert len(durations) == times and min(durations) > 0.015, durations
+    assert longest < min(durations) / 2, (longest, durations)
+
+
 def pytest_report_header(config):
     import tessera
     return [f"tessera {tessera.__version__} from {Path(tessera.__file__).parent}, SIMD target {tessera.simd_target()}"]

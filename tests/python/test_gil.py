@@ -6,45 +6,14 @@ Each test runs one call of 15 ms or more in a worker thread while this thread lo
 longest pause between its iterations: with the GIL held through the call, this thread would stop
 for the whole call; released, it stops only for the GIL's switch interval (5 ms).
 """
-import threading
-import time
-
 import numpy as np
 
 import tessera
 import tessera.dask as td
 
+from conftest import assert_gil_released as assert_released, longest_pause_during
+
 ROWS, COLS, REPS = 8, 1024, 16384  # a 32 KiB source tiled into a 512 MiB output
-
-
-def longest_pause_during(call, times=2):
-    """Runs `call()` `times` times in another thread; returns (the longest pause of this thread's
-    loop, the calls' durations in seconds)."""
-    done = threading.Event()
-    durations = []
-
-    def worker():
-        for _ in range(times):
-            t0 = time.perf_counter()
-            call()
-            durations.append(time.perf_counter() - t0)
-        done.set()
-
-    t = threading.Thread(target=worker)
-    last = time.perf_counter()
-    longest = 0.0
-    t.start()
-    while not done.is_set():
-        now = time.perf_counter()
-        longest = max(longest, now - last)
-        last = now
-    t.join()
-    return longest, durations
-
-
-def assert_released(longest, durations):
-    assert min(durations) > 0.015, durations  # long enough to tell a held GIL from scheduling noise
-    assert longest < min(durations) / 2, (longest, durations)
 
 
 def source():

@@ -14,7 +14,6 @@ import math
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import zlib
 
@@ -25,7 +24,7 @@ import torch
 import tessera
 import tessera.torch as tt
 
-from conftest import BUILD_PYTHONPATH
+from conftest import BUILD_PYTHONPATH, assert_gil_released, longest_pause_during
 
 AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
 
@@ -843,27 +842,10 @@ def test_gil_is_released_while_summing():
         if time.perf_counter() - t0 > 0.03 or n >= 2**31:
             break
         n *= 2
-    done = threading.Event()
-    durations = []
-
-    def worker():
-        for _ in range(2):
-            t0 = time.perf_counter()
-            assert tessera.sum_to_shape(src, (), max_threads=1) == n
-            durations.append(time.perf_counter() - t0)
-        done.set()
-
-    t = threading.Thread(target=worker)
-    last = time.perf_counter()
-    longest = 0.0
-    t.start()
-    while not done.is_set():
-        now = time.perf_counter()
-        longest = max(longest, now - last)
-        last = now
-    t.join()
-    assert len(durations) == 2 and min(durations) > 0.015, durations
-    assert longest < min(durations) / 2, (longest, durations)
+    sums = []
+    longest, durations = longest_pause_during(lambda: sums.append(tessera.sum_to_shape(src, (), max_threads=1)))
+    assert sums == [n, n]
+    assert_gil_released(longest, durations)
 
 
 def test_calls_do_not_leak_references():

@@ -4,8 +4,6 @@ untouched; threads; reference leaks; the module's own docstring examples."""
 import doctest
 import itertools
 import sys
-import threading
-import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,7 +13,7 @@ import pytest
 
 import tessera
 
-from conftest import BUILD_PYTHONPATH
+from conftest import BUILD_PYTHONPATH, assert_gil_released, longest_pause_during
 
 
 def test_module_is_the_build_under_test():
@@ -400,29 +398,10 @@ def test_gil_is_released_while_copying():
     src = np.arange(8192, dtype=np.float32).reshape(8, 1024)
     out = np.empty((8 * 16384, 1024), dtype=np.float32)  # 512 MiB, written by one thread
     np.copyto(out, 0)  # mapped before timing
-    done = threading.Event()
-    durations = []
-
-    def worker():
-        for _ in range(3):
-            t0 = time.perf_counter()
-            tessera.tile(src, (16384, 1), out=out, max_threads=1, nontemporal=False)
-            durations.append(time.perf_counter() - t0)
-        done.set()
-
-    t = threading.Thread(target=worker)
-    last = time.perf_counter()
-    longest = 0.0
-    t.start()
-    while not done.is_set():
-        now = time.perf_counter()
-        longest = max(longest, now - last)
-        last = now
-    t.join()
+    longest, durations = longest_pause_during(
+        lambda: tessera.tile(src, (16384, 1), out=out, max_threads=1, nontemporal=False), times=3)
     assert np.array_equal(out[-8:], src)
-    assert min(durations) > 0.015, durations  # long enough to tell a held GIL from scheduling noise
-    print(f"longest pause {longest * 1e3:.2f} ms; copies {[round(d * 1e3, 1) for d in durations]} ms")
-    assert longest < min(durations) / 2, (longest, durations)
+    assert_gil_released(longest, durations, times=3)
 
 
 def rss_bytes():
