@@ -753,10 +753,10 @@ SEEDS = {
     "reduce_empty_gradient_huge_extents": sum_to([8] * 22 + [0, 1], [0, 1], 'float32'),
     "reduce_negative_extent_after_huge_extents": sum_to([8] * 22 + [1, 1], [1], 'float32', flags=NEG_EXTENT,
                                                         slack=23),
-    # Found by the fuzzer (session 6): a float32 repeat_backward by 2 (reduce.interleaved's float32
+    # Found by the fuzzer: a float32 repeat_backward by 2 (reduce.interleaved's float32
     # pairs) whose result is off its elements' alignment — the scalar ends stored through a float*.
     "found_reduce_pairs_f32_misaligned": bytes.fromhex("8200010101800000525252525202010000"),
-    # Found by CI's fuzzer (session 10): a complex128 repeat_backward gradient of INT64_MAX - 1
+    # Found by CI's fuzzer (at 74b14d1): a complex128 repeat_backward gradient of INT64_MAX - 1
     # elements at stride 16 (a NULL source): its real parts, twice as many, overflowed int64 in the
     # planner; a gradient's byte size must now fit int64 whatever its strides (OVERFLOW).
     "found_reduce_complex_real_parts_overflow": bytes.fromhex("f2250000206e6f6e650c74f2250000206e6f"),
