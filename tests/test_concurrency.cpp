@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "reference.hpp"
+#include "touch_recorder.hpp"
 #include "util.hpp"
 
 namespace {
@@ -106,69 +107,14 @@ std::string execute_and_check(const Shared& s, std::size_t misalign) {
   return err.empty() ? err : std::string(s.name) + ", misalign " + std::to_string(misalign) + ": " + err;
 }
 
-long this_thread_tid() { return static_cast<long>(syscall(SYS_gettid)); }
+using test::this_thread_tid;
 
-// Source bytes on pages that start PROT_NONE: the first read of each page faults, the handler
-// records the reading thread's id and makes the page readable, and the read resumes. So after a
-// call, toucher(p) tells which thread first read page p. One recorder at a time.
-class TouchRecorder {
- public:
-  explicit TouchRecorder(std::size_t pages) : pages_(pages), page_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))) {
-    void* p = mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::runtime_error("TouchRecorder: mmap failed");
-    base_ = static_cast<unsigned char*>(p);
-    test::fill_pattern(base_, pages_ * page_, 0x70C4);
-    touchers_ = std::make_unique<std::atomic<long>[]>(pages_);
-    for (std::size_t i = 0; i < pages_; ++i) touchers_[i].store(0);
-    active_ = this;
-    struct sigaction sa {};
-    sa.sa_sigaction = &TouchRecorder::on_fault;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &previous_) != 0) throw std::runtime_error("TouchRecorder: sigaction failed");
-    if (mprotect(base_, pages_ * page_, PROT_NONE) != 0) throw std::runtime_error("TouchRecorder: mprotect failed");
-  }
-  ~TouchRecorder() {
-    sigaction(SIGSEGV, &previous_, nullptr);
-    active_ = nullptr;
-    munmap(base_, pages_ * page_);
-  }
-  TouchRecorder(const TouchRecorder&) = delete;
-  TouchRecorder& operator=(const TouchRecorder&) = delete;
-
-  const unsigned char* data() const { return base_; }
-  std::size_t bytes() const { return pages_ * page_; }
-  std::size_t pages() const { return pages_; }
-  /// Thread id of the first reader of page p, 0 if nobody read it.
-  long toucher(std::size_t p) const { return touchers_[p].load(); }
-  /// The contents (readable from ordinary memory, without touching the recorded pages).
-  std::vector<unsigned char> contents() const {
-    std::vector<unsigned char> v(bytes());
-    test::fill_pattern(v.data(), v.size(), 0x70C4);
-    return v;
-  }
-
- private:
-  static void on_fault(int, siginfo_t* info, void*) {
-    TouchRecorder* r = active_;
-    auto* address = static_cast<unsigned char*>(info->si_addr);
-    if (r != nullptr && address >= r->base_ && address < r->base_ + r->pages_ * r->page_) {
-      const std::size_t p = static_cast<std::size_t>(address - r->base_) / r->page_;
-      long expected = 0;
-      r->touchers_[p].compare_exchange_strong(expected, this_thread_tid());
-      mprotect(r->base_ + p * r->page_, r->page_, PROT_READ);
-      return;  // the faulting read runs again and succeeds
-    }
-    // Not ours: put the previous handler back; the access faults again and reaches it.
-    if (r != nullptr) sigaction(SIGSEGV, &r->previous_, nullptr);
-  }
-
-  static inline TouchRecorder* active_ = nullptr;
-  std::size_t pages_, page_;
-  unsigned char* base_ = nullptr;
-  std::unique_ptr<std::atomic<long>[]> touchers_;
-  struct sigaction previous_ {};
-};
+// Source bytes on pages that start PROT_NONE (test::TouchRecorder), filled with a pattern.
+test::TouchRecorder pattern_recorder(std::size_t pages) {
+  std::vector<unsigned char> v(pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  test::fill_pattern(v.data(), v.size(), 0x70C4);
+  return test::TouchRecorder(std::move(v));
+}
 
 }  // namespace
 
@@ -235,7 +181,7 @@ TEST_CASE("a call from inside the caller's own tbb::parallel_for (nested paralle
 }
 
 TEST_CASE("the touch recorder sees which thread reads the source (control)") {
-  TouchRecorder rec(2);
+  const test::TouchRecorder& rec = pattern_recorder(2);
   long reader = 0;
   std::thread t([&] {
     reader = this_thread_tid();
@@ -251,7 +197,7 @@ TEST_CASE("inside a task_arena of concurrency 1, a large call runs serially on t
   // 8 MiB of source copied to 8 MiB of output: 16 times the parallel threshold, so in the default
   // arena the executor splits it into chunks that worker threads take (with an executor that
   // ignored the caller's arena, workers first-read some of these pages in almost every run).
-  TouchRecorder rec(2048);
+  const test::TouchRecorder& rec = pattern_recorder(2048);
   const std::size_t n = rec.bytes();
   REQUIRE(n >= 16 * kParallelBytes);
   const tessera::Plan plan({static_cast<int64_t>(n)}, {}, 1, {1});
@@ -310,7 +256,7 @@ namespace {
 // Runs `call` on an 8 MiB copy plan with max_threads `cap` (through `api`) and returns the set of
 // threads that first read the source pages; checks the output and that every page was read.
 std::set<long> readers_of_copy(int cap, bool c_api, const std::function<void(const std::function<void()>&)>& run_in) {
-  TouchRecorder rec(2048);
+  const test::TouchRecorder& rec = pattern_recorder(2048);
   const std::size_t n = rec.bytes();
   REQUIRE(n >= 16 * kParallelBytes);
   std::vector<unsigned char> out(n, 0);

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "reduce_data.hpp"
+#include "touch_recorder.hpp"
 #include "util.hpp"
 
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
@@ -599,71 +600,6 @@ TEST_CASE("the periodic order is the documented order: blocks, leaves, tree and 
 
 // ---- One output's sum split over threads ------------------------------------------------------
 
-namespace {
-
-// The calling thread's kernel id (gettid).
-long thread_id() { return static_cast<long>(syscall(SYS_gettid)); }
-
-// A gradient on pages that start PROT_NONE: the first read of each page faults, the handler
-// records the reading thread and makes the page readable, and the read resumes. One at a time.
-class PageReaders {
- public:
-  explicit PageReaders(const std::vector<unsigned char>& bytes) {
-    page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    pages_ = (bytes.size() + page_ - 1) / page_;
-    void* p = mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::runtime_error("PageReaders: mmap failed");
-    base_ = static_cast<unsigned char*>(p);
-    std::memcpy(base_, bytes.data(), bytes.size());
-    reader_ = std::make_unique<std::atomic<long>[]>(pages_);
-    for (std::size_t i = 0; i < pages_; ++i) reader_[i].store(0);
-    active_ = this;
-    struct sigaction sa {};
-    sa.sa_sigaction = &PageReaders::on_fault;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &previous_) != 0) throw std::runtime_error("PageReaders: sigaction failed");
-    if (mprotect(base_, pages_ * page_, PROT_NONE) != 0) throw std::runtime_error("PageReaders: mprotect failed");
-  }
-  ~PageReaders() {
-    sigaction(SIGSEGV, &previous_, nullptr);
-    active_ = nullptr;
-    munmap(base_, pages_ * page_);
-  }
-  PageReaders(const PageReaders&) = delete;
-  PageReaders& operator=(const PageReaders&) = delete;
-
-  const unsigned char* data() const { return base_; }
-  std::set<long> readers() const {
-    std::set<long> s;
-    for (std::size_t i = 0; i < pages_; ++i)
-      if (reader_[i].load() != 0) s.insert(reader_[i].load());
-    return s;
-  }
-
- private:
-  static void on_fault(int, siginfo_t* info, void*) {
-    PageReaders* r = active_;
-    auto* address = static_cast<unsigned char*>(info->si_addr);
-    if (r != nullptr && address >= r->base_ && address < r->base_ + r->pages_ * r->page_) {
-      const std::size_t p = static_cast<std::size_t>(address - r->base_) / r->page_;
-      long expected = 0;
-      r->reader_[p].compare_exchange_strong(expected, thread_id());
-      mprotect(r->base_ + p * r->page_, r->page_, PROT_READ);
-      return;
-    }
-    if (r != nullptr) sigaction(SIGSEGV, &r->previous_, nullptr);  // not ours: the default handling
-  }
-
-  static inline PageReaders* active_ = nullptr;
-  std::size_t page_ = 0, pages_ = 0;
-  unsigned char* base_ = nullptr;
-  std::unique_ptr<std::atomic<long>[]> reader_;
-  struct sigaction previous_ {};
-};
-
-}  // namespace
-
 TEST_CASE("one output's sum is split over two threads or more, with the serial bits and the documented order") {
   // One item (every output element in one strip or row): the executor splits its leaves over the
   // threads, so every page of the gradient belongs to the same outputs' sums. The threads that
@@ -716,7 +652,7 @@ TEST_CASE("one output's sum is split over two threads or more, with the serial b
     int attempts = 0;
     const auto start = std::chrono::steady_clock::now();
     for (; most < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(20); ++attempts) {
-      PageReaders pages(bytes);
+      test::TouchRecorder pages(bytes);
       std::vector<double> out(want.size());
       arena.execute([&] {
         tessera::sum_to_shape(pages.data(), s.grad, {}, DType::float64, s.target, out.data(), out.size() * 8);
