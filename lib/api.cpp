@@ -18,7 +18,8 @@ namespace detail {
 // The allocating calls: allocate the plan's output, tell the planner whether its pages are fresh
 // (the path may change: ordinary stores into just-zeroed pages), run it.
 struct ArrayAccess {
-  static Array run(PlanData&& plan, const void* src) {
+  static Array run(PlanData&& data, const void* src) {
+    const PlanBase& plan = data.base();
     if (src == nullptr && plan.input_size > 0)
       throw InvalidArgument("tessera: src is null but the input has " + std::to_string(plan.input_size) +
                             " elements");
@@ -26,8 +27,8 @@ struct ArrayAccess {
     if (plan.nbytes > 0) {
       bool fresh = false;
       out.data_.reset(allocate_output(plan.nbytes, &fresh));
-      if (fresh && !plan.reduce) plan_for_fresh_output(plan);
-      execute_checked(plan, src, out.data_.get(), plan.nbytes);  // first touch: by the executor's threads
+      if (CopyPlan* copy = std::get_if<CopyPlan>(&data.plan); copy && fresh) plan_for_fresh_output(*copy);
+      execute_checked(data, src, out.data_.get(), plan.nbytes);  // first touch: by the executor's threads
     }
     out.shape_ = plan.out_shape;
     out.itemsize_ = plan.itemsize;
@@ -36,14 +37,15 @@ struct ArrayAccess {
   }
   // One region into a new array: the region checked (a dry run into no buffer throws for a bad
   // one, naming the axis) before anything is allocated.
-  static Array run_region(const PlanData& plan, const void* src, const Dims& start, const Dims& extent) {
+  static Array run_region(const PlanData& data, const void* src, const Dims& start, const Dims& extent) {
+    const PlanBase& plan = data.base();
     const Dims& shape = plan.out_shape;
     bool ok = start.size() == shape.size() && extent.size() == shape.size(), empty = false;
     for (int i = 0; ok && i < extent.size(); ++i) {
       ok = extent[i] >= 0 && start[i] >= 0 && start[i] <= shape[i] - extent[i];
       empty = empty || extent[i] == 0;
     }
-    if (!ok) execute_region_checked(plan, src, start, extent, nullptr, 0);  // throws, naming the axis
+    if (!ok) execute_region_checked(data, src, start, extent, nullptr, 0);  // throws, naming the axis
     int64_t count = empty ? 0 : 1;  // a non-empty region lies inside the output: its count fits int64
     for (int i = 0; i < extent.size() && !empty; ++i) count *= extent[i];
     Array out;
@@ -51,9 +53,9 @@ struct ArrayAccess {
     if (out.nbytes_ > 0) {
       bool fresh = false;
       out.data_.reset(allocate_output(out.nbytes_, &fresh));
-      execute_region_checked(plan, src, start, extent, out.data_.get(), out.nbytes_);
+      execute_region_checked(data, src, start, extent, out.data_.get(), out.nbytes_);
     } else {
-      execute_region_checked(plan, src, start, extent, nullptr, 0);  // still checks src
+      execute_region_checked(data, src, start, extent, nullptr, 0);  // still checks src
     }
     out.shape_ = extent;
     out.itemsize_ = plan.itemsize;
@@ -63,17 +65,10 @@ struct ArrayAccess {
 
 namespace {
 
-// A reduction's plan as a PlanData: the accessors' fields, and the reduction.
-PlanData reduce_plan(ReduceData&& r, const Options& options) {
-  PlanData p;
-  p.options = options;
-  p.itemsize = itemsize_of(r.dtype);
-  p.out_shape = r.out_shape;
-  p.out_size = count_of(r.out_shape);  // both checked by the reduction's planner
-  p.nbytes = static_cast<std::size_t>(p.out_size) * p.itemsize;
-  p.input_size = count_of(r.grad_shape);
-  p.reduce = std::make_shared<const ReduceData>(std::move(r));
-  return p;
+// A plan of either kind behind a Plan.
+template <class P>
+std::shared_ptr<const PlanData> shared(P&& plan) {
+  return std::make_shared<const PlanData>(PlanData{std::forward<P>(plan)});
 }
 
 // The allocating reductions write a new array: nothing to accumulate into.
@@ -83,8 +78,8 @@ Options no_accumulate(Options o) {
 }
 
 // A shape-only plan (steps 1-3): the input's shape with 1-byte elements.
-PlanData shape_plan(const Dims& shape, const Options& options) {
-  PlanData p;
+CopyPlan shape_plan(const Dims& shape, const Options& options) {
+  CopyPlan p;
   init_input(p, shape, Dims(), 1, options);
   return p;
 }
@@ -95,19 +90,19 @@ PlanData shape_plan(const Dims& shape, const Options& options) {
 Dims tile_shape(const Dims& shape, const Dims& reps) { return tile_shape(shape, reps, Options()); }
 
 Dims tile_shape(const Dims& shape, const Dims& reps, const Options& options) {
-  detail::PlanData p = detail::shape_plan(shape, options);
+  detail::CopyPlan p = detail::shape_plan(shape, options);
   detail::nest_tile(p, reps);
   return detail::output_shape_only(std::move(p));
 }
 
 Dims broadcast_shape(const Dims& shape, const Dims& target) {
-  detail::PlanData p = detail::shape_plan(shape, Options());
+  detail::CopyPlan p = detail::shape_plan(shape, Options());
   detail::nest_broadcast(p, target, false);
   return detail::output_shape_only(std::move(p));
 }
 
 Dims expand_shape(const Dims& shape, const Dims& target) {
-  detail::PlanData p = detail::shape_plan(shape, Options());
+  detail::CopyPlan p = detail::shape_plan(shape, Options());
   detail::nest_broadcast(p, target, true);
   return detail::output_shape_only(std::move(p));
 }
@@ -117,75 +112,73 @@ Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> 
 }
 
 Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> axis, const Options& options) {
-  detail::PlanData p = detail::shape_plan(shape, options);
+  detail::CopyPlan p = detail::shape_plan(shape, options);
   detail::nest_repeat(p, repeats.data(), repeats.size(), axis.has_value(), axis.value_or(0));
   return detail::output_shape_only(std::move(p));
 }
 
 Plan::Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, const Options& options)
-    : data_(std::make_shared<const detail::PlanData>(detail::make_tile_plan(shape, strides, itemsize, reps, options))) {}
+    : data_(detail::shared(detail::make_tile_plan(shape, strides, itemsize, reps, options))) {}
 
 Plan Plan::broadcast_to(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
                         const Options& options) {
-  return Plan(std::make_shared<const detail::PlanData>(
+  return Plan(detail::shared(
       detail::make_broadcast_plan(shape, strides, itemsize, target, false, options)));
 }
 
 Plan Plan::expand(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
                   const Options& options) {
-  return Plan(std::make_shared<const detail::PlanData>(
+  return Plan(detail::shared(
       detail::make_broadcast_plan(shape, strides, itemsize, target, true, options)));
 }
 
 Plan Plan::repeat(const Dims& shape, const Dims& strides, std::size_t itemsize, const Repeats& repeats,
                   std::optional<int> axis, const Options& options) {
-  return Plan(std::make_shared<const detail::PlanData>(detail::make_repeat_plan(
+  return Plan(detail::shared(detail::make_repeat_plan(
       shape, strides, itemsize, repeats.data(), repeats.size(), axis.has_value(), axis.value_or(0), options)));
 }
 
 Plan Plan::tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape, const Dims& reps,
                          const Options& options) {
-  return Plan(std::make_shared<const detail::PlanData>(
-      detail::reduce_plan(detail::make_tile_backward(shape, strides, dtype, in_shape, reps, options), options)));
+  return Plan(detail::shared(detail::make_tile_backward(shape, strides, dtype, in_shape, reps, options)));
 }
 
 Plan Plan::sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                         const Options& options) {
-  return Plan(std::make_shared<const detail::PlanData>(
-      detail::reduce_plan(detail::make_sum_to_shape(shape, strides, dtype, target, options), options)));
+  return Plan(detail::shared(detail::make_sum_to_shape(shape, strides, dtype, target, options)));
 }
 
 Plan Plan::repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                            const Repeats& repeats, std::optional<int> axis, const Options& options) {
-  return Plan(std::make_shared<const detail::PlanData>(detail::reduce_plan(
-      detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(), repeats.size(),
-                                   axis.has_value(), axis.value_or(0), options),
-      options)));
+  return Plan(detail::shared(detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(),
+                                                         repeats.size(), axis.has_value(), axis.value_or(0), options)));
 }
 
-bool Plan::is_reduction() const noexcept { return data_->reduce != nullptr; }
+bool Plan::is_reduction() const noexcept { return data_->reduce() != nullptr; }
 
-int Plan::ndim() const noexcept { return data_->out_shape.size(); }
-const Dims& Plan::shape() const noexcept { return data_->out_shape; }
-int64_t Plan::size() const noexcept { return data_->out_size; }
-std::size_t Plan::nbytes() const noexcept { return data_->nbytes; }
-std::size_t Plan::itemsize() const noexcept { return data_->itemsize; }
-int64_t Plan::input_size() const noexcept { return data_->input_size; }
-const Options& Plan::options() const noexcept { return data_->options; }
+int Plan::ndim() const noexcept { return data_->base().out_shape.size(); }
+const Dims& Plan::shape() const noexcept { return data_->base().out_shape; }
+int64_t Plan::size() const noexcept { return data_->base().out_size; }
+std::size_t Plan::nbytes() const noexcept { return data_->base().nbytes; }
+std::size_t Plan::itemsize() const noexcept { return data_->base().itemsize; }
+int64_t Plan::input_size() const noexcept { return data_->base().input_size; }
+const Options& Plan::options() const noexcept { return data_->base().options; }
 std::string Plan::describe() const {
-  return data_->reduce ? detail::describe_reduce(*data_->reduce) : detail::describe(*data_);
+  const detail::ReducePlan* r = data_->reduce();
+  return r ? detail::describe_reduce(*r) : detail::describe(*data_->copy());
 }
 const char* Plan::kernel_name() const noexcept {
-  return data_->reduce ? "reduce" : detail::kernel_name(data_->kernel());
+  const detail::CopyPlan* c = data_->copy();
+  return c ? detail::kernel_name(c->kernel()) : "reduce";
 }
 const char* Plan::kernel_path() const noexcept {
-  return data_->reduce ? detail::kReducePathNames[static_cast<int>(data_->reduce->problem.path)]
-                       : detail::path_info(data_->path).name;
+  const detail::ReducePlan* r = data_->reduce();
+  return r ? detail::reduce_path_name(*r) : detail::path_info(data_->copy()->path).name;
 }
 std::vector<std::string> Plan::kernel_paths() {
   std::vector<std::string> paths;
   for (const detail::PathInfo& info : detail::kPathInfo) paths.emplace_back(info.name);
-  for (int i = 1; i < detail::kReducePathCount; ++i) paths.emplace_back(detail::kReducePathNames[i]);
+  for (const char* name : detail::reduce_path_names()) paths.emplace_back(name);
   return paths;
 }
 
@@ -195,7 +188,7 @@ void Plan::execute(const void* src, void* dst, std::size_t dst_bytes) const {
 
 Array Plan::execute(const void* src) const {
   // A copy of the plan: the allocating call may re-choose its path for fresh pages.
-  if (data_->reduce && data_->reduce->accumulate)
+  if (data_->reduce() && data_->base().options.accumulate)
     throw InvalidArgument("tessera: Plan::execute(src) allocates a new array: a plan made with accumulate = true "
                           "needs the output to add into (execute(src, dst, dst_bytes))");
   return detail::ArrayAccess::run(detail::PlanData(*data_), src);
@@ -271,7 +264,7 @@ Array repeat(const void* src, const Dims& shape, const Dims& strides, std::size_
 void tile_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                    const Dims& reps, void* grad_in, std::size_t grad_in_bytes, const Options& options) {
   detail::execute_checked(
-      detail::reduce_plan(detail::make_tile_backward(shape, strides, dtype, in_shape, reps, options), options),
+      detail::PlanData{detail::make_tile_backward(shape, strides, dtype, in_shape, reps, options)},
       grad_out, grad_in, grad_in_bytes);
 }
 
@@ -279,20 +272,20 @@ Array tile_backward(const void* grad_out, const Dims& shape, const Dims& strides
                     const Dims& reps, const Options& options) {
   const Options o = detail::no_accumulate(options);
   return detail::ArrayAccess::run(
-      detail::reduce_plan(detail::make_tile_backward(shape, strides, dtype, in_shape, reps, o), o), grad_out);
+      detail::PlanData{detail::make_tile_backward(shape, strides, dtype, in_shape, reps, o)}, grad_out);
 }
 
 void sum_to_shape(const void* src, const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                   void* dst, std::size_t dst_bytes, const Options& options) {
   detail::execute_checked(
-      detail::reduce_plan(detail::make_sum_to_shape(shape, strides, dtype, target, options), options), src, dst,
+      detail::PlanData{detail::make_sum_to_shape(shape, strides, dtype, target, options)}, src, dst,
       dst_bytes);
 }
 
 Array sum_to_shape(const void* src, const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                    const Options& options) {
   const Options o = detail::no_accumulate(options);
-  return detail::ArrayAccess::run(detail::reduce_plan(detail::make_sum_to_shape(shape, strides, dtype, target, o), o),
+  return detail::ArrayAccess::run(detail::PlanData{detail::make_sum_to_shape(shape, strides, dtype, target, o)},
                                   src);
 }
 
@@ -300,9 +293,8 @@ void repeat_backward(const void* grad_out, const Dims& shape, const Dims& stride
                      const Repeats& repeats, std::optional<int> axis, void* grad_in, std::size_t grad_in_bytes,
                      const Options& options) {
   detail::execute_checked(
-      detail::reduce_plan(detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(),
-                                                       repeats.size(), axis.has_value(), axis.value_or(0), options),
-                          options),
+      detail::PlanData{detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(),
+                                                       repeats.size(), axis.has_value(), axis.value_or(0), options)},
       grad_out, grad_in, grad_in_bytes);
 }
 
@@ -310,28 +302,9 @@ Array repeat_backward(const void* grad_out, const Dims& shape, const Dims& strid
                       const Repeats& repeats, std::optional<int> axis, const Options& options) {
   const Options o = detail::no_accumulate(options);
   return detail::ArrayAccess::run(
-      detail::reduce_plan(detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(), repeats.size(),
-                                                       axis.has_value(), axis.value_or(0), o),
-                          o),
+      detail::PlanData{detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(), repeats.size(),
+                                                       axis.has_value(), axis.value_or(0), o)},
       grad_out);
-}
-
-std::size_t itemsize_of(DType dtype) {
-  static constexpr std::size_t sizes[] = {4, 8, 2, 2, 8, 16, 1, 2, 4, 8, 1, 2, 4, 8};
-  const int v = static_cast<int>(dtype);
-  if (v < 0 || v > static_cast<int>(DType::uint64))
-    throw InvalidArgument("tessera: dtype " + std::to_string(v) +
-                          " is not a tessera_dtype (float32, float64, float16, bfloat16, complex64, complex128, "
-                          "int8-int64, uint8-uint64: 0-13)");
-  return sizes[v];
-}
-
-const char* dtype_name(DType dtype) {
-  static constexpr const char* names[] = {"float32", "float64", "float16", "bfloat16", "complex64",
-                                          "complex128", "int8",  "int16",   "int32",    "int64",
-                                          "uint8",   "uint16",  "uint32",  "uint64"};
-  itemsize_of(dtype);  // throws for a value that is not a DType
-  return names[static_cast<int>(dtype)];
 }
 
 const char* active_target() noexcept { return detail::dispatch_target_name(); }

@@ -134,7 +134,7 @@ void validate_options(const Options& options) {
 
 // ---- Step 1 ---------------------------------------------------------------------------------
 
-void init_input(PlanData& p, const Dims& shape, const Dims& strides, std::size_t itemsize, const Options& options) {
+void init_input(CopyPlan& p, const Dims& shape, const Dims& strides, std::size_t itemsize, const Options& options) {
   validate_options(options);
   p.options = options;
   if (itemsize == 0) invalid("itemsize = 0; it must be a positive byte count");
@@ -164,7 +164,7 @@ void init_input(PlanData& p, const Dims& shape, const Dims& strides, std::size_t
 
 // ---- Step 2 ---------------------------------------------------------------------------------
 
-void nest_tile(PlanData& p, const Dims& given_reps) {
+void nest_tile(CopyPlan& p, const Dims& given_reps) {
   p.op = Operation::tile;
   int64_t r[max_ndim];
   for (int i = 0; i < given_reps.size(); ++i) {
@@ -191,7 +191,7 @@ void nest_tile(PlanData& p, const Dims& given_reps) {
   p.out_shape = Dims(out, static_cast<std::size_t>(n));
 }
 
-void nest_broadcast(PlanData& p, const Dims& target, bool bidirectional) {
+void nest_broadcast(CopyPlan& p, const Dims& target, bool bidirectional) {
   p.op = bidirectional ? Operation::expand : Operation::broadcast_to;
   p.target = target;
   const char* op = bidirectional ? "expand" : "broadcast_to";
@@ -225,7 +225,7 @@ void nest_broadcast(PlanData& p, const Dims& target, bool bidirectional) {
   p.out_shape = Dims(out, static_cast<std::size_t>(n));
 }
 
-void nest_repeat(PlanData& p, const int64_t* repeats, int64_t count, bool has_axis, int axis) {
+void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_axis, int axis) {
   p.op = Operation::repeat;
   const Dims& shape = p.in_shape;
   const int nd = shape.size();
@@ -330,7 +330,7 @@ void nest_repeat(PlanData& p, const int64_t* repeats, int64_t count, bool has_ax
 
 // ---- Step 3 ---------------------------------------------------------------------------------
 
-void size_output(PlanData& p) {
+void size_output(CopyPlan& p) {
   p.out_size = checked_product(p.out_shape, "output element count");
   int64_t bytes = 0;
   if (__builtin_mul_overflow(p.out_size, static_cast<int64_t>(p.itemsize), &bytes))
@@ -341,7 +341,7 @@ void size_output(PlanData& p) {
 
 // ---- Step 4 ---------------------------------------------------------------------------------
 
-void simplify(PlanData& p) {
+void simplify(CopyPlan& p) {
   // Interleave, outermost first, dropping entries of extent 1 (never a segment entry: its first
   // output index may read a source index other than 0).
   Entry e[kMaxLoops];
@@ -378,7 +378,7 @@ void simplify(PlanData& p) {
 
 // ---- Step 5 ---------------------------------------------------------------------------------
 
-void choose_path(PlanData& p, const KernelCaps& caps) {
+void choose_path(CopyPlan& p, const KernelCaps& caps) {
   if (p.out_size == 0) {
     p.path = Path::none;
     return;
@@ -485,7 +485,7 @@ void choose_path(PlanData& p, const KernelCaps& caps) {
 
 namespace {
 
-PlanData finish(PlanData&& p) {
+CopyPlan finish(CopyPlan&& p) {
   size_output(p);
   if (p.in_bytes_overflow_axis >= 0)
     overflow("input byte size overflows int64 at axis " + std::to_string(p.in_bytes_overflow_axis));
@@ -498,44 +498,44 @@ PlanData finish(PlanData&& p) {
 
 }  // namespace
 
-PlanData make_tile_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
+CopyPlan make_tile_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
                         const Options& options) {
-  PlanData p;
+  CopyPlan p;
   init_input(p, shape, strides, itemsize, options);
   nest_tile(p, reps);
   return finish(std::move(p));
 }
 
-PlanData make_broadcast_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
+CopyPlan make_broadcast_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
                              bool bidirectional, const Options& options) {
-  PlanData p;
+  CopyPlan p;
   init_input(p, shape, strides, itemsize, options);
   nest_broadcast(p, target, bidirectional);
   return finish(std::move(p));
 }
 
-PlanData make_repeat_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const int64_t* repeats,
+CopyPlan make_repeat_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const int64_t* repeats,
                           int64_t count, bool has_axis, int axis, const Options& options) {
-  PlanData p;
+  CopyPlan p;
   init_input(p, shape, strides, itemsize, options);
   nest_repeat(p, repeats, count, has_axis, axis);
   return finish(std::move(p));
 }
 
-void plan_for_fresh_output(PlanData& p) {
+void plan_for_fresh_output(CopyPlan& p) {
   if (p.options.nontemporal != NonTemporal::automatic || p.out_size == 0) return;
   p.fresh_output = true;
   choose_path(p, kernel_caps());
 }
 
-Dims output_shape_only(PlanData&& p) {
+Dims output_shape_only(CopyPlan&& p) {
   size_output(p);
   return p.out_shape;
 }
 
 // ---- Regions ------------------------------------------------------------------------------
 
-Region plan_region(const PlanData& plan, const Dims& start, const Dims& extent) {
+Region plan_region(const CopyPlan& plan, const Dims& start, const Dims& extent) {
   Region r;
   r.itemsize = plan.itemsize;
   r.prefix = plan.prefix.empty() ? nullptr : plan.prefix.data();
@@ -601,7 +601,7 @@ Region plan_region(const PlanData& plan, const Dims& start, const Dims& extent) 
 
 // ---- describe -----------------------------------------------------------------------------
 
-std::string describe(const PlanData& p) {
+std::string describe(const CopyPlan& p) {
   std::ostringstream os;
   os << operation_name(p.op) << " plan: input " << join(p.in_shape);
   if (p.out_size > 0) os << " strides " << join(p.in_strides) << " B";

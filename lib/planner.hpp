@@ -1,4 +1,4 @@
-// The planner: an operation's arguments -> PlanData, in named steps (oneDNN's reorder planner,
+// The planner: an operation's arguments -> CopyPlan, in named steps (oneDNN's reorder planner,
 // prb_init / prb_normalize / prb_simplify, is the model):
 //
 //   1. init_input      options, itemsize, strides checked; C-contiguous strides filled in
@@ -17,7 +17,8 @@
 #ifndef TESSERA_LIB_PLANNER_HPP
 #define TESSERA_LIB_PLANNER_HPP
 
-#include "plan.hpp"
+#include "copy_plan.hpp"
+#include "region.hpp"
 
 namespace tessera::detail {
 
@@ -25,57 +26,51 @@ namespace tessera::detail {
 void validate_options(const Options& options);
 
 /// Step 1: the input. An empty `strides` means C-contiguous.
-void init_input(PlanData& p, const Dims& shape, const Dims& strides, std::size_t itemsize, const Options& options);
+void init_input(CopyPlan& p, const Dims& shape, const Dims& strides, std::size_t itemsize, const Options& options);
 
 /// Step 2 for tile (numpy.tile): `reps` as given; negative ones act as 0 under
 /// NegativeReps::clamp_to_zero (OpenVINO Tile-1).
-void nest_tile(PlanData& p, const Dims& reps);
+void nest_tile(CopyPlan& p, const Dims& reps);
 /// Step 2 for broadcast_to (numpy.broadcast_to; bidirectional = false) and expand (ONNX Expand,
 /// the numpy broadcast of both shapes; bidirectional = true).
-void nest_broadcast(PlanData& p, const Dims& target, bool bidirectional);
+void nest_broadcast(CopyPlan& p, const Dims& target, bool bidirectional);
 /// Step 2 for repeat (numpy.repeat): `count` counts (1: the same for every element) along `axis`
 /// (negative counts from the end; has_axis false: the flattened input). Negative counts act as 0
 /// under NegativeReps::clamp_to_zero.
-void nest_repeat(PlanData& p, const int64_t* repeats, int64_t count, bool has_axis, int axis);
+void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_axis, int axis);
 
 /// Step 3.
-void size_output(PlanData& p);
+void size_output(CopyPlan& p);
 
 /// Step 4 (on a non-empty output).
-void simplify(PlanData& p);
-
-/// What the dispatched SIMD target can do (kernels/kernels.hpp asks the target).
-struct KernelCaps {
-  bool vectors;         // byte shuffles and vector fills (not HWY_SCALAR)
-  bool stream_stores;   // non-temporal stores (not HWY_SCALAR)
-};
+void simplify(CopyPlan& p);
 
 /// Step 5 (on a non-empty output; an empty one keeps Path::none). May run again on the same plan
 /// (the allocating calls re-choose once they know whether the output's pages are fresh).
-void choose_path(PlanData& p, const KernelCaps& caps);
+void choose_path(CopyPlan& p, const KernelCaps& caps);
 
 /// Steps 1-5 for each operation.
-PlanData make_tile_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
+CopyPlan make_tile_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
                         const Options& options);
-PlanData make_broadcast_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
+CopyPlan make_broadcast_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
                              bool bidirectional, const Options& options);
-PlanData make_repeat_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const int64_t* repeats,
+CopyPlan make_repeat_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const int64_t* repeats,
                           int64_t count, bool has_axis, int axis, const Options& options);
 
 /// The plan's output is about to be written into pages the kernel has just zeroed (a fresh
 /// mapping of the allocating calls): under NonTemporal::automatic they are still cached, so
 /// ordinary stores win — re-chooses the path with fresh_output set.
-void plan_for_fresh_output(PlanData& p);
+void plan_for_fresh_output(CopyPlan& p);
 
 /// Shapes only (steps 1-3 without data): tile_shape, broadcast_shape, expand_shape, repeat_shape.
-Dims output_shape_only(PlanData&& p);
+Dims output_shape_only(CopyPlan&& p);
 
 /// The region [start, start + extent) of the plan's output reduced for the region kernel.
 /// Preconditions (execute_region_checked): a valid, non-empty region of a non-empty output.
-Region plan_region(const PlanData& plan, const Dims& start, const Dims& extent);
+Region plan_region(const CopyPlan& plan, const Dims& start, const Dims& extent);
 
 /// Multi-line description of the plan's operation, loops and path (Plan::describe).
-std::string describe(const PlanData& plan);
+std::string describe(const CopyPlan& plan);
 
 }  // namespace tessera::detail
 

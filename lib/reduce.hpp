@@ -34,8 +34,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
-#include "plan.hpp"
+#include "plan_base.hpp"
+#include "prefix.hpp"
 
 namespace tessera::detail {
 
@@ -124,18 +127,15 @@ struct ReduceProblem {
   }
 };
 
-/// A reduction plan: the problem, plus what describe() and the executor need.
-struct ReduceData {
+/// A reduction plan: the problem, plus what describe() and the executor need; PlanBase holds what
+/// Plan's accessors return (options: accumulate, max_threads and nontemporal as validated).
+struct ReducePlan : PlanBase {
   ReduceOp op = ReduceOp::tile_backward;
   DType dtype = DType::float32;
   Dims grad_shape, grad_strides;  // the input (the gradient in), strides in bytes
-  Dims out_shape;                 // the result's shape
   Dims reps, target;              // tile_backward's reps, sum_to_shape's target
   int axis = -1;                  // repeat_backward: the normalized axis, -1 for none
   int64_t repeats = 0;            // repeat_backward: the scalar count, kSegmentReps for counts
-  bool accumulate = false;
-  int max_threads = 0;
-  NonTemporal nontemporal = NonTemporal::automatic;
   ReduceProblem problem;
   // repeat_backward with per-element counts: axis `seg_axis` of problem.axes is the kept segment
   // axis (its src_stride is 0); its index k sums the prefix[k + 1] - prefix[k] elements from
@@ -162,11 +162,11 @@ Elem elem_of(DType dtype) noexcept;
 std::size_t acc_size(Elem elem) noexcept;
 
 /// Planners (reduce_planner.cpp). Throw InvalidArgument / Overflow naming the bad value.
-ReduceData make_tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+ReducePlan make_tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                               const Dims& reps, const Options& options);
-ReduceData make_sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
+ReducePlan make_sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                              const Options& options);
-ReduceData make_repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                                 const int64_t* repeats, int64_t count, bool has_axis, int axis,
                                 const Options& options);
 
@@ -175,11 +175,12 @@ ReduceData make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
 void plan_problem(ReduceProblem& p);
 
 /// Multi-line description (Plan::describe).
-std::string describe_reduce(const ReduceData& r);
+std::string describe_reduce(const ReducePlan& r);
 
-/// Runs the plan (executor.cpp): in = the gradient (as planned), out = the result (out_elems
-/// elements, C-contiguous). Preconditions: pointers checked, the output non-empty.
-void execute_reduce(const ReduceData& r, const unsigned char* in, unsigned char* out);
+/// The name Plan::kernel_path() gives the plan ("reduce.<kernel>").
+const char* reduce_path_name(const ReducePlan& r) noexcept;
+/// Every name reduce_path_name can give, in order (Plan::kernel_paths()).
+std::vector<const char*> reduce_path_names();
 
 }  // namespace tessera::detail
 

@@ -1,4 +1,4 @@
-// The reductions' planner: a gradient's arguments -> ReduceData (reduce.hpp). The forward
+// The reductions' planner: a gradient's arguments -> ReducePlan (reduce.hpp). The forward
 // planner's steps check the forward operation's arguments and give the shape the gradient must
 // have (tile_shape, repeat_shape); then the gradient's axes become the problem's kept and reduced
 // axes, and plan_problem simplifies them and chooses the path and the work items.
@@ -56,16 +56,15 @@ void contiguous(const Dims& shape, int64_t* st) {
 }
 
 // The gradient in: its shape, byte strides (C-contiguous if empty) and dtype; the result's shape.
-ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DType dtype, const Dims& out_shape,
+ReducePlan init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DType dtype, const Dims& out_shape,
                        const Options& options) {
   validate_options(options);
   const std::size_t isz = itemsize_of(dtype);  // throws for a bad dtype
-  ReduceData r;
+  ReducePlan r;
   r.op = op;
   r.dtype = dtype;
-  r.accumulate = options.accumulate;
-  r.max_threads = options.max_threads;
-  r.nontemporal = options.nontemporal;
+  r.options = options;
+  r.itemsize = isz;
   const int64_t in_count = product(shape, "the gradient's shape");
   // Its byte size must fit int64 whatever its strides (numpy asks the same of every array, a
   // zero-stride view included): the planner then multiplies counts of real parts (a complex
@@ -87,11 +86,13 @@ ReduceData init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DTyp
   } else {
     r.grad_strides = strides;
   }
+  r.input_size = in_count;
   r.out_shape = out_shape;
-  const int64_t out_count = product(out_shape, "the result's shape");
+  r.out_size = product(out_shape, "the result's shape");
   int64_t bytes = 0;
-  if (__builtin_mul_overflow(out_count, static_cast<int64_t>(isz), &bytes))
+  if (__builtin_mul_overflow(r.out_size, static_cast<int64_t>(isz), &bytes))
     overflow("the result's byte size " + dims_str(out_shape) + " x " + std::to_string(isz) + " B overflows int64");
+  r.nbytes = static_cast<std::size_t>(bytes);
   r.problem.elem = elem_of(dtype);
   r.problem.elsize = (dtype == DType::complex64 || dtype == DType::complex128) ? isz / 2 : isz;
   return r;
@@ -104,7 +105,7 @@ void push(ReduceProblem& p, int64_t extent, int64_t src_stride, int64_t dst_stri
 
 // A complex element: its real parts along an innermost kept axis of 2; the kept axes' output
 // strides count real parts.
-void finish_axes(ReduceData& r) {
+void finish_axes(ReducePlan& r) {
   if (r.dtype != DType::complex64 && r.dtype != DType::complex128) return;
   ReduceProblem& p = r.problem;
   for (int i = 0; i < p.naxes; ++i) p.axes[i].dst_stride *= 2;
@@ -112,11 +113,11 @@ void finish_axes(ReduceData& r) {
 }
 
 // Plans the problem unless it is a segment plan (the executor plans each segment).
-ReduceData finish(ReduceData&& r) {
+ReducePlan finish(ReducePlan&& r) {
   finish_axes(r);
   const int64_t out_bytes = static_cast<int64_t>(itemsize_of(r.dtype)) * count_of(r.out_shape);  // checked
-  r.problem.stream = r.nontemporal == NonTemporal::always ||
-                     (r.nontemporal == NonTemporal::automatic && out_bytes >= stream_min_bytes());
+  r.problem.stream = r.options.nontemporal == NonTemporal::always ||
+                     (r.options.nontemporal == NonTemporal::automatic && out_bytes >= stream_min_bytes());
   if (r.seg_axis < 0) plan_problem(r.problem);
   else r.problem.path = ReducePath::segments;
   r.problem.out_elems = count_of(r.out_shape) * ((r.dtype == DType::complex64 || r.dtype == DType::complex128) ? 2 : 1);
@@ -264,12 +265,12 @@ void plan_problem(ReduceProblem& p) {
   p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
 }
 
-ReduceData make_tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+ReducePlan make_tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                               const Dims& reps, const Options& options) {
   Options forward = options;
   forward.accumulate = false;
   const Dims expected = tile_shape(in_shape, reps, forward);  // checks in_shape and reps
-  ReduceData r = init_reduce(ReduceOp::tile_backward, shape, strides, dtype, in_shape, options);
+  ReducePlan r = init_reduce(ReduceOp::tile_backward, shape, strides, dtype, in_shape, options);
   check_grad_shape(shape, expected, "tile_backward");
   r.reps = reps;
   const int D = expected.size(), n = in_shape.size(), d = reps.size();
@@ -286,9 +287,9 @@ ReduceData make_tile_backward(const Dims& shape, const Dims& strides, DType dtyp
   return finish(std::move(r));
 }
 
-ReduceData make_sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
+ReducePlan make_sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                              const Options& options) {
-  ReduceData r = init_reduce(ReduceOp::sum_to_shape, shape, strides, dtype, target, options);
+  ReducePlan r = init_reduce(ReduceOp::sum_to_shape, shape, strides, dtype, target, options);
   r.target = target;
   const int m = shape.size(), k = target.size();
   if (k > m)
@@ -313,16 +314,16 @@ ReduceData make_sum_to_shape(const Dims& shape, const Dims& strides, DType dtype
   return finish(std::move(r));
 }
 
-ReduceData make_repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
+ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                                 const int64_t* repeats, int64_t count, bool has_axis, int axis,
                                 const Options& options) {
   Options forward = options;
   forward.accumulate = false;
-  PlanData f;  // the forward repeat's checks, output shape and counts
+  CopyPlan f;  // the forward repeat's checks, output shape and counts
   init_input(f, in_shape, Dims(), 1, forward);
   nest_repeat(f, repeats, count, has_axis, axis);
   size_output(f);
-  ReduceData r = init_reduce(ReduceOp::repeat_backward, shape, strides, dtype, in_shape, options);
+  ReducePlan r = init_reduce(ReduceOp::repeat_backward, shape, strides, dtype, in_shape, options);
   check_grad_shape(shape, f.out_shape, "repeat_backward");
   r.axis = f.axis;
   r.repeats = f.repeats;
@@ -353,7 +354,15 @@ ReduceData make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
   return finish(std::move(r));
 }
 
-std::string describe_reduce(const ReduceData& r) {
+const char* reduce_path_name(const ReducePlan& r) noexcept {
+  return kReducePathNames[static_cast<int>(r.problem.path)];
+}
+
+std::vector<const char*> reduce_path_names() {
+  return std::vector<const char*>(kReducePathNames + 1, kReducePathNames + kReducePathCount);
+}
+
+std::string describe_reduce(const ReducePlan& r) {
   std::ostringstream s;
   static const char* const ops[] = {"tile_backward", "sum_to_shape", "repeat_backward"};
   s << ops[static_cast<int>(r.op)] << " plan: gradient " << dims_str(r.grad_shape) << " strides "
@@ -364,7 +373,7 @@ std::string describe_reduce(const ReduceData& r) {
     else s << ", repeats " << r.repeats;
     s << (r.axis < 0 ? std::string(" of the flattened input") : " along axis " + std::to_string(r.axis));
   }
-  s << " -> result " << dims_str(r.out_shape) << (r.accumulate ? " (accumulated)" : "") << "\n";
+  s << " -> result " << dims_str(r.out_shape) << (r.options.accumulate ? " (accumulated)" : "") << "\n";
   const ReduceProblem& p = r.problem;
   for (int i = 0; i < p.naxes; ++i) {
     const RAxis& a = p.axes[i];

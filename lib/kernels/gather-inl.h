@@ -15,7 +15,7 @@
 
 #include <hwy/highway.h>
 
-#include "plan.hpp"
+#include "copy_plan.hpp"
 #include "kernels/row_kernels-inl.h"
 #include "kernels/walk-inl.h"
 
@@ -111,7 +111,7 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64
 /// rows at the range's ends (or a range of fewer than two whole rows), rows are gathered one by
 /// one with ordinary stores.
 template <class Elem>
-void ExecuteGather(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, Elem elem,
+void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, Elem elem,
                    bool blocked, bool stream) {
   const int64_t st = p.inner_stride;
   const int64_t isz = static_cast<int64_t>(p.itemsize);

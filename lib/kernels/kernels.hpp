@@ -5,9 +5,10 @@
 #ifndef TESSERA_LIB_KERNELS_KERNELS_HPP
 #define TESSERA_LIB_KERNELS_KERNELS_HPP
 
-#include "plan.hpp"
-#include "planner.hpp"
+#include "copy_plan.hpp"
+#include "paths.hpp"
 #include "reduce.hpp"
+#include "region.hpp"
 
 namespace tessera::detail {
 
@@ -16,7 +17,7 @@ namespace tessera::detail {
 /// plan.out_size; src and out valid. A path chosen under another target runs correctly on any
 /// (a target without vectors or streaming stores runs such paths with its scalar code).
 /// Defined in kernels/rows.cpp.
-void execute_range(const PlanData& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
+void execute_range(const CopyPlan& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
                    bool ordinary_stores = false);
 
 /// Writes `region` (plan_region) C-contiguously to dst. Defined in kernels/region.cpp.

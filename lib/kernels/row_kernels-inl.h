@@ -21,7 +21,7 @@
 #include <hwy/highway.h>
 
 #include "kernels/path_counters.hpp"
-#include "plan.hpp"
+#include "copy_plan.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
@@ -523,7 +523,7 @@ HWY_INLINE void RepeatShuffleRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
 // prefix[i + 1] - prefix[i] times.
 
 /// The byte offset of source index i of the segment axis, which is one source axis or a
-/// flattened input's axes (PlanData::seg_axes, outermost first, in C order); moved on one index
+/// flattened input's axes (CopyPlan::seg_axes, outermost first, in C order); moved on one index
 /// at a time without division.
 struct SegmentCursor {
   int n;
@@ -531,7 +531,7 @@ struct SegmentCursor {
   int64_t idx[max_ndim];
   int64_t off = 0;
 
-  HWY_INLINE SegmentCursor(const PlanData& p, int64_t i) : n(p.seg_naxes), axes(p.seg_axes) {
+  HWY_INLINE SegmentCursor(const CopyPlan& p, int64_t i) : n(p.seg_naxes), axes(p.seg_axes) {
     for (int k = n - 1; k >= 0; --k) {
       idx[k] = i % axes[k].extent;
       i /= axes[k].extent;
@@ -585,7 +585,7 @@ HWY_INLINE int64_t SegmentOf(const int64_t* prefix, int64_t count, int64_t t) {
 /// A segments row: writes its output elements [off, off + n) to dst; `src` is the row's source
 /// (index 0 of the segment axis).
 template <size_t kSize>
-HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, const PlanData& p,
+HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, const CopyPlan& p,
                             size_t off, size_t n) {
   const size_t sz = kSize != 0 ? kSize : p.itemsize;
   const int64_t* prefix = p.prefix.data();

@@ -36,7 +36,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 /// row(src_row, first_elem, n_elems, out) writes elements [first_elem, first_elem + n_elems) of the
 /// row whose source is src_row to out.
 template <class Body>
-HWY_INLINE void WithRowFn(const PlanData& p, Path path, const Body& body) {
+HWY_INLINE void WithRowFn(const CopyPlan& p, Path path, const Body& body) {
   const size_t isz = p.itemsize;
   switch (p.kernel()) {
     case Kernel::copy:
@@ -131,7 +131,7 @@ HWY_INLINE void WithRowFn(const PlanData& p, Path path, const Body& body) {
 }
 
 /// The gather paths: rows one by one, or blocked (streamed out if `stream`).
-void ExecuteGathers(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, bool blocked,
+void ExecuteGathers(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, bool blocked,
                     bool stream) {
   switch (p.itemsize) {
     case 1: ExecuteGather(p, src, out, begin, end, GatherElem<1>(), blocked, stream); return;
@@ -145,7 +145,7 @@ void ExecuteGathers(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t
 
 /// Streaming straight to the output (the ".nt.direct" paths): copy rows or pattern runs of at
 /// least kDirectStreamBytes from the source, fills of whole cache lines from a register.
-void ExecuteDirectStream(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
+void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   const size_t isz = p.itemsize;
   switch (p.kernel()) {
     case Kernel::copy:
@@ -174,7 +174,7 @@ void ExecuteDirectStream(const PlanData& p, const uint8_t* src, uint8_t* out, in
 /// with the ordinary row functions into a stack buffer of kStageBytes (splitting rows at its end),
 /// which is streamed to the output each time it fills. Small blocks keep the memory busy while
 /// the next block is generated.
-void ExecuteStagedStream(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
+void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   HWY_ALIGN uint8_t stage[kStageBytes];
   const size_t isz = p.itemsize;
   const size_t cap = kStageBytes / isz;  // elements per block
@@ -201,7 +201,7 @@ void ExecuteStagedStream(const PlanData& p, const uint8_t* src, uint8_t* out, in
 }  // namespace
 
 /// Writes output elements [begin, end) of the plan to `out` (execute_range).
-void ExecuteRange(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
+void ExecuteRange(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
                   bool ordinary_stores) {
   const Path path = ordinary_stores ? without_streaming(p.path) : p.path;
   TESSERA_COUNT_PATH(path);
@@ -254,7 +254,7 @@ HWY_EXPORT(RowVariants);
 uint64_t row_variants() noexcept { return HWY_DYNAMIC_DISPATCH(RowVariants)(); }
 #endif
 
-void execute_range(const PlanData& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
+void execute_range(const CopyPlan& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
                    bool ordinary_stores) {
   HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, src, out, begin, end, ordinary_stores);
 }

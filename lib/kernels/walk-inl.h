@@ -14,7 +14,7 @@
 
 #include <hwy/highway.h>
 
-#include "plan.hpp"
+#include "copy_plan.hpp"
 #include "kernels/row_kernels-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -29,7 +29,7 @@ struct RowOdometer {
   int64_t seg = 0;
 
   /// At row `row` (divisions only if row > 0).
-  HWY_INLINE RowOdometer(const PlanData& p, int64_t row) {
+  HWY_INLINE RowOdometer(const CopyPlan& p, int64_t row) {
     for (int k = p.nloops - 1; k >= 0; --k) {
       const Loop& l = p.loops[k];
       idx[k] = row == 0 ? 0 : row % l.extent;
@@ -45,7 +45,7 @@ struct RowOdometer {
 
   /// Moves on by `k` rows of the innermost loop (k <= what is left of its extent; k == 1 if it is
   /// a segment loop), carrying into the outer loops when it wraps.
-  HWY_INLINE void Advance(const PlanData& p, int64_t k) {
+  HWY_INLINE void Advance(const CopyPlan& p, int64_t k) {
     int l = p.nloops - 1;
     if (l < 0) return;
     for (;;) {
@@ -84,7 +84,7 @@ struct RowOdometer {
 /// function folds: no division per row); the odometer carries into the outer loops only when the
 /// innermost one wraps.
 template <class RowFn>
-HWY_INLINE void WalkRows(const PlanData& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
+HWY_INLINE void WalkRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
                          const RowFn& row) {
   const int64_t isz = static_cast<int64_t>(p.itemsize);
   const int64_t row_elems = p.row_elems;

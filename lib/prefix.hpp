@@ -1,0 +1,42 @@
+// The prefix sums of per-element repeat counts, as the copy and reduce plans hold them.
+// Internal.
+#ifndef TESSERA_LIB_PREFIX_HPP
+#define TESSERA_LIB_PREFIX_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "allocator.hpp"
+
+namespace tessera::detail {
+
+/// The prefix sums of per-element repeat counts: immutable once planned, shared by copies of the
+/// plan. Held in an output block of the allocator (allocator.hpp): large ones get transparent huge
+/// pages and are kept for reuse after the plan dies, so planning millions of counts again does not
+/// fault in fresh pages each time.
+class Prefix {
+ public:
+  /// Room for n values (once, before the push_backs). Throws std::bad_alloc.
+  void reserve(std::size_t n) {
+    bool fresh = false;
+    buf_.reset(static_cast<int64_t*>(allocate_output(n * sizeof(int64_t), &fresh)), free_output);
+  }
+  void push_back(int64_t v) noexcept { buf_.get()[size_++] = v; }  // within the reserved room
+  const int64_t* data() const noexcept { return buf_.get(); }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  int64_t back() const noexcept { return buf_.get()[size_ - 1]; }
+
+ private:
+  std::shared_ptr<int64_t> buf_;
+  std::size_t size_ = 0;
+};
+
+/// The `reps` (NestAxis) or `repeats` (the plans) of an axis whose elements repeat by per-element
+/// counts, whose prefix sums a Prefix holds.
+inline constexpr int64_t kSegmentReps = -1;
+
+}  // namespace tessera::detail
+
+#endif  // TESSERA_LIB_PREFIX_HPP

@@ -1,0 +1,163 @@
+// The reduce executor: runs a reduce plan (reduce.hpp) through the dispatched kernels
+// (kernels/kernels.hpp) over TBB. Work is split over items (strips of output elements, output
+// rows) when there are enough of them; otherwise each item's leaves are split into chunks of a power of two (complete subtrees of
+// its tree), summed in parallel and combined by the same binary counter — the bits do not depend
+// on the split (reduce.hpp). Segment plans run one sub-problem per source index, in parallel.
+#include "executor.hpp"
+
+#include "kernels/kernels.hpp"
+#include "parallel.hpp"
+#include "reduce_scalar.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+namespace tessera::detail {
+namespace {
+
+// Threads a reduction may use for `work_bytes` of input: 1 below kParallelMinBytes.
+int reduce_threads(int64_t work_bytes, int max_threads) {
+  if (work_bytes < kParallelMinBytes) return 1;
+  const int arena = tbb::this_task_arena::max_concurrency();
+  return max_threads > 0 && max_threads < arena ? max_threads : arena;
+}
+
+// Writes 0 to every output element of the kept axes of `p` (its axes before plan_problem).
+void zero_kept(const ReduceProblem& p, unsigned char* dst, int i = 0) {
+  for (; i < p.naxes && !p.axes[i].kept; ++i) {
+  }
+  if (i == p.naxes) {
+    std::memset(dst, 0, p.elsize);
+    return;
+  }
+  for (int64_t k = 0; k < p.axes[i].extent; ++k)
+    zero_kept(p, dst + k * p.axes[i].dst_stride * static_cast<int64_t>(p.elsize), i + 1);
+}
+
+void run_problem(const ReduceProblem& p, const unsigned char* in, unsigned char* out, bool accumulate,
+                 int threads) {
+  if (p.path == ReducePath::none) return;
+  if (p.path == ReducePath::zeros) {
+    if (!accumulate) std::memset(out, 0, static_cast<std::size_t>(p.out_elems) * p.elsize);
+    return;
+  }
+  if (threads <= 1) {
+    reduce_items(p, in, out, 0, p.nitems, accumulate);
+    return;
+  }
+  tbb::task_group_context context(tbb::task_group_context::isolated);
+  if (p.nitems >= 2 * int64_t{threads} || p.nleaves < 4) {  // over the output
+    const int64_t pieces = std::min<int64_t>(p.nitems, int64_t{threads} * kChunksPerThread);
+    tbb::parallel_for(
+        tbb::blocked_range<int64_t>(0, pieces, 1),
+        [&](const tbb::blocked_range<int64_t>& r) {
+          const int64_t b = p.nitems * r.begin() / pieces, e = p.nitems * r.end() / pieces;
+          reduce_items(p, in, out, b, e, accumulate);
+        },
+        tbb::simple_partitioner(), context);
+    return;
+  }
+  // Over the replicas: chunks of 2^j leaves per item, about kChunksPerThread per thread in all.
+  const int64_t want = std::max<int64_t>(1, int64_t{threads} * kChunksPerThread / p.nitems);
+  int64_t chunk = 1;
+  while (chunk * want < p.nleaves) chunk *= 2;
+  const int64_t nchunks = (p.nleaves + chunk - 1) / chunk;
+  const int64_t width = p.path == ReducePath::periodic ? p.slots : p.strip;
+  const std::size_t row_bytes = static_cast<std::size_t>(width) * acc_size(p.elem);
+  // Not initialised: a chunk writes its item's elements (an item's strip may be shorter than
+  // `width`: the last strip of a row), and only those are combined below.
+  std::unique_ptr<unsigned char[]> rows(new unsigned char[static_cast<std::size_t>(p.nitems * nchunks) * row_bytes]);
+  tbb::parallel_for(
+      tbb::blocked_range<int64_t>(0, p.nitems * nchunks, 1),
+      [&](const tbb::blocked_range<int64_t>& r) {
+        for (int64_t t = r.begin(); t < r.end(); ++t) {
+          const int64_t item = t / nchunks, c = t % nchunks;
+          reduce_partial(p, in, item, c * chunk, std::min(p.nleaves, (c + 1) * chunk),
+                         rows.get() + static_cast<std::size_t>(t) * row_bytes);
+        }
+      },
+      tbb::simple_partitioner(), context);
+  // Combine each item's chunk sums as the leaves of a counter: the same tree as one serial pass.
+  const std::size_t asz = acc_size(p.elem);
+  const auto add = [&](unsigned char* d, const unsigned char* a, const unsigned char* b, int64_t nbytes) {
+    reduce_add_rows(p.elem, d, a, b, nbytes / static_cast<int64_t>(asz));
+  };
+  // The counter's levels (bit_width(nchunks) rows: as many as nchunks pushes use) and the sum.
+  int nlevels = 0;
+  for (uint64_t l = static_cast<uint64_t>(nchunks); l; l >>= 1) ++nlevels;
+  std::unique_ptr<unsigned char[]> levels(new unsigned char[static_cast<std::size_t>(nlevels + 1) * row_bytes]);
+  for (int64_t item = 0; item < p.nitems; ++item) {
+    LeafCounter<unsigned char, decltype(add)> counter{levels.get(), p.item_row(item) * static_cast<int64_t>(asz), add};
+    for (int64_t c = 0; c < nchunks; ++c)
+      counter.push(rows.get() + static_cast<std::size_t>(item * nchunks + c) * row_bytes);
+    unsigned char* sum = levels.get() + static_cast<std::size_t>(nlevels) * row_bytes;
+    counter.result(sum);
+    reduce_finish(p, item, sum, out, accumulate);
+  }
+}
+
+// Per-element repeat counts: source index k of the segment axis sums its own count of elements.
+void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* out) {
+  const ReduceProblem& base = r.problem;
+  const RAxis seg = base.axes[r.seg_axis];
+  const int64_t* prefix = r.prefix.data();
+  const int64_t es = static_cast<int64_t>(base.elsize);
+  const auto one = [&](int64_t k) {
+    ReduceProblem sub;
+    sub.elem = base.elem;
+    sub.elsize = base.elsize;
+    sub.naxes = base.naxes;
+    std::copy(base.axes, base.axes + base.naxes, sub.axes);
+    sub.axes[r.seg_axis].extent = 1;
+    sub.axes[r.seg_red].extent = prefix[k + 1] - prefix[k];
+    unsigned char* dst = out + k * seg.dst_stride * es;
+    if (sub.axes[r.seg_red].extent == 0) {
+      if (!r.options.accumulate) zero_kept(sub, dst);
+      return;
+    }
+    plan_problem(sub);
+    reduce_items(sub, in + prefix[k] * r.seg_stride, dst, 0, sub.nitems, r.options.accumulate);
+  };
+  const int64_t n = seg.extent;
+  const int threads = reduce_threads(static_cast<int64_t>(prefix[n]) * es * (base.out_elems / std::max<int64_t>(1, n)),
+                                     r.options.max_threads);
+  if (threads <= 1) {
+    for (int64_t k = 0; k < n; ++k) one(k);
+    return;
+  }
+  tbb::task_group_context context(tbb::task_group_context::isolated);
+  const int64_t pieces = std::min<int64_t>(n, int64_t{threads} * kChunksPerThread);
+  tbb::parallel_for(
+      tbb::blocked_range<int64_t>(0, pieces, 1),
+      [&](const tbb::blocked_range<int64_t>& rg) {
+        for (int64_t k = n * rg.begin() / pieces; k < n * rg.end() / pieces; ++k) one(k);
+      },
+      tbb::simple_partitioner(), context);
+}
+
+}  // namespace
+
+void execute_checked(const ReducePlan& r, const void* src, void* dst, std::size_t dst_bytes) {
+  check_buffers(r, src, dst, dst_bytes);
+  if (r.out_size == 0) return;
+  execute(r, static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst));
+}
+
+void execute(const ReducePlan& r, const unsigned char* in, unsigned char* out) {
+  const ReduceProblem& p = r.problem;
+  if (p.path == ReducePath::segments) {
+    run_segments(r, in, out);
+    return;
+  }
+  const int64_t work = p.out_elems * std::max<int64_t>(1, p.nred) * static_cast<int64_t>(p.elsize);
+  run_problem(p, in, out, r.options.accumulate, reduce_threads(work, r.options.max_threads));
+}
+
+}  // namespace tessera::detail
