@@ -7,6 +7,7 @@
 // into the row kernel and the rest into row loops.
 #include "planner.hpp"
 
+#include "error.hpp"
 #include "kernels/kernels.hpp"
 
 #include <algorithm>
@@ -37,19 +38,6 @@ int64_t last_level_cache_bytes() {
     }
   }
   return best;
-}
-
-[[noreturn]] void invalid(const std::string& what) { throw InvalidArgument("tessera: " + what); }
-[[noreturn]] void overflow(const std::string& what) { throw Overflow("tessera: " + what); }
-
-std::string join(const Dims& d) {
-  std::string s = "(";
-  for (int i = 0; i < d.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(d[i]);
-  }
-  if (d.size() == 1) s += ",";
-  return s + ")";
 }
 
 const char* operation_name(Operation op) {
@@ -200,7 +188,7 @@ void nest_broadcast(CopyPlan& p, const Dims& target, bool bidirectional) {
     if (target[i] < 0)
       invalid(std::string(op) + ": shape[" + std::to_string(i) + "] = " + std::to_string(target[i]) + " is negative");
   if (!bidirectional && target.size() < shape.size())
-    invalid("broadcast_to: the input has " + std::to_string(shape.size()) + " axes but shape " + join(target) +
+    invalid("broadcast_to: the input has " + std::to_string(shape.size()) + " axes but shape " + dims_str(target) +
             " has " + std::to_string(target.size()) + " (it needs at least as many)");
   const int n = std::max(shape.size(), target.size());
   const int shape_pad = n - shape.size(), target_pad = n - target.size();
@@ -603,13 +591,13 @@ Region plan_region(const CopyPlan& plan, const Dims& start, const Dims& extent) 
 
 std::string describe(const CopyPlan& p) {
   std::ostringstream os;
-  os << operation_name(p.op) << " plan: input " << join(p.in_shape);
-  if (p.out_size > 0) os << " strides " << join(p.in_strides) << " B";
+  os << operation_name(p.op) << " plan: input " << dims_str(p.in_shape);
+  if (p.out_size > 0) os << " strides " << dims_str(p.in_strides) << " B";
   os << ", itemsize " << p.itemsize << " B";
   switch (p.op) {
-    case Operation::tile: os << ", reps " << join(p.reps); break;
+    case Operation::tile: os << ", reps " << dims_str(p.reps); break;
     case Operation::broadcast_to:
-    case Operation::expand: os << ", shape " << join(p.target); break;
+    case Operation::expand: os << ", shape " << dims_str(p.target); break;
     case Operation::repeat:
       if (p.repeats == kSegmentReps) {
         os << ", " << p.prefix.size() - 1 << " per-element repeats (total " << p.prefix.back() << ")";
@@ -619,7 +607,7 @@ std::string describe(const CopyPlan& p) {
       os << (p.axis >= 0 ? " along axis " + std::to_string(p.axis) : std::string(" of the flattened input"));
       break;
   }
-  os << " -> output " << join(p.out_shape) << ", " << p.nbytes << " B";
+  os << " -> output " << dims_str(p.out_shape) << ", " << p.nbytes << " B";
   if (p.out_size == 0) {
     os << "; nothing to write\n  kernel: none\n";
     return os.str();

@@ -4,6 +4,7 @@
 // axes, and plan_problem simplifies them and chooses the path and the work items.
 #include "reduce.hpp"
 
+#include "error.hpp"
 #include "planner.hpp"
 
 #include <algorithm>
@@ -12,15 +13,6 @@
 
 namespace tessera::detail {
 namespace {
-
-[[noreturn]] void invalid(const std::string& what) { throw InvalidArgument("tessera: " + what); }
-[[noreturn]] void overflow(const std::string& what) { throw Overflow("tessera: " + what); }
-
-std::string dims_str(const Dims& d) {
-  std::string s = "(";
-  for (int i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + (d.size() == 1 ? ",)" : ")");
-}
 
 // The element count of a shape, as the family counts it: a negative extent is an error naming it;
 // a 0 anywhere gives 0 whatever the other extents; otherwise an overflow is an error.
