@@ -50,14 +50,26 @@ inline constexpr int kElemCount = 8;
 /// The reduction a plan computes (describe() needs it; the kernels do not).
 enum class ReduceOp : uint8_t { tile_backward, sum_to_shape, repeat_backward };
 
-/// The reduction paths (see the file comment): the executor switches on them.
+/// Leaf length of both orders (addends per leaf, or blocks per leaf).
+inline constexpr int64_t kLeaf = 8;
+/// Slots of the periodic order's blocks (a multiple of every target's lanes of a 16-lane cap).
+inline constexpr int64_t kPeriodicSlots = 16;
+/// Kept inner axes narrower than this fold (periodic order with w > 1).
+inline constexpr int64_t kFoldMaxWidth = 16;
+/// Lanes-order items of at most this many leaves keep the binary counter in registers (the
+/// lanes.reg kernels), and of at most kUnrolledLeaves leaves with its steps unrolled.
+inline constexpr int64_t kRegLeaves = 16;
+inline constexpr int64_t kUnrolledLeaves = 4;
+
+/// The reduction paths (see the file comment): the order of additions and the shape of the work
+/// items; each has one or more kernels (ReduceKernel).
 ///   zeros        a reduced extent is 0: every output element is 0 (nothing to add)
 ///   lanes        the innermost kept axis is contiguous: vectors of output elements
 ///   strided      neither: element by element (lanes order)
 ///   interleaved  a reduced run of 2-4 contiguous elements per output element, the only reduced
 ///                axis (repeat-by-2 gradients): deinterleaving loads (lanes order)
 ///   periodic     the periodic order
-///   segments     per-element repeat counts: one sub-problem per source index, each planned as
+///   segments     per-element repeat counts: one sub-problem per source index, each laid out as
 ///                one of the above
 enum class ReducePath : uint8_t { none, zeros, lanes, strided, interleaved, periodic, segments, count_ };
 inline constexpr int kReducePathCount = static_cast<int>(ReducePath::count_);
@@ -65,12 +77,109 @@ inline constexpr const char* kReducePathNames[kReducePathCount] = {
     "reduce.none",    "reduce.zeros",    "reduce.lanes", "reduce.strided",
     "reduce.interleaved", "reduce.periodic", "reduce.segments"};
 
-/// Leaf length of both orders (addends per leaf, or blocks per leaf).
-inline constexpr int64_t kLeaf = 8;
-/// Slots of the periodic order's blocks (a multiple of every target's lanes of a 16-lane cap).
-inline constexpr int64_t kPeriodicSlots = 16;
-/// Kept inner axes narrower than this fold (periodic order with w > 1).
-inline constexpr int64_t kFoldMaxWidth = 16;
+/// The reduction kernels: the code that runs a problem, chosen once by the planner
+/// (choose_reduce_kernel) from kReduceKernels; kernels/reduce.cpp switches on it. Every kernel of
+/// a path adds in that path's order, so the kernels of one path give the same bits.
+enum class ReduceKernel : uint8_t {
+  none,                  // nothing to write
+  zeros,                 // every output element 0 (the executor's memset)
+  lanes_reg_leaf,        // lanes, one leaf of K <= kLeaf addends summed in registers (RegTreeItem<K>)
+  lanes_reg_tree4,       // lanes, 2-4 leaves, the counter unrolled in registers (RegTreeItem<0, NL>)
+  lanes_reg_tree16,      // lanes, 5-16 leaves, the counter in registers (RegTree)
+  lanes_leaf,            // lanes, one leaf summed straight into the output (LeafRowsFinish)
+  lanes_leaf_dst_stride, // lanes, one leaf, an output stride of a segment (LeafRows + FinishRow)
+  lanes_leaves,          // lanes, any leaves: rows of accumulators in memory (LanesLeaves)
+  strided,               // lanes order, element by element (LanesLeaves over strided rows)
+  interleaved_pair_f32,  // float32 pairs, not accumulated: summed in float32 (PairRowF32)
+  interleaved_row,       // 2-4 interleaved addends (InterleavedRow)
+  periodic_rows_w1,      // periodic, short runs (one leaf) of one kept axis, w = 1 (ShortRun1, ShortRun1N)
+  periodic_rows,         // periodic, short runs of one kept axis, w > 1 (ShortRun3N, ShortRunAny)
+  periodic_shortrun,     // periodic, a short run per item (ShortRunAny)
+  periodic_reg16,        // periodic, 16 slots, one run of several leaves in registers (RegPeriodic16)
+  periodic_leaves,       // periodic, any: rows of slots in memory (PeriodicLeaves)
+  segments,              // per-element counts: each segment's sub-problem has a kernel of its own
+  count_
+};
+inline constexpr int kReduceKernelCount = static_cast<int>(ReduceKernel::count_);
+
+/// The targets a kernel is chosen for (kernels/reduce.cpp compiles its code there).
+///   any          every target
+///   fixed        fixed-width vectors (not HWY_HAVE_SCALABLE): the register kernels
+///   fixed_slots  fixed-width vectors of at most kPeriodicSlots accumulators of the element
+///   scalable     only scalable targets choose it (elsewhere a kernel above takes its problems),
+///                but its code is on every target: the general kernel of a `fixed` one
+enum class ReduceTargets : uint8_t { any, fixed, fixed_slots, scalable };
+
+/// A row of kReduceKernels: the name Plan::kernel_path() gives ("reduce.<path>.<kernel>", the path's
+/// name first), the path (the order of additions), the targets that choose it, and the kernel a
+/// target without its code runs instead (the same path, so the same bits; itself if on every target).
+struct ReduceKernelInfo {
+  const char* name;
+  ReducePath path;
+  ReduceTargets targets;
+  ReduceKernel general;
+};
+inline constexpr ReduceKernelInfo kReduceKernels[kReduceKernelCount] = {
+    {"reduce.none", ReducePath::none, ReduceTargets::any, ReduceKernel::none},
+    {"reduce.zeros", ReducePath::zeros, ReduceTargets::any, ReduceKernel::zeros},
+    {"reduce.lanes.reg.leaf", ReducePath::lanes, ReduceTargets::fixed, ReduceKernel::lanes_leaf},
+    {"reduce.lanes.reg.tree4", ReducePath::lanes, ReduceTargets::fixed, ReduceKernel::lanes_leaves},
+    {"reduce.lanes.reg.tree16", ReducePath::lanes, ReduceTargets::fixed, ReduceKernel::lanes_leaves},
+    {"reduce.lanes.leaf", ReducePath::lanes, ReduceTargets::scalable, ReduceKernel::lanes_leaf},
+    {"reduce.lanes.leaf.dst_stride", ReducePath::lanes, ReduceTargets::any, ReduceKernel::lanes_leaf_dst_stride},
+    {"reduce.lanes.leaves", ReducePath::lanes, ReduceTargets::any, ReduceKernel::lanes_leaves},
+    {"reduce.strided", ReducePath::strided, ReduceTargets::any, ReduceKernel::strided},
+    {"reduce.interleaved.pair_f32", ReducePath::interleaved, ReduceTargets::any, ReduceKernel::interleaved_pair_f32},
+    {"reduce.interleaved.row", ReducePath::interleaved, ReduceTargets::any, ReduceKernel::interleaved_row},
+    {"reduce.periodic.rows.w1", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves},
+    {"reduce.periodic.rows", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves},
+    {"reduce.periodic.shortrun", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves},
+    {"reduce.periodic.reg16", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves},
+    {"reduce.periodic.leaves", ReducePath::periodic, ReduceTargets::any, ReduceKernel::periodic_leaves},
+    {"reduce.segments", ReducePath::segments, ReduceTargets::any, ReduceKernel::segments},
+};
+
+/// The table's promises, checked at compile time: row k describes kernel k, and a general kernel
+/// has the same path and is on every target (so a plan runs anywhere, with the same bits).
+constexpr bool reduce_kernel_table_ok() noexcept {
+  for (int k = 0; k < kReduceKernelCount; ++k) {
+    const ReduceKernelInfo& info = kReduceKernels[k];
+    const ReduceKernelInfo& general = kReduceKernels[static_cast<int>(info.general)];
+    if (general.path != info.path || general.general != info.general) return false;
+    if (general.targets != ReduceTargets::any && general.targets != ReduceTargets::scalable) return false;
+    if (info.targets == ReduceTargets::any && info.general != static_cast<ReduceKernel>(k)) return false;
+  }
+  return true;
+}
+static_assert(reduce_kernel_table_ok(), "kReduceKernels: a general kernel of another path, or not on every target");
+
+/// What the dispatched target's reduction code has (kernels/kernels.hpp reduce_caps(); the input
+/// of choose_reduce_kernel).
+struct ReduceCaps {
+  bool fixed_width = true;         // vectors of a fixed width (not HWY_HAVE_SCALABLE)
+  int acc_lanes[kElemCount] = {};  // lanes of a vector of each Elem's accumulator (at most, if scalable)
+};
+
+/// Whether targets of width `fixed_width` with `acc_lanes` accumulator lanes (of the problem's
+/// element) choose kernel `k` (`planned`), or have its code (`compiled`; a scalable-only kernel's
+/// code is everywhere). Both the planner and the kernels ask these.
+constexpr bool reduce_kernel_planned(ReduceKernel k, bool fixed_width, int acc_lanes) noexcept {
+  switch (kReduceKernels[static_cast<int>(k)].targets) {
+    case ReduceTargets::any: return true;
+    case ReduceTargets::fixed: return fixed_width;
+    case ReduceTargets::fixed_slots: return fixed_width && acc_lanes <= kPeriodicSlots;
+    case ReduceTargets::scalable: return !fixed_width;
+  }
+  return false;
+}
+constexpr bool reduce_kernel_compiled(ReduceKernel k, bool fixed_width, int acc_lanes) noexcept {
+  return kReduceKernels[static_cast<int>(k)].targets == ReduceTargets::scalable ||
+         reduce_kernel_planned(k, fixed_width, acc_lanes);
+}
+/// The kernel that runs `k` on such a target: k, or its general kernel if the target lacks k's code.
+constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int acc_lanes) noexcept {
+  return reduce_kernel_compiled(k, fixed_width, acc_lanes) ? k : kReduceKernels[static_cast<int>(k)].general;
+}
 
 /// One axis of a reduction problem: `extent` indices, `src_stride` bytes apart in the input;
 /// a kept axis moves the output by `dst_stride` elements (0 for a reduced axis).
@@ -90,6 +199,7 @@ struct ReduceProblem {
   int naxes = 0;
   RAxis axes[kMaxRAxes];  // outer -> inner, interleaved as in the source; extent-1 axes dropped
   ReducePath path = ReducePath::none;
+  ReduceKernel kernel = ReduceKernel::none;
   int64_t out_elems = 0;    // kernel elements written (the output's elements, x2 for complex)
   int64_t nred = 0;         // addends per output element (the product of the reduced extents)
   // The kept axes outside the item (outer -> inner) and the item's shape:
@@ -116,6 +226,9 @@ struct ReduceProblem {
   // Output written with non-temporal stores (the lanes and interleaved paths): set by the planner
   // from Options::nontemporal and the output's size (as the copying operations decide).
   bool stream = false;
+  // Bytes of scratch a kernel call takes from its thread's arena (thread_scratch, reduce_scalar.hpp):
+  // the binary counter's levels and two rows, each of item_row's width at most.
+  int64_t scratch_bytes = 0;
 
   /// Items per output row of the innermost kept axis: its strips (periodic: 1, the row).
   int64_t strips_per_row() const noexcept { return path == ReducePath::periodic ? 1 : (width + strip - 1) / strip; }
@@ -144,6 +257,12 @@ struct ReducePlan : PlanBase {
   int seg_axis = -1;
   int seg_red = -1;
   int64_t seg_stride = 0;
+  // The segments' sub-problems, simplified at plan time (segment_problem derives a segment's from
+  // them): of a count of 1 (the reduced axis dropped) and of a count of 2 or more (the reduced
+  // axis at index seg_red_at); and the target's capabilities the segments' kernels are chosen for.
+  ReduceProblem seg_one, seg_many;
+  int seg_red_at = -1;
+  ReduceCaps caps;
 };
 
 /// The element count of a shape whose extents are non-negative and whose count is known to fit
@@ -170,14 +289,28 @@ ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
                                 const int64_t* repeats, int64_t count, bool has_axis, int axis,
                                 const Options& options);
 
-/// Simplifies problem.axes (drops extent-1 axes, merges affine neighbours of the same kind) and
-/// chooses the path and the item layout. Deterministic: a function of the axes and elem only.
-void plan_problem(ReduceProblem& p);
+/// The planner's steps for a problem whose axes are pushed (plan_problem runs them in order); each
+/// is a function of the problem (and the capabilities given), never of threads or the data.
+/// simplify_reduce: drops extent-1 axes, merges affine neighbours of the same kind, counts the
+/// output elements and the addends (path none or zeros when an extent is 0).
+void simplify_reduce(ReduceProblem& p) noexcept;
+/// choose_reduce_path: the order of additions and the item's shape (path, width).
+void choose_reduce_path(ReduceProblem& p) noexcept;
+/// lay_out_reduce: the outer and reduced axes, the leaves, the strips, the items and the scratch.
+void lay_out_reduce(ReduceProblem& p) noexcept;
+/// choose_reduce_kernel: the kernel for a target with `caps` (the output accumulated or not).
+void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noexcept;
+/// All four steps.
+void plan_problem(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noexcept;
+
+/// Segment k's sub-problem of a segment plan (r.seg_axis >= 0), `count` (> 0) addends: r's
+/// plan-time sub-problem for the count, with the count's extent, path, layout and kernel.
+void segment_problem(const ReducePlan& r, int64_t count, ReduceProblem& out) noexcept;
 
 /// Multi-line description (Plan::describe).
 std::string describe_reduce(const ReducePlan& r);
 
-/// The name Plan::kernel_path() gives the plan ("reduce.<kernel>").
+/// The name Plan::kernel_path() gives the plan: its kernel's (kReduceKernels).
 const char* reduce_path_name(const ReducePlan& r) noexcept;
 /// Every name reduce_path_name can give, in order (Plan::kernel_paths()).
 std::vector<const char*> reduce_path_names();

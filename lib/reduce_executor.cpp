@@ -2,12 +2,12 @@
 // (kernels/kernels.hpp) over TBB. Work is split over items (strips of output elements, output
 // rows) when there are enough of them; otherwise each item's leaves are split into chunks of a power of two (complete subtrees of
 // its tree), summed in parallel and combined by the same binary counter — the bits do not depend
-// on the split (reduce.hpp). Segment plans run one sub-problem per source index, in parallel.
+// on the split (reduce.hpp). Segment plans run one sub-problem per source index, in parallel, each
+// derived from the plan's (segment_problem).
 #include "executor.hpp"
 
 #include "kernels/kernels.hpp"
 #include "parallel.hpp"
-#include "reduce_scalar.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -29,7 +29,7 @@ int reduce_threads(int64_t work_bytes, int max_threads) {
   return max_threads > 0 && max_threads < arena ? max_threads : arena;
 }
 
-// Writes 0 to every output element of the kept axes of `p` (its axes before plan_problem).
+// Writes 0 to every output element of the kept axes of `p`.
 void zero_kept(const ReduceProblem& p, unsigned char* dst, int i = 0) {
   for (; i < p.naxes && !p.axes[i].kept; ++i) {
   }
@@ -85,22 +85,9 @@ void run_problem(const ReduceProblem& p, const unsigned char* in, unsigned char*
       },
       tbb::simple_partitioner(), context);
   // Combine each item's chunk sums as the leaves of a counter: the same tree as one serial pass.
-  const std::size_t asz = acc_size(p.elem);
-  const auto add = [&](unsigned char* d, const unsigned char* a, const unsigned char* b, int64_t nbytes) {
-    reduce_add_rows(p.elem, d, a, b, nbytes / static_cast<int64_t>(asz));
-  };
-  // The counter's levels (bit_width(nchunks) rows: as many as nchunks pushes use) and the sum.
-  int nlevels = 0;
-  for (uint64_t l = static_cast<uint64_t>(nchunks); l; l >>= 1) ++nlevels;
-  std::unique_ptr<unsigned char[]> levels(new unsigned char[static_cast<std::size_t>(nlevels + 1) * row_bytes]);
-  for (int64_t item = 0; item < p.nitems; ++item) {
-    LeafCounter<unsigned char, decltype(add)> counter{levels.get(), p.item_row(item) * static_cast<int64_t>(asz), add};
-    for (int64_t c = 0; c < nchunks; ++c)
-      counter.push(rows.get() + static_cast<std::size_t>(item * nchunks + c) * row_bytes);
-    unsigned char* sum = levels.get() + static_cast<std::size_t>(nlevels) * row_bytes;
-    counter.result(sum);
-    reduce_finish(p, item, sum, out, accumulate);
-  }
+  for (int64_t item = 0; item < p.nitems; ++item)
+    reduce_combine(p, item, rows.get() + static_cast<std::size_t>(item * nchunks) * row_bytes, row_bytes, nchunks, out,
+                   accumulate);
 }
 
 // Per-element repeat counts: source index k of the segment axis sums its own count of elements.
@@ -110,19 +97,14 @@ void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* o
   const int64_t* prefix = r.prefix.data();
   const int64_t es = static_cast<int64_t>(base.elsize);
   const auto one = [&](int64_t k) {
-    ReduceProblem sub;
-    sub.elem = base.elem;
-    sub.elsize = base.elsize;
-    sub.naxes = base.naxes;
-    std::copy(base.axes, base.axes + base.naxes, sub.axes);
-    sub.axes[r.seg_axis].extent = 1;
-    sub.axes[r.seg_red].extent = prefix[k + 1] - prefix[k];
+    const int64_t count = prefix[k + 1] - prefix[k];
     unsigned char* dst = out + k * seg.dst_stride * es;
-    if (sub.axes[r.seg_red].extent == 0) {
-      if (!r.options.accumulate) zero_kept(sub, dst);
+    if (count == 0) {
+      if (!r.options.accumulate) zero_kept(r.seg_one, dst);
       return;
     }
-    plan_problem(sub);
+    ReduceProblem sub;
+    segment_problem(r, count, sub);
     reduce_items(sub, in + prefix[k] * r.seg_stride, dst, 0, sub.nitems, r.options.accumulate);
   };
   const int64_t n = seg.extent;

@@ -1,10 +1,12 @@
 // The reductions' planner: a gradient's arguments -> ReducePlan (reduce.hpp). The forward
 // planner's steps check the forward operation's arguments and give the shape the gradient must
 // have (tile_shape, repeat_shape); then the gradient's axes become the problem's kept and reduced
-// axes, and plan_problem simplifies them and chooses the path and the work items.
+// axes, and the steps simplify_reduce, choose_reduce_path, lay_out_reduce and choose_reduce_kernel
+// (the last asks the dispatched target what it can do, reduce_caps) plan the work once.
 #include "reduce.hpp"
 
 #include "error.hpp"
+#include "kernels/kernels.hpp"
 #include "planner.hpp"
 
 #include <algorithm>
@@ -30,7 +32,7 @@ int64_t product(const Dims& shape, const char* what) {
 // a * b for a stride, wrapping: a gradient whose byte span overflows int64 cannot exist in memory,
 // so the value is never used to address data (the caller's guarantee, tessera.h); a plan of such a
 // shape is still a valid plan (it fails later, e.g. on the buffer's size), as the family's are.
-int64_t stride_product(int64_t a, int64_t b, const char*) {
+int64_t stride_product(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
@@ -104,16 +106,44 @@ void finish_axes(ReducePlan& r) {
   push(p, 2, static_cast<int64_t>(p.elsize), 1, true);
 }
 
-// Plans the problem unless it is a segment plan (the executor plans each segment).
+// A segment plan's sub-problems (ReducePlan::seg_one, seg_many): the problem with the segment axis
+// of extent 1 and the reduced axis of extent 1 or 2, simplified (a count of 2 or more simplifies
+// alike: the reduced axis, the only one, merges with no kept axis).
+void lay_out_segments(ReducePlan& r) {
+  ReduceProblem& p = r.problem;
+  p.path = ReducePath::segments;
+  p.kernel = ReduceKernel::segments;
+  p.out_elems = 1;
+  for (int i = 0; i < p.naxes; ++i)
+    if (p.axes[i].kept) p.out_elems *= p.axes[i].extent;  // the output's count: fits (checked)
+  for (int count = 1; count <= 2; ++count) {
+    ReduceProblem& sub = count == 1 ? r.seg_one : r.seg_many;
+    sub = p;
+    sub.axes[r.seg_axis].extent = 1;
+    sub.axes[r.seg_red].extent = count;
+    simplify_reduce(sub);
+  }
+  for (int i = 0; i < r.seg_many.naxes; ++i)
+    if (!r.seg_many.axes[i].kept) r.seg_red_at = i;  // the only reduced axis
+}
+
+// The problem's plan: the planner's steps for the target the kernels dispatch to now, or the
+// segments' sub-problems (each segment's laid out from them when it runs).
 ReducePlan finish(ReducePlan&& r) {
   finish_axes(r);
   const int64_t out_bytes = static_cast<int64_t>(itemsize_of(r.dtype)) * count_of(r.out_shape);  // checked
   r.problem.stream = r.options.nontemporal == NonTemporal::always ||
                      (r.options.nontemporal == NonTemporal::automatic && out_bytes >= stream_min_bytes());
-  if (r.seg_axis < 0) plan_problem(r.problem);
-  else r.problem.path = ReducePath::segments;
-  r.problem.out_elems = count_of(r.out_shape) * ((r.dtype == DType::complex64 || r.dtype == DType::complex128) ? 2 : 1);
-  if (r.problem.out_elems == 0) r.problem.path = ReducePath::none;
+  r.caps = reduce_caps();
+  if (count_of(r.out_shape) == 0) {
+    r.problem.out_elems = 0;
+    r.problem.path = ReducePath::none;
+    r.problem.kernel = ReduceKernel::none;
+  } else if (r.seg_axis >= 0) {
+    lay_out_segments(r);
+  } else {
+    plan_problem(r.problem, r.caps, r.options.accumulate);
+  }
   return r;
 }
 
@@ -154,17 +184,22 @@ std::size_t acc_size(Elem elem) noexcept {
   return 8;
 }
 
-void plan_problem(ReduceProblem& p) {
+void simplify_reduce(ReduceProblem& p) noexcept {
   // Drop extent-1 axes; an extent-0 axis empties the output (kept) or the sums (reduced).
-  int n = 0;
   bool kept_empty = false, reduced_empty = false;
   for (int i = 0; i < p.naxes; ++i) (p.axes[i].kept ? kept_empty : reduced_empty) |= p.axes[i].extent == 0;
-  if (kept_empty || reduced_empty) {  // no multiplication: the other extents may be anything
-    p.out_elems = kept_empty ? 0 : 1;
+  if (kept_empty || reduced_empty) {  // no product of the reduced extents: they may be anything
+    p.out_elems = 0;
+    if (!kept_empty) {
+      p.out_elems = 1;
+      for (int i = 0; i < p.naxes; ++i)
+        if (p.axes[i].kept) p.out_elems *= p.axes[i].extent;  // the output's count: fits (checked)
+    }
     p.nred = 0;
     p.path = kept_empty ? ReducePath::none : ReducePath::zeros;
     return;
   }
+  int n = 0;
   p.out_elems = 1;
   p.nred = 1;
   for (int i = 0; i < p.naxes; ++i) {  // both products divide the gradient's count, which fits
@@ -190,19 +225,22 @@ void plan_problem(ReduceProblem& p) {
     p.axes[n++] = a;
   }
   p.naxes = n;
+  p.path = ReducePath::lanes;  // chosen by choose_reduce_path
+}
+
+void choose_reduce_path(ReduceProblem& p) noexcept {
+  if (p.path == ReducePath::none || p.path == ReducePath::zeros) return;
+  const int n = p.naxes;
   const int64_t es = static_cast<int64_t>(p.elsize);
   const RAxis* last = n > 0 ? &p.axes[n - 1] : nullptr;
   const RAxis* before = n > 1 ? &p.axes[n - 2] : nullptr;
-  int run_axis = -1;  // periodic: the run's axis
   p.width = 1;
   if (last && last->kept && last->src_stride == es && last->extent < kFoldMaxWidth && before && !before->kept &&
       before->src_stride == last->extent * es && before->extent * last->extent >= 4 * kPeriodicSlots) {
-    p.path = ReducePath::periodic;  // a narrow kept row folded
+    p.path = ReducePath::periodic;  // a narrow kept row folded: the run is the axis before it
     p.width = last->extent;
-    run_axis = n - 2;
   } else if (last && !last->kept && last->src_stride == es && last->extent >= kPeriodicSlots) {
-    p.path = ReducePath::periodic;  // a contiguous reduced run
-    run_axis = n - 1;
+    p.path = ReducePath::periodic;  // a contiguous reduced run: the innermost axis
   } else if (last && last->kept && last->src_stride == es) {
     p.path = ReducePath::lanes;
   } else if (last && !last->kept && last->src_stride == es && last->extent >= 2 && last->extent <= 4 && before &&
@@ -211,50 +249,144 @@ void plan_problem(ReduceProblem& p) {
   } else {
     p.path = ReducePath::strided;
   }
-  p.nouter = p.nreduced = 0;
-  if (p.path == ReducePath::periodic) {
-    const int inner_kept = p.width > 1 ? n - 1 : -1;
-    for (int i = 0; i < n; ++i) {
-      if (i == run_axis || i == inner_kept) continue;
-      if (p.axes[i].kept) p.outer[p.nouter++] = i;
-      else p.reduced[p.nreduced++] = i;
-    }
-    p.run = p.axes[run_axis].extent;
-    p.run_stride = p.axes[run_axis].src_stride;
-    p.inner_stride = es;
-    p.slots = kPeriodicSlots;
-    while (p.slots % p.width != 0) p.slots += kPeriodicSlots;  // lcm(w, 16)
-    const int64_t blocks = ceil_div(p.run * p.width, p.slots) * (p.nred / p.run);
-    p.nleaves = ceil_div(blocks, kLeaf);
-    p.strip = p.width;
-    p.inner_dst_stride = p.width > 1 ? p.axes[n - 1].dst_stride : 1;
-    p.nitems = p.out_elems / p.width;
-    return;
-  }
-  int inner = -1;  // the innermost kept axis: the item's strip runs along it
-  for (int i = n - 1; i >= 0 && inner < 0; --i)
-    if (p.axes[i].kept) inner = i;
+}
+
+namespace {
+
+// lay_out_reduce for the periodic path: the run (the axis before a folded row, or the innermost),
+// the slots P = lcm(w, 16), the leaves of blocks and one item per output row.
+void lay_out_periodic(ReduceProblem& p) noexcept {
+  const int n = p.naxes;
+  const int run_axis = p.width > 1 ? n - 2 : n - 1;
+  const int inner_kept = p.width > 1 ? n - 1 : -1;
   for (int i = 0; i < n; ++i) {
-    if (i == inner) continue;
+    if (i == run_axis || i == inner_kept) continue;
     if (p.axes[i].kept) p.outer[p.nouter++] = i;
     else p.reduced[p.nreduced++] = i;
   }
-  p.width = inner < 0 ? 1 : p.axes[inner].extent;
-  p.inner_stride = inner < 0 ? es : p.axes[inner].src_stride;
-  p.inner_dst_stride = inner < 0 ? 1 : p.axes[inner].dst_stride;
-  p.nleaves = ceil_div(p.nred, kLeaf);
-  if (p.path == ReducePath::interleaved) {
-    p.run = last->extent;
-    p.nleaves = 1;
+  p.run = p.axes[run_axis].extent;
+  p.run_stride = p.axes[run_axis].src_stride;
+  p.inner_stride = static_cast<int64_t>(p.elsize);
+  p.slots = kPeriodicSlots;
+  while (p.slots % p.width != 0) p.slots += kPeriodicSlots;  // lcm(w, 16)
+  const int64_t blocks = ceil_div(p.run * p.width, p.slots) * (p.nred / p.run);
+  p.nleaves = ceil_div(blocks, kLeaf);
+  p.strip = p.width;
+  p.inner_dst_stride = p.width > 1 ? p.axes[n - 1].dst_stride : 1;
+  p.nitems = p.out_elems / p.width;
+}
+
+// Levels of the binary counter over `leaves` leaves: bit_width(leaves).
+int counter_levels(int64_t leaves) noexcept {
+  int levels = 0;
+  for (uint64_t l = static_cast<uint64_t>(leaves); l; l >>= 1) ++levels;
+  return levels;
+}
+
+}  // namespace
+
+void lay_out_reduce(ReduceProblem& p) noexcept {
+  p.nouter = p.nreduced = 0;
+  p.scratch_bytes = 0;
+  if (p.path == ReducePath::none || p.path == ReducePath::zeros) return;
+  if (p.path == ReducePath::periodic) {
+    lay_out_periodic(p);
+  } else {
+    const int n = p.naxes;
+    int inner = -1;  // the innermost kept axis: the item's strip runs along it
+    for (int i = n - 1; i >= 0 && inner < 0; --i)
+      if (p.axes[i].kept) inner = i;
+    for (int i = 0; i < n; ++i) {
+      if (i == inner) continue;
+      if (p.axes[i].kept) p.outer[p.nouter++] = i;
+      else p.reduced[p.nreduced++] = i;
+    }
+    p.width = inner < 0 ? 1 : p.axes[inner].extent;
+    p.inner_stride = inner < 0 ? static_cast<int64_t>(p.elsize) : p.axes[inner].src_stride;
+    p.inner_dst_stride = inner < 0 ? 1 : p.axes[inner].dst_stride;
+    p.nleaves = ceil_div(p.nred, kLeaf);
+    if (p.path == ReducePath::interleaved) {
+      p.run = p.axes[n - 1].extent;
+      p.nleaves = 1;
+    }
+    // Strip: long, so that each addend row streams (prefetchers follow long sequential runs), with
+    // the counter's rows (bit_width(nleaves) + 3 of them) in 512 KiB of L2.
+    const int rows = counter_levels(p.nleaves) + 3;
+    int64_t strip = (int64_t{512} << 10) / (rows * static_cast<int64_t>(acc_size(p.elem)));
+    strip = std::clamp<int64_t>(strip / 64 * 64, 64, int64_t{1} << 16);
+    p.strip = std::min(strip, p.width);
+    p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
   }
-  // Strip: long, so that each addend row streams (prefetchers follow long sequential runs), with
-  // the counter's rows (bit_width(nleaves) + 3 of them) in 512 KiB of L2.
-  int rows = 3;
-  for (uint64_t l = static_cast<uint64_t>(p.nleaves); l; l >>= 1) ++rows;
-  int64_t strip = (int64_t{512} << 10) / (rows * static_cast<int64_t>(acc_size(p.elem)));
-  strip = std::clamp<int64_t>(strip / 64 * 64, 64, int64_t{1} << 16);
-  p.strip = std::min(strip, p.width);
-  p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
+  // The counter's levels (bit_width(nleaves) and a spare), a leaf row and a result row.
+  const int64_t row = p.path == ReducePath::periodic ? p.slots : p.strip;
+  p.scratch_bytes = (counter_levels(p.nleaves) + 3) * row * static_cast<int64_t>(acc_size(p.elem));
+}
+
+namespace {
+
+// choose_reduce_kernel for the lanes path: the register trees on fixed-width targets (items of at
+// most kRegLeaves leaves, written to their own contiguous output), else one leaf or any.
+ReduceKernel lanes_kernel(const ReduceProblem& p, bool fixed_width) noexcept {
+  if (fixed_width && p.nleaves <= kRegLeaves && p.inner_dst_stride == 1) {
+    if (p.nred <= kLeaf) return ReduceKernel::lanes_reg_leaf;
+    return p.nleaves <= kUnrolledLeaves ? ReduceKernel::lanes_reg_tree4 : ReduceKernel::lanes_reg_tree16;
+  }
+  if (p.nleaves == 1) return p.inner_dst_stride == 1 ? ReduceKernel::lanes_leaf : ReduceKernel::lanes_leaf_dst_stride;
+  return ReduceKernel::lanes_leaves;
+}
+
+// choose_reduce_kernel for the periodic path: with the slots in vectors (fixed_slots), short runs
+// (one leaf, no other reduced axis, 16, 48 or 80 slots) along one kept axis in a tight loop, or
+// item by item; one run of 16 slots in registers; else the slots in memory.
+ReduceKernel periodic_kernel(const ReduceProblem& p, bool fixed_slots) noexcept {
+  const bool short_slots = p.slots == 16 || p.slots == 48 || p.slots == 80;
+  if (fixed_slots && p.nreduced == 0 && p.nleaves == 1 && short_slots) {
+    if (p.nouter != 1) return ReduceKernel::periodic_shortrun;
+    return p.width == 1 ? ReduceKernel::periodic_rows_w1 : ReduceKernel::periodic_rows;
+  }
+  if (fixed_slots && p.nreduced == 0 && p.slots == kPeriodicSlots) return ReduceKernel::periodic_reg16;
+  return ReduceKernel::periodic_leaves;
+}
+
+}  // namespace
+
+void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noexcept {
+  const int lanes = caps.acc_lanes[static_cast<int>(p.elem)];
+  switch (p.path) {
+    case ReducePath::none: p.kernel = ReduceKernel::none; break;
+    case ReducePath::zeros: p.kernel = ReduceKernel::zeros; break;
+    case ReducePath::lanes: p.kernel = lanes_kernel(p, caps.fixed_width); break;
+    case ReducePath::strided: p.kernel = ReduceKernel::strided; break;
+    case ReducePath::interleaved:
+      p.kernel = p.elem == Elem::f32 && p.run == 2 && !accumulate && p.inner_dst_stride == 1
+                     ? ReduceKernel::interleaved_pair_f32
+                     : ReduceKernel::interleaved_row;
+      break;
+    case ReducePath::periodic:
+      p.kernel = periodic_kernel(p, reduce_kernel_planned(ReduceKernel::periodic_reg16, caps.fixed_width, lanes));
+      break;
+    default: p.kernel = ReduceKernel::segments; break;
+  }
+}
+
+void plan_problem(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noexcept {
+  simplify_reduce(p);
+  choose_reduce_path(p);
+  lay_out_reduce(p);
+  choose_reduce_kernel(p, caps, accumulate);
+}
+
+void segment_problem(const ReducePlan& r, int64_t count, ReduceProblem& out) noexcept {
+  if (count == 1) {
+    out = r.seg_one;
+  } else {
+    out = r.seg_many;
+    out.axes[r.seg_red_at].extent = count;
+    out.nred = count;
+  }
+  choose_reduce_path(out);
+  lay_out_reduce(out);
+  choose_reduce_kernel(out, r.caps, r.options.accumulate);
 }
 
 ReducePlan make_tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
@@ -273,7 +405,7 @@ ReducePlan make_tile_backward(const Dims& shape, const Dims& strides, DType dtyp
     int64_t rep = i - (D - d) >= 0 ? reps[i - (D - d)] : 1;
     if (rep < 0) rep = 0;  // clamp_to_zero (tile_shape has checked the policy)
     const int64_t g = r.grad_strides[i];
-    if (rep != 1) push(r.problem, rep, rep > 1 && s > 0 ? stride_product(s, g, "tile_backward: a replica's byte stride") : 0, 0, false);
+    if (rep != 1) push(r.problem, rep, rep > 1 && s > 0 ? stride_product(s, g) : 0, 0, false);
     if (i - (D - n) >= 0) push(r.problem, s, g, dst[i - (D - n)], true);
   }
   return finish(std::move(r));
@@ -331,7 +463,7 @@ ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
       push(r.problem, 0, g, 0, false);
       r.seg_stride = g;
     } else {
-      push(r.problem, extent, f.repeats > 1 && extent > 0 ? stride_product(f.repeats, g, "repeat_backward: an element's byte stride") : g, dst_stride, true);
+      push(r.problem, extent, f.repeats > 1 && extent > 0 ? stride_product(f.repeats, g) : g, dst_stride, true);
       push(r.problem, f.repeats, g, 0, false);
     }
   };
@@ -347,11 +479,13 @@ ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
 }
 
 const char* reduce_path_name(const ReducePlan& r) noexcept {
-  return kReducePathNames[static_cast<int>(r.problem.path)];
+  return kReduceKernels[static_cast<int>(r.problem.kernel)].name;
 }
 
 std::vector<const char*> reduce_path_names() {
-  return std::vector<const char*>(kReducePathNames + 1, kReducePathNames + kReducePathCount);
+  std::vector<const char*> names;
+  for (int k = 1; k < kReduceKernelCount; ++k) names.push_back(kReduceKernels[k].name);
+  return names;
 }
 
 std::string describe_reduce(const ReducePlan& r) {
@@ -378,12 +512,15 @@ std::string describe_reduce(const ReducePlan& r) {
         << (a.kept ? ", dst stride " + std::to_string(a.dst_stride) : std::string()) << ")\n";
     }
   }
+  // The path first (tests/oracle and bench/python_bench.py read the word after "kernel: "), then
+  // the kernel that runs it (Plan::kernel_path()) and its layout.
+  const char* kernel = kReduceKernels[static_cast<int>(p.kernel)].name;
   s << "  kernel: " << kReducePathNames[static_cast<int>(p.path)];
   if (p.path == ReducePath::periodic)
-    s << " (runs of " << p.run << (p.width > 1 ? " rows of " + std::to_string(p.width) : std::string())
+    s << " (" << kernel << ": runs of " << p.run << (p.width > 1 ? " rows of " + std::to_string(p.width) : std::string())
       << ", " << p.slots << " slots, " << p.nleaves << " leaves of " << kLeaf << " blocks per output)";
   else if (p.path != ReducePath::none && p.path != ReducePath::zeros && p.path != ReducePath::segments)
-    s << " (" << p.nred << " addends per output element, " << p.nleaves << " leaves, " << p.nitems
+    s << " (" << kernel << ": " << p.nred << " addends per output element, " << p.nleaves << " leaves, " << p.nitems
       << " items of up to " << p.strip << " elements)";
   return s.str();
 }

@@ -1,13 +1,16 @@
 // Plain C++ pieces of the reductions shared by the kernels (kernels/reduce.cpp) and the executor:
 // the accumulator type of each kernel element, exact scalar conversions (float16 and bfloat16
-// from and to float32, rounding to nearest even), and the binary counter that combines leaves.
+// from and to float32, rounding to nearest even), and the per-thread scratch of the kernels.
 // Internal; no Highway, no TBB. Every operation here is one IEEE addition or an exact conversion,
 // so scalar and vector code that follow the same order give the same bits.
 #ifndef TESSERA_LIB_REDUCE_SCALAR_HPP
 #define TESSERA_LIB_REDUCE_SCALAR_HPP
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
 #include "reduce.hpp"
@@ -144,56 +147,24 @@ inline void with_elem(Elem e, const F& f) {
   }
 }
 
-/// The binary counter over leaf rows of `n` accumulators: push(k, row) takes leaf k (k = 0, 1, ...
-/// in order) and merges complete subtrees at once; result() adds what is left, smallest subtree
-/// first. The tree is the one that splits n leaves into the largest power of two below n and
-/// the rest — so the chunks of 2^j leaves of a parallel split are its subtrees, and combining
-/// their sums with another counter gives the same bits as one counter over all leaves.
-/// `levels` must hold bit_width(k) rows of n for k pushes (64 for any count); `add(dst, a, b, n)`
-/// writes a + b (a the left operand).
-template <class A, class Add>
-struct LeafCounter {
-  A* levels;  // bit_width(pushes) rows of n
-  int64_t n;
-  const Add& add;
-  uint64_t count = 0;  // leaves pushed
-
-  /// Where leaf `count` should be written when no merge follows (saves a copy): row 0.
-  A* slot_for_next() const noexcept { return (count & 1) ? nullptr : levels; }
-  /// Pushes a leaf held in `row` (which may be slot_for_next()).
-  void push(A* row) noexcept {
-    const uint64_t k = count++;
-    int m = 0;
-    while ((k >> m) & 1) ++m;  // trailing ones of k: the merges
-    if (m == 0) {
-      if (row != levels) copy(levels, row);
-      return;
-    }
-    const A* cur = row;
-    for (int lvl = 0; lvl < m; ++lvl) {
-      A* dst = lvl == m - 1 ? levels + (lvl + 1) * n : levels + lvl * n;
-      add(dst, levels + lvl * n, cur, n);
-      cur = dst;
-    }
+/// This thread's scratch for the reduction kernels: at least `bytes` bytes, 64-byte aligned, kept
+/// for the thread's lifetime and grown (never shrunk) when a call needs more; its contents are
+/// undefined, and valid until the next call on this thread. A kernel call takes it once and calls
+/// no other kernel, so no two users on one thread overlap. Throws std::bad_alloc.
+inline unsigned char* thread_scratch(std::size_t bytes) {
+  struct Arena {
+    std::unique_ptr<unsigned char[]> buf;
+    std::size_t size = 0;
+  };
+  thread_local Arena arena;
+  if (bytes > arena.size) {
+    const std::size_t size = std::max<std::size_t>(bytes, arena.size * 2);
+    arena.buf.reset(new unsigned char[size + 63]);
+    arena.size = size;
   }
-  /// The sum of every leaf pushed (count > 0): written to out.
-  void result(A* out) noexcept {
-    bool have = false;
-    for (int lvl = 0; lvl < 64; ++lvl) {
-      if (!((count >> lvl) & 1)) continue;
-      const A* row = levels + lvl * n;
-      if (!have) {
-        if (out != row) copy(out, row);
-        have = true;
-      } else {
-        add(out, row, out, n);
-      }
-    }
-  }
-
- private:
-  void copy(A* dst, const A* src) noexcept { std::memcpy(dst, src, sizeof(A) * static_cast<std::size_t>(n)); }
-};
+  const auto at = reinterpret_cast<std::uintptr_t>(arena.buf.get());
+  return arena.buf.get() + ((64 - at % 64) % 64);
+}
 
 }  // namespace tessera::detail
 

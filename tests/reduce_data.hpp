@@ -1,6 +1,7 @@
 // Data for the reductions' order and width tests (test_reduce.cpp, test_reduce_bits.cpp): values
 // whose sums depend on the order of the additions, built from mt19937_64 and exact arithmetic
-// only, so that they are the same bytes on every architecture; and the lanes order's model.
+// only, so that they are the same bytes on every architecture; the lanes order's model; and the
+// path of a kernel's name.
 #ifndef TESSERA_TESTS_REDUCE_DATA_HPP
 #define TESSERA_TESTS_REDUCE_DATA_HPP
 
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "util.hpp"
@@ -105,6 +107,14 @@ inline double lanes_order_sum(const std::vector<double>& addends) {
     have = true;
   }
   return r + 0.0;  // a sum of only -0.0 values is +0.0
+}
+
+/// The reduction path of a kernel name ("reduce.<path>.<kernel>" -> "reduce.<path>", the path's
+/// name in lib/reduce.hpp's ReducePath; a name of two parts is returned whole): a case predicts
+/// the path, the target's capabilities choose the kernel.
+inline std::string reduce_path_of(const std::string& kernel) {
+  const std::size_t dot = kernel.find('.', kernel.find('.') + 1);
+  return dot == std::string::npos ? kernel : kernel.substr(0, dot);
 }
 
 }  // namespace test

@@ -85,7 +85,7 @@ int workers_joining(const ReduceCase& c, int mt, int calls) {
   tessera::Options o;
   o.max_threads = mt;
   const tessera::Plan plan = c.plan(o);
-  REQUIRE(std::string(plan.kernel_path()) == c.path);
+  REQUIRE(std::string(plan.kernel_path()).rfind(c.path, 0) == 0);  // the path; the target chooses the kernel
   int64_t n = 1;
   for (int64_t e : c.shape) n *= e;
   std::vector<float> grad(static_cast<std::size_t>(n), 1.0f);

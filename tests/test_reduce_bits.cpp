@@ -59,6 +59,7 @@ using test::cancelling_floats;
 using test::cancelling_narrow;
 using test::full_mantissa;
 using test::lanes_order_sum;
+using test::reduce_path_of;
 using Shape = std::vector<int64_t>;
 
 // Restores Highway's normal target choice when a test case ends (a REQUIRE may throw).
@@ -157,7 +158,7 @@ struct Case {
   Shape reps;                   // tile_backward's reps; repeat_backward's counts (one: a scalar)
   int axis = 0;                 // repeat_backward's axis, -1 for none
   Shape strides = {};           // the gradient's element strides (empty: C-contiguous)
-  const char* path = "";        // the plan's kernel_path()
+  const char* path = "";        // the plan's path (its kernel_path() up to the kernel's name)
 };
 
 // The number of elements of shape s.
@@ -257,7 +258,7 @@ std::vector<unsigned char> run(const Case& c, DType d, const std::vector<unsigne
   std::vector<unsigned char> out;
   arena.execute([&] {
     const tessera::Plan plan = plan_of(c, d, o);
-    if (path) *path = plan.kernel_path();
+    if (path) *path = reduce_path_of(plan.kernel_path());
     out = accumulate ? init : std::vector<unsigned char>(plan.nbytes(), 0x5a);
     plan.execute(data.data(), out.data(), out.size());
   });
@@ -415,8 +416,17 @@ TEST_CASE("accumulation width: sums that round in the element type are the wide 
     for (int v = 0; v < td::kVariantCount; ++v) counts[static_cast<std::size_t>(v)] = td::executed_variant_count(t, v);
     return counts;
   };
-  std::vector<std::vector<uint64_t>> before;
-  for (const int64_t t : targets) before.push_back(snapshot(t));
+  const auto kernel_snapshot = [&](int64_t t) {
+    std::vector<uint64_t> counts(td::kReduceKernelCount);
+    for (int k = 0; k < td::kReduceKernelCount; ++k)
+      counts[static_cast<std::size_t>(k)] = td::executed_reduce_kernel_count(t, k);
+    return counts;
+  };
+  std::vector<std::vector<uint64_t>> before, kernels_before;
+  for (const int64_t t : targets) {
+    before.push_back(snapshot(t));
+    kernels_before.push_back(kernel_snapshot(t));
+  }
 #endif
   for (const Case& c : width_cases()) {
     const std::string name = c.name;
@@ -450,8 +460,9 @@ TEST_CASE("accumulation width: sums that round in the element type are the wide 
     }
   }
   // Every reduction path (but reduce.none: nothing to add) is covered by a case.
-  for (const std::string& p : tessera::Plan::kernel_paths())
-    if (p.rfind("reduce.", 0) == 0 && p != "reduce.none") CHECK_MESSAGE(paths.count(p) == 1, p << " has no case");
+  for (const std::string& k : tessera::Plan::kernel_paths())
+    if (k.rfind("reduce.", 0) == 0 && k != "reduce.none")
+      CHECK_MESSAGE(paths.count(reduce_path_of(k)) == 1, reduce_path_of(k) << " has no case");
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   // ... and every sub-kernel of the reductions that a target's code has ran on this data there.
   for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -463,6 +474,12 @@ TEST_CASE("accumulation width: sums that round in the element type are the wide 
       if ((has >> v) & 1)
         CHECK_MESSAGE(after[static_cast<std::size_t>(v)] > before[i][static_cast<std::size_t>(v)],
                       "sub-kernel " << std::string(td::kVariantNames[v]) << " never ran on " << tname);
+    const uint64_t planned = td::reduce_kernels();
+    const std::vector<uint64_t> kernels_after = kernel_snapshot(targets[i]);
+    for (int k = 0; k < td::kReduceKernelCount; ++k)
+      if ((planned >> k) & 1)
+        CHECK_MESSAGE(kernels_after[static_cast<std::size_t>(k)] > kernels_before[i][static_cast<std::size_t>(k)],
+                      "kernel " << td::kReduceKernels[k].name << " never ran on " << tname);
   }
 #endif
 }
@@ -642,7 +659,7 @@ TEST_CASE("one output's sum is split over two threads or more, with the serial b
     std::vector<double> serial(want.size());
     {
       const tessera::Plan plan = tessera::Plan::sum_to_shape(s.grad, {}, DType::float64, s.target, tessera::Options{});
-      CHECK(std::string(plan.kernel_path()) == s.path);
+      CHECK(reduce_path_of(plan.kernel_path()) == s.path);
       tessera::Options one;
       one.max_threads = 1;
       tessera::Plan::sum_to_shape(s.grad, {}, DType::float64, s.target, one).execute(bytes.data(), serial.data(), serial.size() * 8);

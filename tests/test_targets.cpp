@@ -458,6 +458,9 @@ TEST_CASE("every Highway target: each sub-kernel (variant) the kernels choose ra
       return counts;
     };
     const std::vector<uint64_t> before = snapshot(target);
+    std::vector<uint64_t> kernels_before(td::kReduceKernelCount);
+    for (int k = 0; k < td::kReduceKernelCount; ++k)
+      kernels_before[static_cast<std::size_t>(k)] = td::executed_reduce_kernel_count(target, k);
     std::vector<std::vector<uint64_t>> others;  // the other targets' counters: must not move
     for (int64_t t : targets) others.push_back(snapshot(t));
 #endif
@@ -493,6 +496,14 @@ TEST_CASE("every Highway target: each sub-kernel (variant) the kernels choose ra
         CHECK_MESSAGE(counts[static_cast<std::size_t>(v)] == 0,
                       "variant " << std::string(td::kVariantNames[v]) << " ran on " << name << ", whose code should not have it");
       }
+    }
+    // The reduction kernels (lib/reduce.hpp, ReduceKernel) the planner chooses on this target each
+    // ran here, and no other (the plans were made for this target).
+    const uint64_t planned = td::reduce_kernels();
+    for (int k = 0; k < td::kReduceKernelCount; ++k) {
+      const uint64_t n = td::executed_reduce_kernel_count(target, k) - kernels_before[static_cast<std::size_t>(k)];
+      if ((planned >> k) & 1) CHECK_MESSAGE(n > 0, "kernel " << td::kReduceKernels[k].name << " never ran on " << name);
+      else CHECK_MESSAGE(n == 0, "kernel " << td::kReduceKernels[k].name << " ran on " << name << ", which does not choose it");
     }
     for (std::size_t i = 0; i < targets.size(); ++i)
       if (targets[i] != target)

@@ -24,20 +24,29 @@ void execute_range(const CopyPlan& plan, const unsigned char* src, unsigned char
 void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);
 
 /// The reductions (kernels/reduce.cpp; items and leaves as in reduce.hpp). reduce_items computes
-/// items [begin, end) of the problem whole and writes them to dst (the output's first element);
+/// items [begin, end) of the problem whole by the problem's kernel (or, on a target without its
+/// code, that kernel's general one) and writes them to dst (the output's first element);
 /// reduce_partial sums leaves [leaf_begin, leaf_end) of one item into `acc` (a row of
 /// accumulators: the strip, or the periodic slots), a subtree of the item's tree when leaf_begin
-/// is a multiple of a power of two no smaller than leaf_end - leaf_begin; reduce_finish turns an
-/// item's whole row into its output elements; reduce_add_rows writes a + b for n accumulators.
+/// is a multiple of a power of two no smaller than leaf_end - leaf_begin; reduce_combine adds an
+/// item's `nchunks` such sums (chunk c, in leaf order, at rows + c * row_bytes) by the binary
+/// counter, as the subtrees they are, and writes the item's output elements.
+/// `accumulate` must be the one the problem's kernel was chosen for (choose_reduce_kernel). Each
+/// call takes p.scratch_bytes from its thread's arena (thread_scratch); throws std::bad_alloc
+/// if that arena cannot grow.
 void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end,
                   bool accumulate);
 void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
                     int64_t leaf_end, unsigned char* acc);
-void reduce_finish(const ReduceProblem& p, int64_t item, unsigned char* acc, unsigned char* dst, bool accumulate);
-void reduce_add_rows(Elem elem, unsigned char* dst, const unsigned char* a, const unsigned char* b, int64_t n);
+void reduce_combine(const ReduceProblem& p, int64_t item, const unsigned char* rows, std::size_t row_bytes,
+                    int64_t nchunks, unsigned char* dst, bool accumulate);
 
 /// What the target the kernels dispatch to now can do (choose_path's input).
 KernelCaps kernel_caps();
+
+/// What the reduction code of the target the kernels dispatch to now has (choose_reduce_kernel's
+/// input). Defined in kernels/reduce.cpp.
+ReduceCaps reduce_caps();
 
 /// Name of the Highway target the kernels dispatch to now.
 const char* dispatch_target_name();

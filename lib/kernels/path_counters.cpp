@@ -10,7 +10,7 @@
 namespace tessera::detail {
 
 std::atomic<uint64_t> g_exec_path_counts[kExecTargetSlots][kPathCount];
-std::atomic<uint64_t> g_exec_reduce_counts[kExecTargetSlots][kReducePathCount];
+std::atomic<uint64_t> g_exec_reduce_counts[kExecTargetSlots][kReduceKernelCount];
 std::atomic<uint64_t> g_exec_variant_counts[kExecTargetSlots][kVariantCount];
 thread_local VariantTally t_variant_tally{};
 
@@ -30,9 +30,17 @@ uint64_t executed_variant_count(int64_t target, int variant) noexcept {
   return g_exec_variant_counts[ExecTargetSlot(target)][variant].load(std::memory_order_relaxed);
 }
 
+uint64_t executed_reduce_kernel_count(int64_t target, int kernel) noexcept {
+  if (target == 0 || kernel < 0 || kernel >= kReduceKernelCount) return 0;
+  return g_exec_reduce_counts[ExecTargetSlot(target)][kernel].load(std::memory_order_relaxed);
+}
+
 uint64_t executed_reduce_path_count(int64_t target, int path) noexcept {
   if (target == 0 || path < 0 || path >= kReducePathCount) return 0;
-  return g_exec_reduce_counts[ExecTargetSlot(target)][path].load(std::memory_order_relaxed);
+  uint64_t n = 0;
+  for (int k = 0; k < kReduceKernelCount; ++k)
+    if (static_cast<int>(kReduceKernels[k].path) == path) n += executed_reduce_kernel_count(target, k);
+  return n;
 }
 
 uint64_t executed_path_count(int64_t target, int path) noexcept {

@@ -47,11 +47,18 @@ TESSERA_API uint64_t executed_path_count(int64_t target, int path) noexcept;
 /// Sets every counter of every target to 0 (the reductions' too).
 TESSERA_API void reset_executed_path_counts() noexcept;
 
-/// The reductions' counters: [target slot][ReducePath], one count per kernel call (a range of
-/// items, or one leaf range of an item).
-extern std::atomic<uint64_t> g_exec_reduce_counts[kExecTargetSlots][kReducePathCount];
-/// How many kernel calls ran reduction path `path` (a ReducePath's index) on `target`.
+/// The reductions' counters: [target slot][ReduceKernel], one count per kernel call (a range of
+/// items, or one leaf range of an item) of the kernel that ran (the plan's, or on a target
+/// without its code its general one; a leaf range runs its path's general kernel).
+extern std::atomic<uint64_t> g_exec_reduce_counts[kExecTargetSlots][kReduceKernelCount];
+/// How many kernel calls ran reduction kernel `kernel` (a ReduceKernel's index) on `target`.
+TESSERA_API uint64_t executed_reduce_kernel_count(int64_t target, int kernel) noexcept;
+/// How many kernel calls ran a kernel of reduction path `path` (a ReducePath's index) on `target`.
 TESSERA_API uint64_t executed_reduce_path_count(int64_t target, int path) noexcept;
+/// Bit k set: the dispatched target is chosen for ReduceKernel k for some element type
+/// (reduce_kernel_planned; the executor's none, zeros and segments excluded).
+TESSERA_API uint64_t reduce_kernels() noexcept;
+static_assert(kReduceKernelCount <= 64, "reduce_kernels() is a 64-bit mask");
 
 /// The sub-kernels (variants) the kernels choose inside a path, counted where the choice is made
 /// (a path's counter above says which path a range was handed; these say which code then ran).
@@ -70,37 +77,23 @@ enum class Variant : int {
   fill_pattern_few_runs,     // a few short runs from phase 0: each copied from the source
   fill_pattern_long_runs,    // runs of kLongRunBytes or more: each copied again from the source
   fill_pattern_doubling,     // one period written, then doubled from the output up to a block
-  // kernels/reduce.cpp, Kernels::Items, reduce.periodic with one kept axis (the tight loop)
+  // kernels/reduce.cpp (the kernels themselves are counted as ReduceKernel, above; these are the
+  // choices inside them): Kernels::RowsW1 / RowsW, reduce.periodic.rows(.w1)
   periodic_run1_n,           // ShortRun1N: w = 1, N items per vector of results
   periodic_run1,             // ShortRun1: w = 1, one item
   periodic_run3_n,           // ShortRun3N: w = 3, N items at once (not on 8-lane accumulators)
-  periodic_rows_shortrun,    // ShortRunAny per item of the tight loop
-  // Kernels::Items, reduce.periodic item by item
-  periodic_item_shortrun,    // ShortRunAny (one leaf, no other reduced axis)
-  periodic_reg16,            // RegPeriodic16 (16 slots, more than one leaf)
-  periodic_leaves,           // PeriodicLeaves + FoldSlots (any other)
+  periodic_rows_shortrun,    // ShortRunAny per item
   // Kernels::ShortRunAny: which fold
   shortrun_3x8,              // ShortRun3x8: P = 48, w = 3 on 8-lane float accumulators
   shortrun_16,               // ShortRun<16>
   shortrun_48,               // ShortRun<48>
   shortrun_80,               // ShortRun<80>
-  // Kernels::Items, reduce.lanes
-  lanes_reg_leaf,            // RegItem -> RegTreeItem<K>: one leaf of K <= 8 addends, in registers
+  // Kernels::RegTreeItem, reduce.lanes.reg.leaf and reduce.lanes.reg.tree4
   lanes_reg_leaf_rows,       // RegTreeItem<K>, a short item: its K rows read one after another
-  lanes_reg_tree_n,          // RegItem -> RegTreeItem<0, NL>: 2-4 leaves unrolled
   lanes_reg_tree_n_rows,     // RegTreeItem<0, NL>, a short item: the leaves' rows one after another
-  lanes_reg_tree,            // RegItem -> RegTreeItem<0>: RegTree, 5-16 leaves at run time
-  lanes_leaf_finish,         // one leaf: LeafRowsFinish straight into the output
-  lanes_leaf_dst_stride,     // one leaf, a segment's output stride: LeafRows + FinishRow
-  lanes_leaves,              // LanesLeaves + FinishRow (more leaves, or no register tree)
-  // Kernels::Items, reduce.strided
-  strided_leaves,            // LanesLeaves + FinishRow
   // Kernels::LanesLeaves: a leaf's addend rows
   leaves_rows,               // contiguous rows: LeafRows
   leaves_rows_strided,       // strided rows: AccRowStrided
-  // Kernels::Items, reduce.interleaved
-  interleaved_pair_f32,      // PairRowF32: float32 pairs, no accumulator row
-  interleaved_row,           // InterleavedRow + FinishRow
   // ReducePartial / ReduceFinish: the executor's split of few items into leaf ranges
   split_lanes_leaves,        // Partial: LanesLeaves over a leaf range
   split_periodic_leaves,     // Partial: PeriodicLeaves over a leaf range
@@ -121,26 +114,14 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "periodic.rows:ShortRun1",
     "periodic.rows:ShortRun3N",
     "periodic.rows:ShortRunAny",
-    "periodic.item:ShortRunAny",
-    "periodic.item:RegPeriodic16",
-    "periodic.item:PeriodicLeaves",
     "ShortRunAny:ShortRun3x8",
     "ShortRunAny:ShortRun<16>",
     "ShortRunAny:ShortRun<48>",
     "ShortRunAny:ShortRun<80>",
-    "lanes:RegTreeItem<K>",
     "lanes:RegTreeItem<K>.rows",
-    "lanes:RegTreeItem<0,NL>",
     "lanes:RegTreeItem<0,NL>.rows",
-    "lanes:RegTreeItem<0>",
-    "lanes:LeafRowsFinish",
-    "lanes:LeafRows.dst_stride",
-    "lanes:LanesLeaves",
-    "strided:LanesLeaves",
     "LanesLeaves:LeafRows",
     "LanesLeaves:AccRowStrided",
-    "interleaved:PairRowF32",
-    "interleaved:InterleavedRow",
     "split:LanesLeaves",
     "split:PeriodicLeaves",
     "split:Finish",
@@ -186,9 +167,9 @@ static_assert(kVariantCount <= 64, "compiled_variants() is a 64-bit mask");
   ::tessera::detail::g_exec_path_counts[::tessera::detail::ExecTargetSlot(HWY_TARGET)][static_cast<int>(path)] \
       .fetch_add(1, std::memory_order_relaxed)
 
-#define TESSERA_COUNT_REDUCE_PATH(path)                                                        \
+#define TESSERA_COUNT_REDUCE_KERNEL(kernel)                                                    \
   ::tessera::detail::g_exec_reduce_counts[::tessera::detail::ExecTargetSlot(HWY_TARGET)]             \
-                                         [static_cast<int>(path)]                                    \
+                                         [static_cast<int>(kernel)]                                  \
                                              .fetch_add(1, std::memory_order_relaxed)
 
 // A variant taken: where the code chooses it (inside a kernel entry point that has a
@@ -200,7 +181,7 @@ static_assert(kVariantCount <= 64, "compiled_variants() is a 64-bit mask");
 
 #else
 #define TESSERA_COUNT_PATH(path) static_cast<void>(0)
-#define TESSERA_COUNT_REDUCE_PATH(path) static_cast<void>(0)
+#define TESSERA_COUNT_REDUCE_KERNEL(kernel) static_cast<void>(0)
 #define TESSERA_COUNT_VARIANT(variant) static_cast<void>(0)
 #define TESSERA_VARIANT_SCOPE() static_cast<void>(0)
 #endif

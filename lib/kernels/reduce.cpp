@@ -22,13 +22,58 @@
 
 #include <hwy/cache_control.h>
 
-#include <memory>
-#include <vector>
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
 namespace {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// The binary counter that combines leaves (reduce.hpp): the tree that splits n leaves into the
+// largest power of two below n and the rest, recursively — so the chunks of 2^j leaves of a
+// parallel split are its subtrees, and combining their sums with another counter gives the same
+// bits as one counter over all leaves. CounterPush and CounterResult are its schedule of
+// additions, the only copy of it; a policy says where the values live (vectors in registers:
+// Kernels::VecLevels; scalars: ScalarLevels; rows of accumulators in memory: Kernels::RowLevels).
+// A policy holds a current value and levels 0 ... 63 and provides:
+//   void add(int level, int into)  current = level's value + current (the level the left
+//                                  operand); a policy that keeps values in memory writes the sum
+//                                  to level `into`, or to the result's storage (kCounterResult)
+//   void store(int level)          level's value = current
+//   void load(int level)           current = level's value (the result's first term)
+constexpr int kCounterResult = -1;
+
+// Takes leaf number k (k = 0, 1, ... in order) from the policy's current value and merges the
+// complete subtrees it closes; afterwards levels 0 ... bit_width(k + 1) - 1 may be in use.
+template <class Policy>
+HWY_INLINE void CounterPush(Policy& policy, uint64_t k) {
+  int m = 0;
+  while ((k >> m) & 1) ++m;  // trailing ones of k: the merges
+  for (int lvl = 0; lvl < m; ++lvl) policy.add(lvl, lvl + 1 == m ? m : lvl);
+  policy.store(m);
+}
+
+// The sum of the `count` leaves pushed (count > 0) into the policy's current value: what is left
+// in the levels, smallest subtree first. kLevels bounds the levels looked at (count < 2^kLevels).
+template <int kLevels = 64, class Policy>
+HWY_INLINE void CounterResult(Policy& policy, uint64_t count) {
+  bool have = false;
+  for (int lvl = 0; lvl < kLevels; ++lvl) {
+    if (!((count >> lvl) & 1)) continue;
+    if (have) policy.add(lvl, kCounterResult);
+    else policy.load(lvl);
+    have = true;
+  }
+}
+
+// The counter's policy for scalars: kLevels accumulators (a tail element of the register trees).
+template <class A, int kLevels>
+struct ScalarLevels {
+  A level[kLevels];
+  A cur = acc_identity<A>();  // written by the first push (initialised for the compiler's sake)
+  HWY_INLINE void add(int l, int) { cur = acc_add(level[l], cur); }
+  HWY_INLINE void store(int l) { level[l] = cur; }
+  HWY_INLINE void load(int l) { cur = level[l]; }
+};
 
 // The Highway lane type of a kernel element's storage.
 template <Elem E> struct HwyT { using type = typename ElemTraits<E>::T; };
@@ -73,6 +118,49 @@ struct Kernels {
     for (; j + N <= n; j += N) hn::StoreU(hn::Add(hn::LoadU(da, a + j), hn::LoadU(da, b + j)), da, dst + j);
     for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]);
   }
+
+  // The counter's policy for rows of `n` accumulators in memory (AddRow): level l is the row at
+  // levels + l * n; `cur` points to the current row (a leaf's, then a level's or `out`).
+  struct RowLevels {
+    A* levels;
+    int64_t n;
+    const A* cur = nullptr;
+    A* out = nullptr;  // the result's row (CounterResult)
+
+    A* row(int l) const { return levels + l * n; }
+    void add(int l, int into) {
+      A* dst = into == kCounterResult ? out : row(into);
+      AddRow(dst, row(l), cur, n);
+      cur = dst;
+    }
+    void store(int l) {
+      if (cur != row(l)) std::memcpy(row(l), cur, sizeof(A) * static_cast<std::size_t>(n));
+    }
+    void load(int l) {
+      if (out != row(l)) std::memcpy(out, row(l), sizeof(A) * static_cast<std::size_t>(n));
+      cur = out;
+    }
+  };
+  // The binary counter over leaf rows of `n` accumulators: Push(row) takes the next leaf,
+  // Result(out) writes the sum of every leaf pushed (at least one). `levels` holds bit_width(k)
+  // rows of n for k pushes.
+  struct RowCounter {
+    RowLevels rows;
+    uint64_t count = 0;  // leaves pushed
+
+    RowCounter(A* levels, int64_t n) : rows{levels, n} {}
+    // Where leaf `count` should be written when no merge follows (saves a copy): row 0.
+    A* SlotForNext() const { return (count & 1) ? nullptr : rows.levels; }
+    // Pushes a leaf held in `row` (which may be SlotForNext()).
+    void Push(const A* row) {
+      rows.cur = row;
+      CounterPush(rows, count++);
+    }
+    void Result(A* out) {
+      rows.out = out;
+      CounterResult(rows, count);
+    }
+  };
   // row = src (first) or row + src, for n contiguous elements.
   static HWY_INLINE void AccRow(A* row, const T* src, int64_t n, bool first) {
     const DA da;
@@ -229,54 +317,73 @@ struct Kernels {
     }
   };
 
-  // Scratch rows for one item: the counter's levels (bit_width(nleaves) rows and a spare), a leaf
-  // row and a result row, each `width` accumulators. Not initialised: every element read is
-  // written first (zeroing them cost up to 3 MiB of writes per call of outer_bwd).
+  // Scratch rows for one call, in this thread's arena (p.scratch_bytes, laid out by the planner):
+  // the counter's levels (bit_width(nleaves) rows and a spare), a leaf row and a result row, each
+  // of an item's row width (the strip, or the periodic slots). Not initialised: every element
+  // read is written first (zeroing them cost up to 3 MiB of writes per call of outer_bwd).
   struct Scratch {
-    std::unique_ptr<A[]> buf;
-    int64_t width;
     A* levels;
     A* tmp;
     A* out;
-    Scratch(const ReduceProblem& p, int64_t w) : width(w) {
-      int rows = 1;
-      for (uint64_t l = static_cast<uint64_t>(p.nleaves); l; l >>= 1) ++rows;
-      buf.reset(new A[static_cast<std::size_t>((rows + 2) * w)]);
-      levels = buf.get();
+    explicit Scratch(const ReduceProblem& p) {
+      const int64_t w = p.path == ReducePath::periodic ? p.slots : p.strip;
+      const int64_t rows = p.scratch_bytes / static_cast<int64_t>(sizeof(A)) / (w > 0 ? w : 1) - 2;
+      levels = reinterpret_cast<A*>(thread_scratch(static_cast<std::size_t>(p.scratch_bytes)));
       tmp = levels + rows * w;
       out = tmp + w;
     }
   };
+
+  // This target's code for this element type: the kernels it has (reduce.hpp) and the one it runs
+  // for a problem's kernel (the kernel, or its general one: the same order, the same bits).
+  static constexpr bool kFixedWidth = !HWY_HAVE_SCALABLE;
+  static constexpr int kAccLanes = static_cast<int>(hn::MaxLanes(DA()));
+  static constexpr bool kSlotsInVectors = kFixedWidth && kAccLanes <= kPeriodicSlots;
+  static ReduceKernel KernelFor(const ReduceProblem& p) { return reduce_kernel_on(p.kernel, kFixedWidth, kAccLanes); }
 
 #if !HWY_HAVE_SCALABLE
   // Lanes order for items of at most kRegLeaves leaves over contiguous rows, the whole tree in
   // registers: per vector of outputs, each leaf summed while its rows stream by, the leaves
   // combined by the same binary counter as LeafCounter (the same bits). qoff: the nred addends'
   // byte offsets. Returns the item's sums finished into dst (dst_stride 1).
-  static constexpr int kRegLeaves = 16;
+  static constexpr int kRegLevels = 6;  // the counter's levels for up to kRegLeaves leaves (and a spare)
+  // The counter's policy (CounterPush, CounterResult) for vectors in registers: V
+  // vectors of outputs per level, the first nv of them live; kLevels levels.
+  template <int64_t V, int kLevels>
+  struct VecLevels {
+    hn::Vec<DA> level[kLevels][V];
+    hn::Vec<DA> cur[V];
+    int64_t nv = V;
+    VecLevels() {  // cur is written by the first push (initialised for the compiler's sake)
+      for (auto& v : cur) v = hn::Zero(DA());
+    }
+    HWY_INLINE void add(int l, int) {
+      for (int64_t v = 0; v < V; ++v)
+        if (v < nv) cur[v] = hn::Add(level[l][v], cur[v]);
+    }
+    HWY_INLINE void store(int l) {
+      for (int64_t v = 0; v < V; ++v)
+        if (v < nv) level[l][v] = cur[v];
+    }
+    HWY_INLINE void load(int l) {
+      for (int64_t v = 0; v < V; ++v)
+        if (v < nv) cur[v] = level[l][v];
+    }
+  };
   // No software prefetch: ahead of each addend row it cost 10-40% on lanes items here (AMD family
   // 25, outer/inner/mixed3d_bwd), where the hardware prefetchers follow the rows on their own.
   static HWY_INLINE hn::Vec<DA> RegTree(DA da, const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t j) {
-    using V = hn::Vec<DA>;
-    V lvl[6];
+    VecLevels<1, kRegLevels> c;
     uint64_t count = 0;
     for (int64_t q0 = 0; q0 < nred; q0 += kLeaf) {
       const int64_t q1 = std::min(nred, q0 + kLeaf);
-      V v = LoadAs(da, reinterpret_cast<const T*>(src + qoff[q0]) + j);
+      hn::Vec<DA> v = LoadAs(da, reinterpret_cast<const T*>(src + qoff[q0]) + j);
       for (int64_t q = q0 + 1; q < q1; ++q) v = hn::Add(v, LoadAs(da, reinterpret_cast<const T*>(src + qoff[q]) + j));
-      const uint64_t k = count++;
-      int m = 0;
-      for (; (k >> m) & 1; ++m) v = hn::Add(lvl[m], v);
-      lvl[m] = v;
+      c.cur[0] = v;
+      CounterPush(c, count++);
     }
-    bool have = false;
-    V r = hn::Zero(da);
-    for (int l = 0; l < 6; ++l) {
-      if (!((count >> l) & 1)) continue;
-      r = have ? hn::Add(lvl[l], r) : lvl[l];
-      have = true;
-    }
-    return r;
+    CounterResult<kRegLevels>(c, count);
+    return c.cur[0];
   }
   // RegTree for NL leaves known at compile time (every leaf but the last of kLeaf addends, the
   // last of `last`), over V vectors of outputs at once (the first nv of them), elements j ... of
@@ -285,51 +392,39 @@ struct Kernels {
   // rows; V = kTreeRowVecs: a short item, each leaf's rows read one after another, each from its
   // start to its end (see RegTreeItem). The same additions per element either way.
   static constexpr int64_t kTreeRowVecs = 8;
-  static constexpr int TrailingOnes(int k) { return (k & 1) ? 1 + TrailingOnes(k >> 1) : 0; }
+  static constexpr int kTreeLevels = 3;  // the counter's levels for up to kUnrolledLeaves leaves
   template <int NL, int64_t V, int Leaf = 0>
-  static HWY_INLINE void RegLeaves(DA da, hn::Vec<DA> (&lvl)[3][V], const uint8_t* src, const int64_t* qoff,
-                                   int64_t last, int64_t j, int64_t nv, int64_t N) {
+  static HWY_INLINE void RegLeaves(DA da, VecLevels<V, kTreeLevels>& c, const uint8_t* src, const int64_t* qoff,
+                                   int64_t last, int64_t j, int64_t N) {
+    static_assert(NL <= 4, "at most 4 leaves: levels 0 and 1, and 2 for the fourth");
     if constexpr (Leaf < NL) {
       const int64_t* q = qoff + Leaf * kLeaf;
       const int64_t k = Leaf + 1 < NL ? kLeaf : last;
-      hn::Vec<DA> cur[V];
       const T* x0 = reinterpret_cast<const T*>(src + q[0]) + j;
       for (int64_t v = 0; v < V; ++v)
-        if (v < nv) cur[v] = LoadAs(da, x0 + v * N);
+        if (v < c.nv) c.cur[v] = LoadAs(da, x0 + v * N);
       for (int64_t t = 1; t < k; ++t) {
         const T* xt = reinterpret_cast<const T*>(src + q[t]) + j;
         for (int64_t v = 0; v < V; ++v)
-          if (v < nv) cur[v] = hn::Add(cur[v], LoadAs(da, xt + v * N));
+          if (v < c.nv) c.cur[v] = hn::Add(c.cur[v], LoadAs(da, xt + v * N));
       }
-      constexpr int kOnes = TrailingOnes(Leaf);  // LeafCounter::push of leaf number Leaf
-      static_assert(kOnes < 3, "at most 4 leaves: levels 0 and 1, and 2 for the fourth");
-      for (int m = 0; m < kOnes; ++m)
-        for (int64_t v = 0; v < V; ++v)
-          if (v < nv) cur[v] = hn::Add(lvl[m][v], cur[v]);
-      for (int64_t v = 0; v < V; ++v)
-        if (v < nv) lvl[kOnes][v] = cur[v];
-      RegLeaves<NL, V, Leaf + 1>(da, lvl, src, qoff, last, j, nv, N);
+      CounterPush(c, Leaf);  // a constant leaf number: the merges are constants
+      RegLeaves<NL, V, Leaf + 1>(da, c, src, qoff, last, j, N);
     }
   }
   template <int NL, int64_t V>
   static HWY_INLINE void RegTreeN(DA da, const uint8_t* src, const int64_t* qoff, int64_t last, int64_t j, int64_t nv,
                                   int64_t N, hn::Vec<DA> (&out)[V]) {
-    hn::Vec<DA> lvl[3][V];
-    RegLeaves<NL, V>(da, lvl, src, qoff, last, j, nv, N);
-    for (int64_t v = 0; v < V; ++v) {
-      if (v >= nv) continue;
-      bool have = false;  // LeafCounter::result over the constant count NL
-      for (int l = 0; l < 3; ++l) {
-        if (!((NL >> l) & 1)) continue;
-        out[v] = have ? hn::Add(lvl[l][v], out[v]) : lvl[l][v];
-        have = true;
-      }
-    }
+    VecLevels<V, kTreeLevels> c;
+    c.nv = nv;
+    RegLeaves<NL, V>(da, c, src, qoff, last, j, N);
+    CounterResult<kTreeLevels>(c, NL);
+    for (int64_t v = 0; v < V; ++v)
+      if (v < nv) out[v] = c.cur[v];
   }
   // K = nred when it is at most kLeaf (one leaf, its K rows' pointers in registers: the unrolled
   // sum is ~1.5x faster than RegTree's loops); else NL = the leaves when there are at most
   // kUnrolledLeaves (RegTreeN); else both 0 (RegTree: any nred up to kRegLeaves leaves).
-  static constexpr int kUnrolledLeaves = 4;
   // Vectors of sums a short item keeps in registers (RegTreeItem's rows read one after another).
   static constexpr int64_t kRowVecs = 16;
   template <int K, int NL = 0>
@@ -411,26 +506,18 @@ struct Kernels {
     if (j < n) {  // the last partial vector: through a padded copy of the rows' ends
       const int64_t m = n - j;
       for (int64_t e = 0; e < m; ++e) {
-        A a = acc_identity<A>();
+        ScalarLevels<A, kRegLevels> c;
         uint64_t count = 0;
-        A lvl[6];
         for (int64_t q0 = 0; q0 < nred; q0 += kLeaf) {
           const int64_t q1 = std::min(nred, q0 + kLeaf);
           A v = to_acc<E>(LoadT(reinterpret_cast<const T*>(src + qoff[q0]) + j + e));
           for (int64_t q = q0 + 1; q < q1; ++q)
             v = acc_add(v, to_acc<E>(LoadT(reinterpret_cast<const T*>(src + qoff[q]) + j + e)));
-          const uint64_t k = count++;
-          int mm = 0;
-          for (; (k >> mm) & 1; ++mm) v = acc_add(lvl[mm], v);
-          lvl[mm] = v;
+          c.cur = v;
+          CounterPush(c, count++);
         }
-        bool have = false;
-        for (int l = 0; l < 6; ++l) {
-          if (!((count >> l) & 1)) continue;
-          a = have ? acc_add(lvl[l], a) : lvl[l];
-          have = true;
-        }
-        tail[e] = a;
+        CounterResult<kRegLevels>(c, count);
+        tail[e] = c.cur;
       }
       FinishRow(tail, m, dst + j, 1, accumulate);
     }
@@ -438,9 +525,6 @@ struct Kernels {
   static void RegItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
                       bool stream, A* tail) {
     static_assert(kLeaf == 8, "RegItem dispatches nred = 1 ... 8");
-    if (nred <= kLeaf) TESSERA_COUNT_VARIANT(lanes_reg_leaf);
-    else if (nred <= kUnrolledLeaves * kLeaf) TESSERA_COUNT_VARIANT(lanes_reg_tree_n);
-    else TESSERA_COUNT_VARIANT(lanes_reg_tree);
     switch (nred) {
       case 1: RegTreeItem<1>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
       case 2: RegTreeItem<2>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
@@ -702,29 +786,16 @@ struct Kernels {
     const DA da;
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = kPeriodicSlots / N;
-    using Vec = hn::Vec<DA>;
-    Vec lvl[64][V];
+    VecLevels<static_cast<int64_t>(V), 64> c;
     uint64_t count = 0;
     const int64_t nb = (elems + kPeriodicSlots - 1) / kPeriodicSlots;
     for (int64_t b0 = 0; b0 < nb; b0 += kLeaf) {
       const int64_t b1 = std::min(nb, b0 + kLeaf);
-      Vec acc[V];
-      AddBlocks(acc, src + b0 * kPeriodicSlots, std::min<int64_t>((b1 - b0) * kPeriodicSlots, elems - b0 * kPeriodicSlots));
-      const uint64_t k = count++;  // LeafCounter::push
-      int m = 0;
-      for (; (k >> m) & 1; ++m)
-        for (size_t v = 0; v < V; ++v) acc[v] = hn::Add(lvl[m][v], acc[v]);
-      for (size_t v = 0; v < V; ++v) lvl[m][v] = acc[v];
+      AddBlocks(c.cur, src + b0 * kPeriodicSlots, std::min<int64_t>((b1 - b0) * kPeriodicSlots, elems - b0 * kPeriodicSlots));
+      CounterPush(c, count++);
     }
-    bool have = false;  // LeafCounter::result
-    Vec r[V];
-    for (auto& x : r) x = hn::Zero(da);  // every slot is written below (count >= 1)
-    for (int l = 0; l < 64; ++l) {
-      if (!((count >> l) & 1)) continue;
-      for (size_t v = 0; v < V; ++v) r[v] = have ? hn::Add(lvl[l][v], r[v]) : lvl[l][v];
-      have = true;
-    }
-    for (size_t v = 0; v < V; ++v) hn::StoreU(r[v], da, out + v * N);
+    CounterResult(c, count);
+    for (size_t v = 0; v < V; ++v) hn::StoreU(c.cur[v], da, out + v * N);
   }
 
   // ShortRun for the common slot counts (w = 1, 2, 4, 8: 16; w = 3, 6, 12: 48; w = 5, 10: 80);
@@ -813,12 +884,11 @@ struct Kernels {
   // Lanes order: leaves [lo, hi) of the item at src (n output elements) into out.
   static void LanesLeaves(const ReduceProblem& p, const uint8_t* src, int64_t n, int64_t lo, int64_t hi,
                           Scratch& s, A* out) {
-    const auto add = [](A* d, const A* a, const A* b, int64_t m) { AddRow(d, a, b, m); };
-    LeafCounter<A, decltype(add)> counter{s.levels, n, add};
+    RowCounter counter(s.levels, n);
     Odometer odo(p, p.reduced, p.nreduced, lo * kLeaf);
     const bool contiguous = p.inner_stride == static_cast<int64_t>(sizeof(T)) || n == 1;
     for (int64_t leaf = lo; leaf < hi; ++leaf) {
-      A* row = counter.slot_for_next() ? counter.slot_for_next() : s.tmp;
+      A* row = counter.SlotForNext() ? counter.SlotForNext() : s.tmp;
       const int64_t q0 = leaf * kLeaf, q1 = std::min(p.nred, (leaf + 1) * kLeaf);
       if (contiguous) {
         const T* ptr[kLeaf];
@@ -829,17 +899,16 @@ struct Kernels {
         TESSERA_COUNT_VARIANT(leaves_rows_strided);
         for (int64_t q = q0; q < q1; ++q, odo.next()) AccRowStrided(row, src + odo.offset, p.inner_stride, n, q == q0);
       }
-      counter.push(row);
+      counter.Push(row);
     }
-    counter.result(out);
+    counter.Result(out);
   }
 
   // Periodic order: leaves [lo, hi) of blocks of the output row at src into out (P slots).
   static void PeriodicLeaves(const ReduceProblem& p, const uint8_t* src, int64_t lo, int64_t hi, Scratch& s,
                              A* out) {
-    const auto add = [](A* d, const A* a, const A* b, int64_t m) { AddRow(d, a, b, m); };
     const int64_t P = p.slots;
-    LeafCounter<A, decltype(add)> counter{s.levels, P, add};
+    RowCounter counter(s.levels, P);
     const int64_t run_elems = p.run * p.width;          // contiguous elements of one run
     const int64_t nb = (run_elems + P - 1) / P;         // blocks per run
     const int64_t total = p.nleaves == 0 ? 0 : nb * (p.nred / p.run);
@@ -847,7 +916,7 @@ struct Kernels {
     Odometer odo(p, p.reduced, p.nreduced, z / nb);
     int64_t b = z % nb;
     for (int64_t leaf = lo; leaf < hi; ++leaf) {
-      A* row = counter.slot_for_next() ? counter.slot_for_next() : s.tmp;
+      A* row = counter.SlotForNext() ? counter.SlotForNext() : s.tmp;
       const int64_t z1 = std::min(total, (leaf + 1) * kLeaf);
       for (; z < z1; ++z) {
         const bool first = z == leaf * kLeaf;
@@ -861,9 +930,9 @@ struct Kernels {
           odo.next();
         }
       }
-      counter.push(row);
+      counter.Push(row);
     }
-    counter.result(out);
+    counter.Result(out);
   }
 
   // The periodic order's last step: the P / w slots of each of the w outputs by a halving tree.
@@ -934,167 +1003,168 @@ struct Kernels {
     for (; j < n; ++j) StoreT(dst + j, plus_zero(LoadT(s + 2 * j) + LoadT(s + 2 * j + 1)));  // any alignment
   }
 
-  // Width of an item's accumulator row (lanes: the strip; periodic: the slots).
-  static int64_t RowWidth(const ReduceProblem& p) {
-    return p.path == ReducePath::periodic ? p.slots : std::min(p.strip, p.width);
+#if !HWY_HAVE_SCALABLE
+  // reduce.periodic.rows.w1: the short runs (one leaf each) of one kept axis summed to one value
+  // each, N items per vector of results where the lanes allow, then one by one.
+  static void RowsW1(const ReduceProblem& p, const uint8_t* src, T* out, int64_t begin, int64_t end, bool accumulate,
+                     Scratch& s) {
+    static_cast<void>(s);  // not used where the N-item loop is not compiled
+    if constexpr (kSlotsInVectors) {
+      const RAxis& a = p.axes[p.outer[0]];
+      int64_t item = begin;
+#if HWY_TARGET != HWY_SCALAR
+      constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+      if constexpr (N >= 2 && sizeof(A) >= 4) {  // N items at a time: one vector of results
+        for (; item + N <= end; item += N) {
+          TESSERA_COUNT_VARIANT(periodic_run1_n);
+          ShortRun1N(src + item * a.src_stride, a.src_stride, p.run, s.out);
+          FinishRow(s.out, N, out + item * a.dst_stride, a.dst_stride, accumulate);
+        }
+      }
+#endif
+      for (; item < end; ++item) {
+        TESSERA_COUNT_VARIANT(periodic_run1);
+        const A v = ShortRun1(reinterpret_cast<const T*>(src + item * a.src_stride), p.run);
+        T* d = out + item * a.dst_stride;
+        StoreT(d, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d)), v) : v));
+      }
+    }
+  }
+  // reduce.periodic.rows: the same for rows of w > 1 outputs (w = 3: N items at once where the
+  // lanes allow), then one by one.
+  static void RowsW(const ReduceProblem& p, const uint8_t* src, T* out, int64_t begin, int64_t end, bool accumulate,
+                    Scratch& s) {
+    static_cast<void>(s);  // not used where these kernels are not compiled
+    if constexpr (kSlotsInVectors) {
+      const RAxis& a = p.axes[p.outer[0]];
+      int64_t item = begin;
+#if HWY_TARGET != HWY_SCALAR
+      if constexpr (hn::MaxLanes(DA()) >= 2 && (E == Elem::f32 || E == Elem::f64) && !kFold3x8) {
+        constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+        if (p.width == 3 && p.slots == 48) {  // N items at a time: 3 vectors of results
+          for (; item + N <= end; item += N) {
+            TESSERA_COUNT_VARIANT(periodic_run3_n);
+            ShortRun3N(src + item * a.src_stride, a.src_stride, p.run, s.out);
+            T* d = out + item * a.dst_stride;
+            if (a.dst_stride == 3 && p.inner_dst_stride == 1) {  // the N items' outputs follow each other
+              FinishRow(s.out, 3 * N, d, 1, accumulate);
+            } else {
+              for (int64_t r = 0; r < N; ++r)
+                for (int64_t c = 0; c < 3; ++c) FinishRow(s.out + r * 3 + c, 1, d + r * a.dst_stride + c * p.inner_dst_stride, 1, accumulate);
+            }
+          }
+        }
+      }
+#endif
+      for (; item < end; ++item) {
+        TESSERA_COUNT_VARIANT(periodic_rows_shortrun);
+        ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out);
+        T* d = out + item * a.dst_stride;
+        for (int64_t c = 0; c < p.width; ++c) {
+          const A v = s.out[c];
+          StoreT(d + c * p.inner_dst_stride, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d + c * p.inner_dst_stride)), v) : v));
+        }
+      }
+    }
+  }
+#endif
+
+  // The kernels that run item by item: item `pos` of p by kernel k (KernelFor(p)). qoff: the
+  // lanes.reg kernels' addend offsets.
+  static HWY_INLINE void Item(const ReduceProblem& p, ReduceKernel k, const ItemPos& pos, const uint8_t* src, T* out,
+                              bool accumulate, Scratch& s, const int64_t* qoff) {
+    switch (k) {
+#if !HWY_HAVE_SCALABLE
+      case ReduceKernel::lanes_reg_leaf:
+      case ReduceKernel::lanes_reg_tree4:
+      case ReduceKernel::lanes_reg_tree16:
+        RegItem(src + pos.src, qoff, p.nred, pos.n, out + pos.dst, accumulate, p.stream, s.tmp);
+        break;
+#endif
+      case ReduceKernel::lanes_leaf:
+      case ReduceKernel::lanes_leaf_dst_stride: {  // one leaf: summed and finished in registers
+        Odometer odo(p, p.reduced, p.nreduced, 0);
+        const T* ptr[kLeaf];
+        for (int64_t q = 0; q < p.nred; ++q, odo.next()) ptr[q] = reinterpret_cast<const T*>(src + pos.src + odo.offset);
+        if (k == ReduceKernel::lanes_leaf) {
+          LeafRowsFinish(ptr, static_cast<int>(p.nred), pos.n, out + pos.dst, accumulate);
+        } else {
+          LeafRows(ptr, static_cast<int>(p.nred), pos.n, s.out);
+          FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
+        }
+        break;
+      }
+      case ReduceKernel::lanes_leaves:
+      case ReduceKernel::strided:  // the strided kernel's rows are never streamed
+        LanesLeaves(p, src + pos.src, pos.n, 0, p.nleaves, s, s.out);
+        FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate,
+                  p.stream && k == ReduceKernel::lanes_leaves);
+        break;
+      case ReduceKernel::interleaved_pair_f32:
+        if constexpr (E == Elem::f32) PairRowF32(src + pos.src, pos.n, out + pos.dst, p.stream);
+        break;
+      case ReduceKernel::interleaved_row:
+        InterleavedRow(src + pos.src, p.run, pos.n, s.out);
+        FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate, p.stream);
+        break;
+#if !HWY_HAVE_SCALABLE
+      case ReduceKernel::periodic_shortrun:
+      case ReduceKernel::periodic_reg16:
+        if constexpr (kSlotsInVectors) {
+          if (k == ReduceKernel::periodic_shortrun) {
+            ShortRunAny(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, p.slots, p.width, s.out);
+          } else {
+            RegPeriodic16(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, s.out);
+            FoldSlots(s.out, p.slots, p.width);
+          }
+          FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
+        }
+        break;
+#endif
+      case ReduceKernel::periodic_leaves:
+        PeriodicLeaves(p, src + pos.src, 0, p.nleaves, s, s.out);
+        FoldSlots(s.out, p.slots, p.width);
+        FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
+        break;
+      default:
+        break;
+    }
   }
 
+  // Items [begin, end) of p by its kernel (KernelFor).
   static void Items(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end,
                     bool accumulate) {
-    Scratch s(p, RowWidth(p));
+    const ReduceKernel k = KernelFor(p);
+    TESSERA_COUNT_REDUCE_KERNEL(k);
+    Scratch s(p);
     T* out = reinterpret_cast<T*>(dst);
-    std::vector<int64_t> qoff;  // lanes: the addends' offsets, the same for every item
-    if (p.path == ReducePath::lanes && p.nleaves <= 16) {
+#if !HWY_HAVE_SCALABLE
+    if (k == ReduceKernel::periodic_rows_w1) return RowsW1(p, src, out, begin, end, accumulate, s);
+    if (k == ReduceKernel::periodic_rows) return RowsW(p, src, out, begin, end, accumulate, s);
+#endif
+    int64_t qoff[kRegLeaves * kLeaf];  // the lanes.reg kernels: the addends' offsets, the same for every item
+    if (k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4 || k == ReduceKernel::lanes_reg_tree16) {
       Odometer odo(p, p.reduced, p.nreduced, 0);
-      for (int64_t q = 0; q < p.nred; ++q, odo.next()) qoff.push_back(odo.offset);
+      for (int64_t q = 0; q < p.nred; ++q, odo.next()) qoff[q] = odo.offset;
     }
-#if !HWY_HAVE_SCALABLE
-    if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {  // short runs along one kept axis: a tight loop
-      if (p.path == ReducePath::periodic && p.nreduced == 0 && p.nleaves == 1 && p.nouter == 1 &&
-          (p.slots == 16 || p.slots == 48 || p.slots == 80)) {
-        const RAxis& a = p.axes[p.outer[0]];
-        if (p.width == 1) {
-          int64_t item = begin;
-#if HWY_TARGET != HWY_SCALAR
-          constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
-          if constexpr (N >= 2 && sizeof(A) >= 4) {  // N items at a time: one vector of results
-            for (; item + N <= end; item += N) {
-              TESSERA_COUNT_VARIANT(periodic_run1_n);
-              ShortRun1N(src + item * a.src_stride, a.src_stride, p.run, s.out);
-              FinishRow(s.out, N, out + item * a.dst_stride, a.dst_stride, accumulate);
-            }
-          }
-#endif
-          for (; item < end; ++item) {
-            TESSERA_COUNT_VARIANT(periodic_run1);
-            const A v = ShortRun1(reinterpret_cast<const T*>(src + item * a.src_stride), p.run);
-            T* d = out + item * a.dst_stride;
-            StoreT(d, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d)), v) : v));
-          }
-          return;
-        }
-        int64_t item = begin;
-#if HWY_TARGET != HWY_SCALAR
-        if constexpr (hn::MaxLanes(DA()) >= 2 && (E == Elem::f32 || E == Elem::f64)) {
-          constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
-          if (!kFold3x8 && p.width == 3 && p.slots == 48) {  // N items at a time: 3 vectors of results
-            for (; item + N <= end; item += N) {
-              TESSERA_COUNT_VARIANT(periodic_run3_n);
-              ShortRun3N(src + item * a.src_stride, a.src_stride, p.run, s.out);
-              T* d = out + item * a.dst_stride;
-              if (a.dst_stride == 3 && p.inner_dst_stride == 1) {  // the N items' outputs follow each other
-                FinishRow(s.out, 3 * N, d, 1, accumulate);
-              } else {
-                for (int64_t r = 0; r < N; ++r)
-                  for (int64_t c = 0; c < 3; ++c) FinishRow(s.out + r * 3 + c, 1, d + r * a.dst_stride + c * p.inner_dst_stride, 1, accumulate);
-              }
-            }
-          }
-        }
-#endif
-        for (; item < end; ++item) {
-          TESSERA_COUNT_VARIANT(periodic_rows_shortrun);
-          ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out);
-          T* d = out + item * a.dst_stride;
-          for (int64_t c = 0; c < p.width; ++c) {
-            const A v = s.out[c];
-            StoreT(d + c * p.inner_dst_stride, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d + c * p.inner_dst_stride)), v) : v));
-          }
-        }
-        return;
-      }
-    }
-#endif
     ItemCursor cursor(p, begin);
-    for (int64_t item = begin; item < end; ++item, cursor.Next()) {
-      const ItemPos& pos = cursor.pos;
-      switch (p.path) {
-        case ReducePath::lanes:
-#if !HWY_HAVE_SCALABLE
-          if (p.nleaves <= kRegLeaves && p.inner_dst_stride == 1) {
-            RegItem(src + pos.src, qoff.data(), p.nred, pos.n, out + pos.dst, accumulate, p.stream, s.tmp);
-            break;
-          }
-#endif
-          if (p.nleaves == 1) {  // one leaf: summed and finished in registers
-            Odometer odo(p, p.reduced, p.nreduced, 0);
-            const T* ptr[kLeaf];
-            for (int64_t q = 0; q < p.nred; ++q, odo.next())
-              ptr[q] = reinterpret_cast<const T*>(src + pos.src + odo.offset);
-            if (p.inner_dst_stride == 1) {
-              TESSERA_COUNT_VARIANT(lanes_leaf_finish);
-              LeafRowsFinish(ptr, static_cast<int>(p.nred), pos.n, out + pos.dst, accumulate);
-            } else {
-              TESSERA_COUNT_VARIANT(lanes_leaf_dst_stride);
-              LeafRows(ptr, static_cast<int>(p.nred), pos.n, s.out);
-              FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
-            }
-            break;
-          }
-          TESSERA_COUNT_VARIANT(lanes_leaves);
-          LanesLeaves(p, src + pos.src, pos.n, 0, p.nleaves, s, s.out);
-          FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate, p.stream);
-          break;
-        case ReducePath::strided:
-          TESSERA_COUNT_VARIANT(strided_leaves);
-          LanesLeaves(p, src + pos.src, pos.n, 0, p.nleaves, s, s.out);
-          FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate);
-          break;
-        case ReducePath::interleaved:
-          if constexpr (E == Elem::f32) {
-            if (p.run == 2 && !accumulate && p.inner_dst_stride == 1) {
-              TESSERA_COUNT_VARIANT(interleaved_pair_f32);
-              PairRowF32(src + pos.src, pos.n, out + pos.dst, p.stream);
-              break;
-            }
-          }
-          TESSERA_COUNT_VARIANT(interleaved_row);
-          InterleavedRow(src + pos.src, p.run, pos.n, s.out);
-          FinishRow(s.out, pos.n, out + pos.dst, p.inner_dst_stride, accumulate, p.stream);
-          break;
-        case ReducePath::periodic:
-#if !HWY_HAVE_SCALABLE
-          if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
-            if (p.nreduced == 0 && p.nleaves == 1 &&
-                ShortRunAny(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, p.slots, p.width, s.out)) {
-              TESSERA_COUNT_VARIANT(periodic_item_shortrun);
-              FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
-              break;
-            }
-          }
-#endif
-#if !HWY_HAVE_SCALABLE
-          if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
-            if (p.nreduced == 0 && p.slots == kPeriodicSlots) {
-              TESSERA_COUNT_VARIANT(periodic_reg16);
-              RegPeriodic16(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, s.out);
-              FoldSlots(s.out, p.slots, p.width);
-              FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
-              break;
-            }
-          }
-#endif
-          TESSERA_COUNT_VARIANT(periodic_leaves);
-          PeriodicLeaves(p, src + pos.src, 0, p.nleaves, s, s.out);
-          FoldSlots(s.out, p.slots, p.width);
-          FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
-          break;
-        default:
-          break;
-      }
-    }
+    for (int64_t item = begin; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff);
     if (p.stream) hwy::FlushStream();  // the streamed output is visible before the task returns
   }
 
+  // Leaves [lo, hi) of one item into acc: the general kernel of the problem's path (the lanes
+  // order's or the periodic order's rows in memory).
   static void Partial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,
                       uint8_t* acc) {
-    Scratch s(p, RowWidth(p));
+    Scratch s(p);
     const ItemPos pos = ItemCursor(p, item).pos;
     A* out = reinterpret_cast<A*>(acc);
     if (p.path == ReducePath::periodic) {
+      TESSERA_COUNT_REDUCE_KERNEL(ReduceKernel::periodic_leaves);
       TESSERA_COUNT_VARIANT(split_periodic_leaves);
       PeriodicLeaves(p, src + pos.src, lo, hi, s, out);
     } else {
+      TESSERA_COUNT_REDUCE_KERNEL(p.path == ReducePath::strided ? ReduceKernel::strided : ReduceKernel::lanes_leaves);
       TESSERA_COUNT_VARIANT(split_lanes_leaves);
       LanesLeaves(p, src + pos.src, pos.n, lo, hi, s, out);
     }
@@ -1108,24 +1178,48 @@ struct Kernels {
     FinishRow(a, pos.n, reinterpret_cast<T*>(dst) + pos.dst, p.inner_dst_stride, accumulate);
   }
 
+  // Item `item`'s sum of its nchunks chunk rows (chunk c, in leaf order, at rows + c * row_bytes)
+  // combined by the binary counter as the leaves they are subtrees of, then finished into dst.
+  static void Combine(const ReduceProblem& p, int64_t item, const uint8_t* rows, std::size_t row_bytes,
+                      int64_t nchunks, uint8_t* dst, bool accumulate) {
+    const int64_t n = p.item_row(item);
+    int levels = 1;  // bit_width(nchunks) rows and the sum's
+    for (uint64_t l = static_cast<uint64_t>(nchunks); l; l >>= 1) ++levels;
+    A* scratch = reinterpret_cast<A*>(thread_scratch(static_cast<std::size_t>(levels * n) * sizeof(A)));
+    RowCounter counter(scratch, n);
+    for (int64_t c = 0; c < nchunks; ++c)
+      counter.Push(reinterpret_cast<const A*>(rows + static_cast<std::size_t>(c) * row_bytes));
+    A* sum = scratch + (levels - 1) * n;
+    counter.Result(sum);
+    Finish(p, item, reinterpret_cast<uint8_t*>(sum), dst, accumulate);
+  }
+
+  // The kernels this element type's code on this target is chosen for (the executor's none,
+  // zeros and segments are no kernel calls): the bits of reduce_kernels().
+  static uint64_t PlannedKernels() {
+    uint64_t m = 0;
+    for (int k = 0; k < kReduceKernelCount; ++k) {
+      const auto kernel = static_cast<ReduceKernel>(k);
+      if (kernel == ReduceKernel::none || kernel == ReduceKernel::zeros || kernel == ReduceKernel::segments) continue;
+      if (kernel == ReduceKernel::interleaved_pair_f32 && E != Elem::f32) continue;
+      if (reduce_kernel_planned(kernel, kFixedWidth, kAccLanes)) m |= uint64_t{1} << k;
+    }
+    return m;
+  }
+
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   // The variants (kernels/path_counters.hpp) this element type's code on this target can take:
   // the compile-time conditions of the branches above, written again (tests/test_targets.cpp
   // asserts that each one ran, so a condition written wrongly here fails there).
   static uint64_t CompiledVariants() {
     const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
-    uint64_t m = bit(Variant::periodic_leaves) | bit(Variant::lanes_leaf_dst_stride) | bit(Variant::lanes_leaves) |
-                 bit(Variant::strided_leaves) | bit(Variant::leaves_rows) | bit(Variant::leaves_rows_strided) |
-                 bit(Variant::interleaved_row) | bit(Variant::split_lanes_leaves) |
+    uint64_t m = bit(Variant::leaves_rows) | bit(Variant::leaves_rows_strided) | bit(Variant::split_lanes_leaves) |
                  bit(Variant::split_periodic_leaves) | bit(Variant::split_finish);
-    if constexpr (E == Elem::f32) m |= bit(Variant::interleaved_pair_f32);
 #if !HWY_HAVE_SCALABLE
-    m |= bit(Variant::lanes_reg_leaf) | bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_tree_n) |
-         bit(Variant::lanes_reg_tree_n_rows) | bit(Variant::lanes_reg_tree);
+    m |= bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_tree_n_rows);
     if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
-      m |= bit(Variant::periodic_run1) | bit(Variant::periodic_rows_shortrun) | bit(Variant::periodic_item_shortrun) |
-           bit(Variant::periodic_reg16) | bit(Variant::shortrun_16) | bit(Variant::shortrun_48) |
-           bit(Variant::shortrun_80);
+      m |= bit(Variant::periodic_run1) | bit(Variant::periodic_rows_shortrun) | bit(Variant::shortrun_16) |
+           bit(Variant::shortrun_48) | bit(Variant::shortrun_80);
 #if HWY_TARGET != HWY_SCALAR
       constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
       if constexpr (N >= 2 && sizeof(A) >= 4) m |= bit(Variant::periodic_run1_n);
@@ -1133,8 +1227,6 @@ struct Kernels {
       if constexpr (kFold3x8) m |= bit(Variant::shortrun_3x8);
 #endif
     }
-#else
-    m |= bit(Variant::lanes_leaf_finish);  // fixed-width targets take RegItem instead
 #endif
     return m;
   }
@@ -1145,21 +1237,22 @@ struct Kernels {
 
 void ReduceItems(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end,
                  bool accumulate) {
-  TESSERA_COUNT_REDUCE_PATH(p.path);
   TESSERA_VARIANT_SCOPE();
   with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Items(p, src, dst, begin, end, accumulate); });
 }
 
 void ReducePartial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,
                    uint8_t* acc) {
-  TESSERA_COUNT_REDUCE_PATH(p.path);
   TESSERA_VARIANT_SCOPE();
   with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Partial(p, src, item, lo, hi, acc); });
 }
 
-void ReduceFinish(const ReduceProblem& p, int64_t item, uint8_t* acc, uint8_t* dst, bool accumulate) {
+void ReduceCombine(const ReduceProblem& p, int64_t item, const uint8_t* rows, std::size_t row_bytes, int64_t nchunks,
+                   uint8_t* dst, bool accumulate) {
   TESSERA_VARIANT_SCOPE();
-  with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Finish(p, item, acc, dst, accumulate); });
+  with_elem(p.elem, [&](auto e) {
+    Kernels<decltype(e)::value>::Combine(p, item, rows, row_bytes, nchunks, dst, accumulate);
+  });
 }
 
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
@@ -1170,15 +1263,24 @@ uint64_t ReduceVariants() {
     with_elem(static_cast<Elem>(e), [&](auto el) { m |= Kernels<decltype(el)::value>::CompiledVariants(); });
   return m;
 }
+// The kernels this target is chosen for, over every element type (reduce_kernels()).
+uint64_t ReduceKernels() {
+  uint64_t m = 0;
+  for (int e = 0; e < kElemCount; ++e)
+    with_elem(static_cast<Elem>(e), [&](auto el) { m |= Kernels<decltype(el)::value>::PlannedKernels(); });
+  return m;
+}
 #endif
 
-void ReduceAddRows(Elem elem, uint8_t* dst, const uint8_t* a, const uint8_t* b, int64_t n) {
-  with_elem(elem, [&](auto e) {
-    using K = Kernels<decltype(e)::value>;
-    using A = typename K::A;
-    K::AddRow(reinterpret_cast<A*>(dst), reinterpret_cast<const A*>(a), reinterpret_cast<const A*>(b), n);
-  });
+// What this target's reduction code has (reduce_caps()).
+ReduceCaps TargetReduceCaps() {
+  ReduceCaps caps;
+  caps.fixed_width = !HWY_HAVE_SCALABLE;
+  for (int e = 0; e < kElemCount; ++e)
+    with_elem(static_cast<Elem>(e), [&](auto el) { caps.acc_lanes[e] = Kernels<decltype(el)::value>::kAccLanes; });
+  return caps;
 }
+
 
 }  // namespace tessera::detail::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -1188,16 +1290,20 @@ namespace tessera::detail {
 namespace {
 HWY_EXPORT(ReduceItems);
 HWY_EXPORT(ReducePartial);
-HWY_EXPORT(ReduceFinish);
-HWY_EXPORT(ReduceAddRows);
+HWY_EXPORT(ReduceCombine);
+HWY_EXPORT(TargetReduceCaps);
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
 HWY_EXPORT(ReduceVariants);
+HWY_EXPORT(ReduceKernels);
 #endif
 }  // namespace
 
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
 uint64_t reduce_variants() noexcept { return HWY_DYNAMIC_DISPATCH(ReduceVariants)(); }
+uint64_t reduce_kernels() noexcept { return HWY_DYNAMIC_DISPATCH(ReduceKernels)(); }
 #endif
+
+ReduceCaps reduce_caps() { return HWY_DYNAMIC_DISPATCH(TargetReduceCaps)(); }
 
 void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end,
                   bool accumulate) {
@@ -1207,11 +1313,9 @@ void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t it
                     int64_t leaf_end, unsigned char* acc) {
   HWY_DYNAMIC_DISPATCH(ReducePartial)(p, src, item, leaf_begin, leaf_end, acc);
 }
-void reduce_finish(const ReduceProblem& p, int64_t item, unsigned char* acc, unsigned char* dst, bool accumulate) {
-  HWY_DYNAMIC_DISPATCH(ReduceFinish)(p, item, acc, dst, accumulate);
-}
-void reduce_add_rows(Elem elem, unsigned char* dst, const unsigned char* a, const unsigned char* b, int64_t n) {
-  HWY_DYNAMIC_DISPATCH(ReduceAddRows)(elem, dst, a, b, n);
+void reduce_combine(const ReduceProblem& p, int64_t item, const unsigned char* rows, std::size_t row_bytes,
+                    int64_t nchunks, unsigned char* dst, bool accumulate) {
+  HWY_DYNAMIC_DISPATCH(ReduceCombine)(p, item, rows, row_bytes, nchunks, dst, accumulate);
 }
 }  // namespace tessera::detail
 #endif  // HWY_ONCE

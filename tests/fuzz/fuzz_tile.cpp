@@ -1180,9 +1180,9 @@ std::map<std::string, long> reached_paths() {
   for (int i = 0; i < td::kPathCount; ++i)
     if (const long n = all_targets([&](int64_t t) { return td::executed_path_count(t, i); }); n > 0)
       reached[td::kPathInfo[i].name] = n;
-  for (int i = 0; i < td::kReducePathCount; ++i)
-    if (const long n = all_targets([&](int64_t t) { return td::executed_reduce_path_count(t, i); }); n > 0)
-      reached[td::kReducePathNames[i]] = n;
+  for (int i = 0; i < td::kReduceKernelCount; ++i)
+    if (const long n = all_targets([&](int64_t t) { return td::executed_reduce_kernel_count(t, i); }); n > 0)
+      reached[td::kReduceKernels[i].name] = n;
   for (const char* planned : {"none", "reduce.none", "reduce.zeros", "reduce.segments"})
     if (const auto it = path_counts().find(planned); it != path_counts().end()) reached[planned] = it->second;
   return reached;
