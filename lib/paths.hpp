@@ -23,103 +23,146 @@ enum class Kernel : uint8_t { none, copy, pattern, fill, gather, repeat, segment
 /// L1 ("….nt"), or non-temporal stores straight from the source or a register ("….nt.direct").
 enum class Route : uint8_t { plain, staged, direct };
 
-/// Every executor path, decided once by the planner (choose_path); the executor switches on it and
-/// Plan::kernel_path() names it from kPathInfo. ".N" is the element size the kernel is
-/// specialised for ("any": every other size); gathers are rows gathered one by one, or whole rows
-/// through a blocked transpose in L1 (".blocked", streamed out as ".nt").
-enum class Path : uint8_t {
-  none,
-  copy, copy_nt, copy_nt_direct,
-  pattern_shuffle, pattern_shuffle_nt,
-  pattern_short, pattern_short_nt,
-  pattern_long, pattern_long_nt, pattern_long_nt_direct,
-  fill_1, fill_1_nt, fill_1_nt_direct,
-  fill_2, fill_2_nt, fill_2_nt_direct,
-  fill_4, fill_4_nt, fill_4_nt_direct,
-  fill_8, fill_8_nt, fill_8_nt_direct,
-  fill_16, fill_16_nt, fill_16_nt_direct,
-  fill_any, fill_any_nt,
-  gather_1, gather_1_blocked, gather_1_nt,
-  gather_2, gather_2_blocked, gather_2_nt,
-  gather_4, gather_4_blocked, gather_4_nt,
-  gather_8, gather_8_blocked, gather_8_nt,
-  gather_16, gather_16_blocked, gather_16_nt,
-  gather_any, gather_any_blocked, gather_any_nt,
-  repeat_shuffle, repeat_shuffle_nt,
-  repeat_elements, repeat_elements_nt,
-  segments, segments_nt,
-  count_  // the number of paths
-};
-inline constexpr int kPathCount = static_cast<int>(Path::count_);
+/// Every executor path, decided once by the planner (choose_path, by find_path): an index into
+/// kPathInfo, whose entry says what the path is (kernel, variant, store route) and names it
+/// (Plan::kernel_path()); the kernels dispatch on those fields. ".N" is the element size the
+/// kernel is specialised for ("any": every other size); gathers are rows gathered one by one, or
+/// whole rows through a blocked transpose in L1 (".blocked", streamed out as ".nt").
+enum class Path : uint8_t { none = 0 };
 
-/// What a path is: its name, row kernel and store route; `blocked` for the blocked gathers.
+/// The variant of a row kernel a path runs: the element size it is specialised for (fill and
+/// gather: 1, 2, 4, 8, 16 bytes, "any" for every other size), or how a pattern or repeat row is
+/// generated (pattern: shuffle, short, long runs — see kLongRunBytes; repeat: byte shuffles or
+/// element by element); `none` for kernels with one variant.
+enum class PathVariant : uint8_t { none, b1, b2, b4, b8, b16, any, shuffle, short_run, long_run, elements };
+inline constexpr const char* kPathVariantNames[] = {"", "1", "2", "4", "8", "16", "any", "shuffle", "short", "long",
+                                                    "elements"};
+
+/// What a path is: its name, row kernel, variant and store route; `blocked` for the gathers that
+/// copy whole rows through a blocked transpose in L1.
 struct PathInfo {
   const char* name;
   Kernel kernel;
+  PathVariant variant;
   Route route;
   bool blocked;
 };
-inline constexpr PathInfo kPathInfo[kPathCount] = {
-    {"none", Kernel::none, Route::plain, false},
-    {"copy", Kernel::copy, Route::plain, false},
-    {"copy.nt", Kernel::copy, Route::staged, false},
-    {"copy.nt.direct", Kernel::copy, Route::direct, false},
-    {"pattern.shuffle", Kernel::pattern, Route::plain, false},
-    {"pattern.shuffle.nt", Kernel::pattern, Route::staged, false},
-    {"pattern.short", Kernel::pattern, Route::plain, false},
-    {"pattern.short.nt", Kernel::pattern, Route::staged, false},
-    {"pattern.long", Kernel::pattern, Route::plain, false},
-    {"pattern.long.nt", Kernel::pattern, Route::staged, false},
-    {"pattern.long.nt.direct", Kernel::pattern, Route::direct, false},
-    {"fill.1", Kernel::fill, Route::plain, false},
-    {"fill.1.nt", Kernel::fill, Route::staged, false},
-    {"fill.1.nt.direct", Kernel::fill, Route::direct, false},
-    {"fill.2", Kernel::fill, Route::plain, false},
-    {"fill.2.nt", Kernel::fill, Route::staged, false},
-    {"fill.2.nt.direct", Kernel::fill, Route::direct, false},
-    {"fill.4", Kernel::fill, Route::plain, false},
-    {"fill.4.nt", Kernel::fill, Route::staged, false},
-    {"fill.4.nt.direct", Kernel::fill, Route::direct, false},
-    {"fill.8", Kernel::fill, Route::plain, false},
-    {"fill.8.nt", Kernel::fill, Route::staged, false},
-    {"fill.8.nt.direct", Kernel::fill, Route::direct, false},
-    {"fill.16", Kernel::fill, Route::plain, false},
-    {"fill.16.nt", Kernel::fill, Route::staged, false},
-    {"fill.16.nt.direct", Kernel::fill, Route::direct, false},
-    {"fill.any", Kernel::fill, Route::plain, false},
-    {"fill.any.nt", Kernel::fill, Route::staged, false},
-    {"gather.1", Kernel::gather, Route::plain, false},
-    {"gather.1.blocked", Kernel::gather, Route::plain, true},
-    {"gather.1.nt", Kernel::gather, Route::staged, true},
-    {"gather.2", Kernel::gather, Route::plain, false},
-    {"gather.2.blocked", Kernel::gather, Route::plain, true},
-    {"gather.2.nt", Kernel::gather, Route::staged, true},
-    {"gather.4", Kernel::gather, Route::plain, false},
-    {"gather.4.blocked", Kernel::gather, Route::plain, true},
-    {"gather.4.nt", Kernel::gather, Route::staged, true},
-    {"gather.8", Kernel::gather, Route::plain, false},
-    {"gather.8.blocked", Kernel::gather, Route::plain, true},
-    {"gather.8.nt", Kernel::gather, Route::staged, true},
-    {"gather.16", Kernel::gather, Route::plain, false},
-    {"gather.16.blocked", Kernel::gather, Route::plain, true},
-    {"gather.16.nt", Kernel::gather, Route::staged, true},
-    {"gather.any", Kernel::gather, Route::plain, false},
-    {"gather.any.blocked", Kernel::gather, Route::plain, true},
-    {"gather.any.nt", Kernel::gather, Route::staged, true},
-    {"repeat.shuffle", Kernel::repeat, Route::plain, false},
-    {"repeat.shuffle.nt", Kernel::repeat, Route::staged, false},
-    {"repeat.elements", Kernel::repeat, Route::plain, false},
-    {"repeat.elements.nt", Kernel::repeat, Route::staged, false},
-    {"segments", Kernel::segments, Route::plain, false},
-    {"segments.nt", Kernel::segments, Route::staged, false},
+inline constexpr PathInfo kPathInfo[] = {
+    {"none", Kernel::none, PathVariant::none, Route::plain, false},
+    {"copy", Kernel::copy, PathVariant::none, Route::plain, false},
+    {"copy.nt", Kernel::copy, PathVariant::none, Route::staged, false},
+    {"copy.nt.direct", Kernel::copy, PathVariant::none, Route::direct, false},
+    {"pattern.shuffle", Kernel::pattern, PathVariant::shuffle, Route::plain, false},
+    {"pattern.shuffle.nt", Kernel::pattern, PathVariant::shuffle, Route::staged, false},
+    {"pattern.short", Kernel::pattern, PathVariant::short_run, Route::plain, false},
+    {"pattern.short.nt", Kernel::pattern, PathVariant::short_run, Route::staged, false},
+    {"pattern.long", Kernel::pattern, PathVariant::long_run, Route::plain, false},
+    {"pattern.long.nt", Kernel::pattern, PathVariant::long_run, Route::staged, false},
+    {"pattern.long.nt.direct", Kernel::pattern, PathVariant::long_run, Route::direct, false},
+    {"fill.1", Kernel::fill, PathVariant::b1, Route::plain, false},
+    {"fill.1.nt", Kernel::fill, PathVariant::b1, Route::staged, false},
+    {"fill.1.nt.direct", Kernel::fill, PathVariant::b1, Route::direct, false},
+    {"fill.2", Kernel::fill, PathVariant::b2, Route::plain, false},
+    {"fill.2.nt", Kernel::fill, PathVariant::b2, Route::staged, false},
+    {"fill.2.nt.direct", Kernel::fill, PathVariant::b2, Route::direct, false},
+    {"fill.4", Kernel::fill, PathVariant::b4, Route::plain, false},
+    {"fill.4.nt", Kernel::fill, PathVariant::b4, Route::staged, false},
+    {"fill.4.nt.direct", Kernel::fill, PathVariant::b4, Route::direct, false},
+    {"fill.8", Kernel::fill, PathVariant::b8, Route::plain, false},
+    {"fill.8.nt", Kernel::fill, PathVariant::b8, Route::staged, false},
+    {"fill.8.nt.direct", Kernel::fill, PathVariant::b8, Route::direct, false},
+    {"fill.16", Kernel::fill, PathVariant::b16, Route::plain, false},
+    {"fill.16.nt", Kernel::fill, PathVariant::b16, Route::staged, false},
+    {"fill.16.nt.direct", Kernel::fill, PathVariant::b16, Route::direct, false},
+    {"fill.any", Kernel::fill, PathVariant::any, Route::plain, false},
+    {"fill.any.nt", Kernel::fill, PathVariant::any, Route::staged, false},
+    {"gather.1", Kernel::gather, PathVariant::b1, Route::plain, false},
+    {"gather.1.blocked", Kernel::gather, PathVariant::b1, Route::plain, true},
+    {"gather.1.nt", Kernel::gather, PathVariant::b1, Route::staged, true},
+    {"gather.2", Kernel::gather, PathVariant::b2, Route::plain, false},
+    {"gather.2.blocked", Kernel::gather, PathVariant::b2, Route::plain, true},
+    {"gather.2.nt", Kernel::gather, PathVariant::b2, Route::staged, true},
+    {"gather.4", Kernel::gather, PathVariant::b4, Route::plain, false},
+    {"gather.4.blocked", Kernel::gather, PathVariant::b4, Route::plain, true},
+    {"gather.4.nt", Kernel::gather, PathVariant::b4, Route::staged, true},
+    {"gather.8", Kernel::gather, PathVariant::b8, Route::plain, false},
+    {"gather.8.blocked", Kernel::gather, PathVariant::b8, Route::plain, true},
+    {"gather.8.nt", Kernel::gather, PathVariant::b8, Route::staged, true},
+    {"gather.16", Kernel::gather, PathVariant::b16, Route::plain, false},
+    {"gather.16.blocked", Kernel::gather, PathVariant::b16, Route::plain, true},
+    {"gather.16.nt", Kernel::gather, PathVariant::b16, Route::staged, true},
+    {"gather.any", Kernel::gather, PathVariant::any, Route::plain, false},
+    {"gather.any.blocked", Kernel::gather, PathVariant::any, Route::plain, true},
+    {"gather.any.nt", Kernel::gather, PathVariant::any, Route::staged, true},
+    {"repeat.shuffle", Kernel::repeat, PathVariant::shuffle, Route::plain, false},
+    {"repeat.shuffle.nt", Kernel::repeat, PathVariant::shuffle, Route::staged, false},
+    {"repeat.elements", Kernel::repeat, PathVariant::elements, Route::plain, false},
+    {"repeat.elements.nt", Kernel::repeat, PathVariant::elements, Route::staged, false},
+    {"segments", Kernel::segments, PathVariant::none, Route::plain, false},
+    {"segments.nt", Kernel::segments, PathVariant::none, Route::staged, false},
 };
-static_assert(kPathInfo[kPathCount - 1].kernel == Kernel::segments, "a PathInfo for every Path");
+inline constexpr int kPathCount = static_cast<int>(sizeof(kPathInfo) / sizeof(kPathInfo[0]));
 
-inline const PathInfo& path_info(Path p) noexcept { return kPathInfo[static_cast<int>(p)]; }
-inline Path path_at(Path first, int offset) noexcept { return static_cast<Path>(static_cast<int>(first) + offset); }
-/// The same kernel and variant with ordinary stores (every path's streamed routes follow its
-/// plain one in Path, in the order staged, direct).
-inline Path without_streaming(Path p) noexcept { return path_at(p, -static_cast<int>(path_info(p).route)); }
+namespace paths_check {
+constexpr const char* kKernelNames[] = {"none", "copy", "pattern", "fill", "gather", "repeat", "segments"};
+// Whether `name` starts at position `at` with `part`; returns the position after it, or -1.
+constexpr int match(const char* name, int at, const char* part) {
+  for (int i = 0; part[i] != '\0'; ++i, ++at)
+    if (name[at] != part[i]) return -1;
+  return at;
+}
+// Whether the entry's name is "<kernel>[.<variant>][.blocked][.nt[.direct]]" of its own fields.
+constexpr bool name_matches(const PathInfo& e) {
+  int at = match(e.name, 0, kKernelNames[static_cast<int>(e.kernel)]);
+  if (at >= 0 && e.variant != PathVariant::none) at = match(e.name, match(e.name, at, "."), kPathVariantNames[static_cast<int>(e.variant)]);
+  if (at >= 0 && e.blocked && e.route == Route::plain) at = match(e.name, at, ".blocked");
+  if (at >= 0 && e.route != Route::plain) at = match(e.name, at, ".nt");
+  if (at >= 0 && e.route == Route::direct) at = match(e.name, at, ".direct");
+  return at >= 0 && e.name[at] == '\0';
+}
+constexpr bool same_fields(const PathInfo& a, const PathInfo& b) {
+  return a.kernel == b.kernel && a.variant == b.variant && a.route == b.route && a.blocked == b.blocked;
+}
+// Every entry named by its fields, no two with the same fields, and each streamed entry after the
+// entry of ordinary stores it falls back to (without_streaming).
+constexpr bool table_ok() {
+  for (int i = 0; i < kPathCount; ++i) {
+    if (!name_matches(kPathInfo[i])) return false;
+    for (int j = 0; j < i; ++j)
+      if (same_fields(kPathInfo[i], kPathInfo[j])) return false;
+  }
+  return true;
+}
+}  // namespace paths_check
+static_assert(paths_check::table_ok(), "kPathInfo: every name made of its fields, every entry's fields unique");
+
+inline constexpr const PathInfo& path_info(Path p) noexcept { return kPathInfo[static_cast<int>(p)]; }
+
+/// The path of these fields, or Path::none if there is none (e.g. fill.any has no direct route).
+constexpr Path find_path(Kernel kernel, PathVariant variant, Route route, bool blocked = false) noexcept {
+  for (int i = 0; i < kPathCount; ++i) {
+    const PathInfo& e = kPathInfo[i];
+    if (e.kernel == kernel && e.variant == variant && e.route == route && e.blocked == blocked)
+      return static_cast<Path>(i);
+  }
+  return Path::none;
+}
+
+/// The same kernel and variant with ordinary stores ("gather.N.nt" -> "gather.N.blocked").
+constexpr Path without_streaming(Path p) noexcept {
+  const PathInfo& e = path_info(p);
+  return find_path(e.kernel, e.variant, Route::plain, e.blocked);
+}
+
+namespace paths_check {
+// Every streamed path has a path of ordinary stores to fall back to.
+constexpr bool fallbacks_ok() {
+  for (int i = 0; i < kPathCount; ++i)
+    if (i != 0 && without_streaming(static_cast<Path>(i)) == Path::none) return false;
+  return true;
+}
+}  // namespace paths_check
+static_assert(paths_check::fallbacks_ok(), "kPathInfo: every streamed path has a plain one");
 
 /// Name of a kernel as describe() prints it.
 const char* kernel_name(Kernel k) noexcept;

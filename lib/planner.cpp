@@ -58,9 +58,6 @@ bool affine_pair(int64_t outer_stride, int64_t inner_stride, int64_t inner_exten
   return !__builtin_mul_overflow(inner_stride, inner_extent, &span) && span == outer_stride;
 }
 
-// The element-size variant of the fill and gather paths: 0..4 for 1, 2, 4, 8, 16 bytes, 5 for any.
-int size_variant(int64_t isz) { return isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : isz == 16 ? 4 : 5; }
-
 // Whether "repeat.shuffle" takes element repeats of `reps` copies of `isz`-byte elements at source
 // stride `stride` (a contiguous source of 1-, 2-, 4-, 8-byte elements, 2..8 copies).
 bool repeat_shuffles(int64_t isz, int64_t reps, int64_t stride) {
@@ -366,110 +363,138 @@ void simplify(CopyPlan& p) {
 
 // ---- Step 5 ---------------------------------------------------------------------------------
 
+namespace {
+
+// choose_path's first part: the row kernel and the row's fields from the innermost one or two
+// entries; returns how many entries the row takes (the rest become row loops).
+int choose_row(CopyPlan& p, Kernel* kernel) {
+  const Entry* m = p.entries;  // innermost first
+  const int nm = p.nentries;
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  p.run_bytes = p.count = p.inner_stride = p.inner_reps = 0;
+  if (m[0].segment) {
+    *kernel = Kernel::segments;
+    p.row_elems = m[0].extent;
+    p.count = static_cast<int64_t>(p.prefix.size()) - 1;
+    p.inner_stride = m[0].stride;
+    return 1;
+  }
+  if (m[0].stride == isz && nm > 1 && m[1].stride == 0 && !m[1].segment) {
+    *kernel = Kernel::pattern;
+    p.run_bytes = m[0].extent * isz;
+    p.count = m[1].extent;
+    p.row_elems = m[0].extent * m[1].extent;
+    return 2;
+  }
+  if (m[0].stride == isz) {
+    *kernel = Kernel::copy;
+    p.row_elems = m[0].extent;
+    return 1;
+  }
+  if (m[0].stride == 0 && nm > 1 && !m[1].segment && m[1].stride != 0 &&
+      (m[0].extent * isz < kRepeatMaxBytes ||  // no overflow: at most the output's bytes
+       repeat_shuffles(isz, m[0].extent, m[1].stride))) {
+    *kernel = Kernel::repeat;  // short element repeats: whole source rows, not one fill per element
+    p.inner_reps = m[0].extent;
+    p.count = m[1].extent;
+    p.inner_stride = m[1].stride;
+    p.row_elems = m[0].extent * m[1].extent;
+    return 2;
+  }
+  *kernel = m[0].stride == 0 ? Kernel::fill : Kernel::gather;
+  p.count = p.row_elems = m[0].extent;
+  if (*kernel == Kernel::gather) p.inner_stride = m[0].stride;
+  return 1;
+}
+
+// The entries past the row's become row loops, outermost first, with C-contiguous destination
+// strides.
+void lay_out_loops(CopyPlan& p, int used) {
+  const int nm = p.nentries;
+  p.nloops = nm - used;
+  int64_t dst_stride = p.row_elems * static_cast<int64_t>(p.itemsize);
+  p.nrows = 1;
+  for (int k = used; k < nm; ++k) {
+    const Entry& e = p.entries[k];
+    p.loops[nm - 1 - k] = {e.extent, e.stride, dst_stride, e.segment};
+    dst_stride *= e.extent;
+    p.nrows *= e.extent;
+  }
+}
+
+// The element-size variant of the fill and gather paths.
+PathVariant size_variant(int64_t isz) {
+  switch (isz) {
+    case 1: return PathVariant::b1;
+    case 2: return PathVariant::b2;
+    case 4: return PathVariant::b4;
+    case 8: return PathVariant::b8;
+    case 16: return PathVariant::b16;
+    default: return PathVariant::any;
+  }
+}
+
+// The kernel's variant (what the target can do permitting) and whether its rows are gathered
+// through the blocked transpose.
+PathVariant choose_variant(const CopyPlan& p, Kernel kernel, const KernelCaps& caps, bool* blocked) {
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  const int64_t st = p.inner_stride;
+  *blocked = kernel == Kernel::gather && p.nloops > 0 && isz <= kBlockedGatherMaxItem &&
+             (st >= kBlockedGatherStride || st <= -kBlockedGatherStride);
+  switch (kernel) {
+    case Kernel::pattern:
+      if (p.run_bytes >= kLongRunBytes) return PathVariant::long_run;
+      return caps.vectors && p.run_bytes <= kShuffleRunBytes && static_cast<int64_t>(p.nbytes) >= kShuffleMinBytes
+                 ? PathVariant::shuffle
+                 : PathVariant::short_run;
+    case Kernel::fill: {
+      const PathVariant v = size_variant(isz);
+      return v == PathVariant::b16 && !caps.vectors ? PathVariant::any : v;  // Fill16 needs vectors
+    }
+    case Kernel::gather: return size_variant(isz);
+    case Kernel::repeat:
+      return caps.vectors && repeat_shuffles(isz, p.inner_reps, st) ? PathVariant::shuffle : PathVariant::elements;
+    default: return PathVariant::none;
+  }
+}
+
+// The store route. Streaming stores: asked for, or automatic for large outputs — except into fresh
+// pages (just zeroed by the kernel, still cached: ordinary stores hit them there) and on targets
+// without them. Huge elements are not worth staging. Gathers stream only through the blocked
+// path's tile; rows gathered one by one are bound by their strided reads. Contiguous source
+// pieces of kDirectStreamBytes or more, and fills whose rows are whole cache lines, stream
+// directly; the rest through blocks staged in L1.
+Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool blocked, const KernelCaps& caps) {
+  const NonTemporal nt = p.options.nontemporal;
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  const bool stream = caps.stream_stores && isz <= kStageBytes / 4 && (kernel != Kernel::gather || blocked) &&
+                      (nt == NonTemporal::always || (nt == NonTemporal::automatic && !p.fresh_output &&
+                                                     static_cast<int64_t>(p.nbytes) >= stream_min_bytes()));
+  if (!stream) return Route::plain;
+  const int64_t row_bytes = p.row_elems * isz;
+  switch (kernel) {
+    case Kernel::copy: return row_bytes >= kDirectStreamBytes ? Route::direct : Route::staged;
+    case Kernel::pattern:
+      return variant == PathVariant::long_run && p.run_bytes >= kDirectStreamBytes ? Route::direct : Route::staged;
+    case Kernel::fill:
+      return variant != PathVariant::any && row_bytes % kLineBytes == 0 ? Route::direct : Route::staged;
+    default: return Route::staged;
+  }
+}
+
+}  // namespace
+
 void choose_path(CopyPlan& p, const KernelCaps& caps) {
   if (p.out_size == 0) {
     p.path = Path::none;
     return;
   }
-  const Entry* m = p.entries;  // innermost first
-  const int nm = p.nentries;
-  const int64_t isz = static_cast<int64_t>(p.itemsize);
-  Kernel kernel;
-  int used = 1;
-  p.run_bytes = p.count = p.inner_stride = p.inner_reps = 0;
-  if (m[0].segment) {
-    kernel = Kernel::segments;
-    p.row_elems = m[0].extent;
-    p.count = static_cast<int64_t>(p.prefix.size()) - 1;
-    p.inner_stride = m[0].stride;
-  } else if (m[0].stride == isz) {
-    if (nm > 1 && m[1].stride == 0 && !m[1].segment) {
-      kernel = Kernel::pattern;
-      p.run_bytes = m[0].extent * isz;
-      p.count = m[1].extent;
-      p.row_elems = m[0].extent * m[1].extent;
-      used = 2;
-    } else {
-      kernel = Kernel::copy;
-      p.row_elems = m[0].extent;
-    }
-  } else if (m[0].stride == 0 && nm > 1 && !m[1].segment && m[1].stride != 0 &&
-             (m[0].extent * isz < kRepeatMaxBytes ||  // no overflow: at most the output's bytes
-              repeat_shuffles(isz, m[0].extent, m[1].stride))) {
-    kernel = Kernel::repeat;  // short element repeats: whole source rows, not one fill per element
-    p.inner_reps = m[0].extent;
-    p.count = m[1].extent;
-    p.inner_stride = m[1].stride;
-    p.row_elems = m[0].extent * m[1].extent;
-    used = 2;
-  } else if (m[0].stride == 0) {
-    kernel = Kernel::fill;
-    p.count = p.row_elems = m[0].extent;
-  } else {
-    kernel = Kernel::gather;
-    p.count = p.row_elems = m[0].extent;
-    p.inner_stride = m[0].stride;
-  }
-
-  // Row loops, outermost first, with C-contiguous destination strides.
-  p.nloops = nm - used;
-  int64_t dst_stride = p.row_elems * isz;
-  p.nrows = 1;
-  for (int k = used; k < nm; ++k) {
-    p.loops[nm - 1 - k] = {m[k].extent, m[k].stride, dst_stride, m[k].segment};
-    dst_stride *= m[k].extent;
-    p.nrows *= m[k].extent;
-  }
-
-  // Streaming stores: asked for, or automatic for large outputs — except into fresh pages (just
-  // zeroed by the kernel, still cached: ordinary stores hit them there) and on targets without
-  // them. Huge elements are not worth staging. Gathers stream only through the blocked path's
-  // tile; rows gathered one by one are bound by their strided reads.
-  const NonTemporal nt = p.options.nontemporal;
-  bool stream = caps.stream_stores &&
-                (nt == NonTemporal::always ||
-                 (nt == NonTemporal::automatic && !p.fresh_output && static_cast<int64_t>(p.nbytes) >= stream_min_bytes()));
-  const int64_t st = p.inner_stride;
-  const bool blocked = kernel == Kernel::gather && p.nloops > 0 && isz <= kBlockedGatherMaxItem &&
-                       (st >= kBlockedGatherStride || st <= -kBlockedGatherStride);
-  if (isz > kStageBytes / 4 || (kernel == Kernel::gather && !blocked)) stream = false;
-  const int nt_route = stream ? 1 : 0;
-  const int sv = size_variant(isz);
-  const int64_t row_bytes = p.row_elems * isz;
-  switch (kernel) {
-    case Kernel::copy:
-      p.path = path_at(Path::copy, stream ? (row_bytes >= kDirectStreamBytes ? 2 : 1) : 0);
-      break;
-    case Kernel::pattern:
-      if (p.run_bytes >= kLongRunBytes) {
-        p.path = path_at(Path::pattern_long, stream ? (p.run_bytes >= kDirectStreamBytes ? 2 : 1) : 0);
-      } else if (caps.vectors && p.run_bytes <= kShuffleRunBytes && static_cast<int64_t>(p.nbytes) >= kShuffleMinBytes) {
-        p.path = path_at(Path::pattern_shuffle, nt_route);
-      } else {
-        p.path = path_at(Path::pattern_short, nt_route);
-      }
-      break;
-    case Kernel::fill: {
-      const int v = sv == 4 && !caps.vectors ? 5 : sv;  // Fill16 needs vectors
-      // Fills of 1-16 byte elements whose rows are whole cache lines stream from a register.
-      const bool lines = v < 5 && row_bytes % kLineBytes == 0;
-      p.path = v == 5 ? path_at(Path::fill_any, nt_route) : path_at(Path::fill_1, 3 * v + (stream ? (lines ? 2 : 1) : 0));
-      break;
-    }
-    case Kernel::gather:
-      p.path = path_at(Path::gather_1, 3 * sv + (stream ? 2 : blocked ? 1 : 0));
-      break;
-    case Kernel::repeat:
-      p.path = path_at(caps.vectors && repeat_shuffles(isz, p.inner_reps, st) ? Path::repeat_shuffle
-                                                                             : Path::repeat_elements,
-                       nt_route);
-      break;
-    case Kernel::segments: p.path = path_at(Path::segments, nt_route); break;
-    case Kernel::none: p.path = Path::none; break;
-  }
+  Kernel kernel = Kernel::none;
+  lay_out_loops(p, choose_row(p, &kernel));
+  bool blocked = false;
+  const PathVariant variant = choose_variant(p, kernel, caps, &blocked);
+  p.path = find_path(kernel, variant, choose_route(p, kernel, variant, blocked, caps), blocked);
 }
-
-// ---- Whole plans --------------------------------------------------------------------------
 
 namespace {
 

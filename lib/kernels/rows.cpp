@@ -44,7 +44,7 @@ HWY_INLINE void WithRowFn(const CopyPlan& p, Path path, const Body& body) {
       return;
     case Kernel::pattern: {
       const size_t run = static_cast<size_t>(p.run_bytes);
-      if (path == Path::pattern_shuffle || path == Path::pattern_shuffle_nt) {
+      if (path_info(path).variant == PathVariant::shuffle) {
         const ShortPatternTable table(run);
         const size_t N = hn::Lanes(hn::ScalableTag<uint8_t>());
         body([isz, run, N, &table](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
@@ -66,7 +66,7 @@ HWY_INLINE void WithRowFn(const CopyPlan& p, Path path, const Body& body) {
       return;
     }
     case Kernel::fill:
-      if (path == Path::fill_any || path == Path::fill_any_nt) {
+      if (path_info(path).variant == PathVariant::any) {
         body([isz](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillPattern(d, n * isz, s, isz, 0); });
         return;
       }
@@ -80,7 +80,7 @@ HWY_INLINE void WithRowFn(const CopyPlan& p, Path path, const Body& body) {
     case Kernel::repeat: {
       const size_t reps = static_cast<size_t>(p.inner_reps);
       const int64_t st = p.inner_stride;
-      if (path == Path::repeat_shuffle || path == Path::repeat_shuffle_nt) {
+      if (path_info(path).variant == PathVariant::shuffle) {
         const RepeatShuffleTable table(isz, reps);
         const auto with = [&](auto size) {
           constexpr size_t kSize = decltype(size)::value;
