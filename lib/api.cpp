@@ -4,8 +4,8 @@
 #include "allocator.hpp"
 #include "executor.hpp"
 #include "kernels/kernels.hpp"
+#include "operations.hpp"
 #include "planner.hpp"
-#include "reduce.hpp"
 
 #include <memory>
 #include <string>
@@ -65,11 +65,10 @@ struct ArrayAccess {
 
 namespace {
 
+using O = Operation;
+
 // A plan of either kind behind a Plan.
-template <class P>
-std::shared_ptr<const PlanData> shared(P&& plan) {
-  return std::make_shared<const PlanData>(PlanData{std::forward<P>(plan)});
-}
+std::shared_ptr<const PlanData> shared(PlanData&& plan) { return std::make_shared<const PlanData>(std::move(plan)); }
 
 // The allocating reductions write a new array: nothing to accumulate into.
 Options no_accumulate(Options o) {
@@ -77,34 +76,59 @@ Options no_accumulate(Options o) {
   return o;
 }
 
-// A shape-only plan (steps 1-3): the input's shape with 1-byte elements.
-CopyPlan shape_plan(const Dims& shape, const Options& options) {
-  CopyPlan p;
-  init_input(p, shape, Dims(), 1, options);
-  return p;
+// The Arguments of each argument kind (operations.hpp reads the fields of the operation's kind).
+Arguments dims_args(const Dims& dims, const Dims& in_shape = Dims()) {
+  Arguments a;
+  a.dims = dims;
+  a.in_shape = in_shape;
+  return a;
+}
+Arguments repeat_args(const Repeats& repeats, std::optional<int> axis, const Dims& in_shape = Dims()) {
+  Arguments a;
+  a.repeats = repeats;
+  a.axis = axis;
+  a.in_shape = in_shape;
+  return a;
+}
+
+// The one-shot calls: the plan lives on the stack (a one-shot call allocates nothing but the
+// prefix sums of per-element repeat counts), then the caller's buffer or a new Array.
+void copy_into(O op, const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+               const Arguments& args, void* dst, std::size_t dst_bytes, const Options& options) {
+  execute_checked(make_copy_plan(op, shape, strides, itemsize, args, options), src, dst, dst_bytes);
+}
+Array copy_new(O op, const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
+               const Arguments& args, const Options& options) {
+  return ArrayAccess::run(make_copy_plan(op, shape, strides, itemsize, args, options), src);
+}
+void reduce_into(O op, const void* src, const Dims& shape, const Dims& strides, DType dtype, const Arguments& args,
+                 void* dst, std::size_t dst_bytes, const Options& options) {
+  execute_checked(make_reduce_plan(op, shape, strides, dtype, args, options), src, dst, dst_bytes);
+}
+Array reduce_new(O op, const void* src, const Dims& shape, const Dims& strides, DType dtype, const Arguments& args,
+                 const Options& options) {
+  const Options o = no_accumulate(options);
+  return ArrayAccess::run(make_reduce_plan(op, shape, strides, dtype, args, o), src);
 }
 
 }  // namespace
 }  // namespace detail
 
+using detail::dims_args;
+using detail::repeat_args;
+
 Dims tile_shape(const Dims& shape, const Dims& reps) { return tile_shape(shape, reps, Options()); }
 
 Dims tile_shape(const Dims& shape, const Dims& reps, const Options& options) {
-  detail::CopyPlan p = detail::shape_plan(shape, options);
-  detail::nest_tile(p, reps);
-  return detail::output_shape_only(std::move(p));
+  return output_shape(Operation::tile, shape, dims_args(reps), options);
 }
 
 Dims broadcast_shape(const Dims& shape, const Dims& target) {
-  detail::CopyPlan p = detail::shape_plan(shape, Options());
-  detail::nest_broadcast(p, target, false);
-  return detail::output_shape_only(std::move(p));
+  return output_shape(Operation::broadcast_to, shape, dims_args(target));
 }
 
 Dims expand_shape(const Dims& shape, const Dims& target) {
-  detail::CopyPlan p = detail::shape_plan(shape, Options());
-  detail::nest_broadcast(p, target, true);
-  return detail::output_shape_only(std::move(p));
+  return output_shape(Operation::expand, shape, dims_args(target));
 }
 
 Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> axis) {
@@ -112,46 +136,62 @@ Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> 
 }
 
 Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> axis, const Options& options) {
-  detail::CopyPlan p = detail::shape_plan(shape, options);
-  detail::nest_repeat(p, repeats.data(), repeats.size(), axis.has_value(), axis.value_or(0));
-  return detail::output_shape_only(std::move(p));
+  return output_shape(Operation::repeat, shape, repeat_args(repeats, axis), options);
+}
+
+Plan Plan::make(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize, const Arguments& args,
+                const Options& options) {
+  return Plan(detail::shared(detail::make_plan(op, shape, strides, itemsize, args, options)));
 }
 
 Plan::Plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, const Options& options)
-    : data_(detail::shared(detail::make_tile_plan(shape, strides, itemsize, reps, options))) {}
+    : data_(detail::shared(
+          detail::make_copy_plan(Operation::tile, shape, strides, itemsize, dims_args(reps), options))) {}
 
 Plan Plan::broadcast_to(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
                         const Options& options) {
   return Plan(detail::shared(
-      detail::make_broadcast_plan(shape, strides, itemsize, target, false, options)));
+      detail::make_copy_plan(Operation::broadcast_to, shape, strides, itemsize, dims_args(target), options)));
 }
 
 Plan Plan::expand(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
                   const Options& options) {
-  return Plan(detail::shared(
-      detail::make_broadcast_plan(shape, strides, itemsize, target, true, options)));
+  return Plan(
+      detail::shared(detail::make_copy_plan(Operation::expand, shape, strides, itemsize, dims_args(target), options)));
 }
 
 Plan Plan::repeat(const Dims& shape, const Dims& strides, std::size_t itemsize, const Repeats& repeats,
                   std::optional<int> axis, const Options& options) {
-  return Plan(detail::shared(detail::make_repeat_plan(
-      shape, strides, itemsize, repeats.data(), repeats.size(), axis.has_value(), axis.value_or(0), options)));
+  return Plan(detail::shared(
+      detail::make_copy_plan(Operation::repeat, shape, strides, itemsize, repeat_args(repeats, axis), options)));
 }
 
 Plan Plan::tile_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape, const Dims& reps,
                          const Options& options) {
-  return Plan(detail::shared(detail::make_tile_backward(shape, strides, dtype, in_shape, reps, options)));
+  return Plan(detail::shared(
+      detail::make_reduce_plan(Operation::tile_backward, shape, strides, dtype, dims_args(reps, in_shape), options)));
 }
 
 Plan Plan::sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                         const Options& options) {
-  return Plan(detail::shared(detail::make_sum_to_shape(shape, strides, dtype, target, options)));
+  return Plan(detail::shared(
+      detail::make_reduce_plan(Operation::sum_to_shape, shape, strides, dtype, dims_args(target), options)));
 }
 
 Plan Plan::repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                            const Repeats& repeats, std::optional<int> axis, const Options& options) {
-  return Plan(detail::shared(detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(),
-                                                         repeats.size(), axis.has_value(), axis.value_or(0), options)));
+  return Plan(detail::shared(detail::make_reduce_plan(Operation::repeat_backward, shape, strides, dtype,
+                                                      repeat_args(repeats, axis, in_shape), options)));
+}
+
+Operation Plan::operation() const noexcept {
+  if (const detail::CopyPlan* c = data_->copy()) return c->op;
+  switch (data_->reduce()->op) {
+    case detail::ReduceOp::tile_backward: return Operation::tile_backward;
+    case detail::ReduceOp::sum_to_shape: return Operation::sum_to_shape;
+    case detail::ReduceOp::repeat_backward: break;
+  }
+  return Operation::repeat_backward;
 }
 
 bool Plan::is_reduction() const noexcept { return data_->reduce() != nullptr; }
@@ -203,8 +243,7 @@ Array Plan::execute_region(const void* src, const Dims& start, const Dims& exten
   return detail::ArrayAccess::run_region(*data_, src, start, extent);
 }
 
-// One-shot calls: the plan lives on the stack (a one-shot call allocates nothing, but the prefix
-// sums of per-element repeat counts).
+// One-shot calls (detail::copy_into, copy_new, reduce_into, reduce_new).
 
 void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, void* dst,
           std::size_t dst_bytes) {
@@ -213,7 +252,7 @@ void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t i
 
 void tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps, void* dst,
           std::size_t dst_bytes, const Options& options) {
-  detail::execute_checked(detail::make_tile_plan(shape, strides, itemsize, reps, options), src, dst, dst_bytes);
+  detail::copy_into(Operation::tile, src, shape, strides, itemsize, dims_args(reps), dst, dst_bytes, options);
 }
 
 Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps) {
@@ -222,89 +261,75 @@ Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t 
 
 Array tile(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
            const Options& options) {
-  return detail::ArrayAccess::run(detail::make_tile_plan(shape, strides, itemsize, reps, options), src);
+  return detail::copy_new(Operation::tile, src, shape, strides, itemsize, dims_args(reps), options);
 }
 
 void broadcast_to(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
                   void* dst, std::size_t dst_bytes, const Options& options) {
-  detail::execute_checked(detail::make_broadcast_plan(shape, strides, itemsize, target, false, options), src, dst,
-                          dst_bytes);
+  detail::copy_into(Operation::broadcast_to, src, shape, strides, itemsize, dims_args(target), dst, dst_bytes,
+                    options);
 }
 
 Array broadcast_to(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
                    const Options& options) {
-  return detail::ArrayAccess::run(detail::make_broadcast_plan(shape, strides, itemsize, target, false, options), src);
+  return detail::copy_new(Operation::broadcast_to, src, shape, strides, itemsize, dims_args(target), options);
 }
 
 void expand(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
             void* dst, std::size_t dst_bytes, const Options& options) {
-  detail::execute_checked(detail::make_broadcast_plan(shape, strides, itemsize, target, true, options), src, dst,
-                          dst_bytes);
+  detail::copy_into(Operation::expand, src, shape, strides, itemsize, dims_args(target), dst, dst_bytes, options);
 }
 
 Array expand(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
              const Options& options) {
-  return detail::ArrayAccess::run(detail::make_broadcast_plan(shape, strides, itemsize, target, true, options), src);
+  return detail::copy_new(Operation::expand, src, shape, strides, itemsize, dims_args(target), options);
 }
 
 void repeat(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Repeats& repeats,
             std::optional<int> axis, void* dst, std::size_t dst_bytes, const Options& options) {
-  detail::execute_checked(detail::make_repeat_plan(shape, strides, itemsize, repeats.data(), repeats.size(),
-                                                   axis.has_value(), axis.value_or(0), options),
-                          src, dst, dst_bytes);
+  detail::copy_into(Operation::repeat, src, shape, strides, itemsize, repeat_args(repeats, axis), dst, dst_bytes,
+                    options);
 }
 
 Array repeat(const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize, const Repeats& repeats,
              std::optional<int> axis, const Options& options) {
-  return detail::ArrayAccess::run(detail::make_repeat_plan(shape, strides, itemsize, repeats.data(), repeats.size(),
-                                                           axis.has_value(), axis.value_or(0), options),
-                                  src);
+  return detail::copy_new(Operation::repeat, src, shape, strides, itemsize, repeat_args(repeats, axis), options);
 }
 
 void tile_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                    const Dims& reps, void* grad_in, std::size_t grad_in_bytes, const Options& options) {
-  detail::execute_checked(
-      detail::PlanData{detail::make_tile_backward(shape, strides, dtype, in_shape, reps, options)},
-      grad_out, grad_in, grad_in_bytes);
+  detail::reduce_into(Operation::tile_backward, grad_out, shape, strides, dtype, dims_args(reps, in_shape), grad_in,
+                      grad_in_bytes, options);
 }
 
 Array tile_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                     const Dims& reps, const Options& options) {
-  const Options o = detail::no_accumulate(options);
-  return detail::ArrayAccess::run(
-      detail::PlanData{detail::make_tile_backward(shape, strides, dtype, in_shape, reps, o)}, grad_out);
+  return detail::reduce_new(Operation::tile_backward, grad_out, shape, strides, dtype, dims_args(reps, in_shape),
+                            options);
 }
 
 void sum_to_shape(const void* src, const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                   void* dst, std::size_t dst_bytes, const Options& options) {
-  detail::execute_checked(
-      detail::PlanData{detail::make_sum_to_shape(shape, strides, dtype, target, options)}, src, dst,
-      dst_bytes);
+  detail::reduce_into(Operation::sum_to_shape, src, shape, strides, dtype, dims_args(target), dst, dst_bytes,
+                      options);
 }
 
 Array sum_to_shape(const void* src, const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                    const Options& options) {
-  const Options o = detail::no_accumulate(options);
-  return detail::ArrayAccess::run(detail::PlanData{detail::make_sum_to_shape(shape, strides, dtype, target, o)},
-                                  src);
+  return detail::reduce_new(Operation::sum_to_shape, src, shape, strides, dtype, dims_args(target), options);
 }
 
 void repeat_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                      const Repeats& repeats, std::optional<int> axis, void* grad_in, std::size_t grad_in_bytes,
                      const Options& options) {
-  detail::execute_checked(
-      detail::PlanData{detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(),
-                                                       repeats.size(), axis.has_value(), axis.value_or(0), options)},
-      grad_out, grad_in, grad_in_bytes);
+  detail::reduce_into(Operation::repeat_backward, grad_out, shape, strides, dtype,
+                      repeat_args(repeats, axis, in_shape), grad_in, grad_in_bytes, options);
 }
 
 Array repeat_backward(const void* grad_out, const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                       const Repeats& repeats, std::optional<int> axis, const Options& options) {
-  const Options o = detail::no_accumulate(options);
-  return detail::ArrayAccess::run(
-      detail::PlanData{detail::make_repeat_backward(shape, strides, dtype, in_shape, repeats.data(), repeats.size(),
-                                                       axis.has_value(), axis.value_or(0), o)},
-      grad_out);
+  return detail::reduce_new(Operation::repeat_backward, grad_out, shape, strides, dtype,
+                            repeat_args(repeats, axis, in_shape), options);
 }
 
 const char* active_target() noexcept { return detail::dispatch_target_name(); }

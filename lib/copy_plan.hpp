@@ -27,9 +27,6 @@
 
 namespace tessera::detail {
 
-/// The operation a plan was made for (describe() and regions need it; the kernels do not).
-enum class Operation : uint8_t { tile, broadcast_to, expand, repeat };
-
 /// One axis of the nest (see the file comment): the source axis' `extent` (elements) and byte
 /// `stride`, replicated `reps` times — as a whole when !elementwise (tile, broadcast), element by
 /// element when elementwise (repeat). A segment axis (elementwise, reps == kSegmentReps) repeats
@@ -65,7 +62,7 @@ inline constexpr int kMaxLoops = 2 * max_ndim;
 /// A copying operation's plan (see the file comment); PlanBase holds what Plan's accessors return.
 struct CopyPlan : PlanBase {
   // What was asked.
-  Operation op = Operation::tile;
+  Operation op = Operation::tile;  // a copying one (describe() and regions need it; the kernels do not)
   Dims in_shape;
   Dims in_strides;  // bytes, after filling in C-contiguous strides
   Dims reps;        // tile: as given (negative ones 0 under NegativeReps::clamp_to_zero); else empty

@@ -40,24 +40,6 @@ int64_t last_level_cache_bytes() {
   return best;
 }
 
-const char* operation_name(Operation op) {
-  switch (op) {
-    case Operation::tile: return "tile";
-    case Operation::broadcast_to: return "broadcast_to";
-    case Operation::expand: return "expand";
-    case Operation::repeat: return "repeat";
-  }
-  return "?";
-}
-
-// Whether an outer walk of `outer_stride` bytes per step continues an inner one of `inner_extent`
-// steps of `inner_stride` bytes (the pair is then one affine walk). Shared by simplify and
-// plan_region.
-bool affine_pair(int64_t outer_stride, int64_t inner_stride, int64_t inner_extent) {
-  int64_t span = 0;
-  return !__builtin_mul_overflow(inner_stride, inner_extent, &span) && span == outer_stride;
-}
-
 // Whether "repeat.shuffle" takes element repeats of `reps` copies of `isz`-byte elements at source
 // stride `stride` (a contiguous source of 1-, 2-, 4-, 8-byte elements, 2..8 copies).
 bool repeat_shuffles(int64_t isz, int64_t reps, int64_t stride) {
@@ -147,171 +129,7 @@ void init_input(CopyPlan& p, const Dims& shape, const Dims& strides, std::size_t
   p.in_strides = Dims(st, static_cast<std::size_t>(shape.size()));
 }
 
-// ---- Step 2 ---------------------------------------------------------------------------------
-
-void nest_tile(CopyPlan& p, const Dims& given_reps) {
-  p.op = Operation::tile;
-  int64_t r[max_ndim];
-  for (int i = 0; i < given_reps.size(); ++i) {
-    r[i] = given_reps[i];
-    if (r[i] < 0 && p.options.negative_reps == NegativeReps::clamp_to_zero) r[i] = 0;
-    if (r[i] < 0)
-      invalid("reps[" + std::to_string(i) + "] = " + std::to_string(r[i]) + " is negative (numpy.tile needs reps >= 0)");
-  }
-  p.reps = Dims(r, static_cast<std::size_t>(given_reps.size()));
-  const Dims& shape = p.in_shape;
-  const int n = std::max(shape.size(), p.reps.size());
-  const int shape_pad = n - shape.size(), reps_pad = n - p.reps.size();
-  int64_t out[max_ndim];
-  for (int i = 0; i < n; ++i) {
-    const int64_t s = i < shape_pad ? 1 : shape[i - shape_pad];
-    const int64_t st = i < shape_pad ? 0 : p.in_strides[i - shape_pad];
-    const int64_t rep = i < reps_pad ? 1 : p.reps[i - reps_pad];
-    if (__builtin_mul_overflow(s, rep, &out[i]))
-      overflow("output extent of axis " + std::to_string(i) + " = " + std::to_string(s) + " * " + std::to_string(rep) +
-               " overflows int64");
-    p.nest[i] = {s, st, rep, false};
-  }
-  p.nest_size = n;
-  p.out_shape = Dims(out, static_cast<std::size_t>(n));
-}
-
-void nest_broadcast(CopyPlan& p, const Dims& target, bool bidirectional) {
-  p.op = bidirectional ? Operation::expand : Operation::broadcast_to;
-  p.target = target;
-  const char* op = bidirectional ? "expand" : "broadcast_to";
-  const Dims& shape = p.in_shape;
-  for (int i = 0; i < target.size(); ++i)
-    if (target[i] < 0)
-      invalid(std::string(op) + ": shape[" + std::to_string(i) + "] = " + std::to_string(target[i]) + " is negative");
-  if (!bidirectional && target.size() < shape.size())
-    invalid("broadcast_to: the input has " + std::to_string(shape.size()) + " axes but shape " + dims_str(target) +
-            " has " + std::to_string(target.size()) + " (it needs at least as many)");
-  const int n = std::max(shape.size(), target.size());
-  const int shape_pad = n - shape.size(), target_pad = n - target.size();
-  int64_t out[max_ndim];
-  for (int i = 0; i < n; ++i) {
-    const int64_t a = i < shape_pad ? 1 : shape[i - shape_pad];
-    const int64_t st = i < shape_pad ? 0 : p.in_strides[i - shape_pad];
-    const int64_t t = i < target_pad ? 1 : target[i - target_pad];
-    if (a == t || (bidirectional && t == 1)) {
-      out[i] = a;
-      p.nest[i] = {a, st, 1, false};
-    } else if (a == 1) {
-      out[i] = t;
-      p.nest[i] = {1, 0, t, false};
-    } else {
-      invalid(std::string(op) + ": input axis " + std::to_string(i - shape_pad) + " has extent " + std::to_string(a) +
-              " but shape[" + std::to_string(i - target_pad) + "] = " + std::to_string(t) + " (output axis " +
-              std::to_string(i) + "; the input's extent must be 1 or equal" + (bidirectional ? ", or shape's 1)" : ")"));
-    }
-  }
-  p.nest_size = n;
-  p.out_shape = Dims(out, static_cast<std::size_t>(n));
-}
-
-void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_axis, int axis) {
-  p.op = Operation::repeat;
-  const Dims& shape = p.in_shape;
-  const int nd = shape.size();
-  // A 0-d input repeats along axis 0 or -1 as numpy.repeat does: as its flattened one element.
-  if (has_axis && nd == 0 && (axis == 0 || axis == -1)) has_axis = false;
-  if (has_axis) {
-    if (axis < -nd || axis >= nd)
-      invalid("repeat: axis " + std::to_string(axis) + " is out of range for an input of " + std::to_string(nd) +
-              " axes (it needs " + std::to_string(-nd) + " <= axis < " + std::to_string(nd) + ")");
-    axis = axis < 0 ? axis + nd : axis;
-  }
-  p.axis = has_axis ? axis : -1;
-  const int64_t extent = has_axis ? shape[axis] : p.input_size;
-  if (count < 0) invalid("repeat: the number of counts " + std::to_string(count) + " is negative");
-  if (count > 0 && repeats == nullptr) invalid("repeat: repeats is null but has " + std::to_string(count) + " counts");
-  if (count != 1 && count != extent)
-    invalid("repeat: " + std::to_string(count) + " counts for " + std::to_string(extent) + " elements along " +
-            (has_axis ? "axis " + std::to_string(axis) : std::string("the flattened input")) +
-            " (give one count, or one per element)");
-  const bool clamp = p.options.negative_reps == NegativeReps::clamp_to_zero;
-  // One read of the counts: any negative one (reported, or 0 under clamp_to_zero), all equal?
-  bool negative = false, equal = true;
-  const int64_t first = count == 0 ? 0 : repeats[0];
-  for (int64_t i = 0; i < count; ++i) {
-    negative = negative || repeats[i] < 0;
-    equal = equal && repeats[i] == first;
-  }
-  if (negative && !clamp)
-    for (int64_t i = 0; i < count; ++i)
-      if (repeats[i] < 0)
-        invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(repeats[i]) +
-                " is negative (numpy.repeat needs counts >= 0)");
-  const auto at = [&](int64_t i) { return repeats[i] < 0 ? int64_t{0} : repeats[i]; };
-  // One count for all (given once, or every count equal after clamping): a scalar repeat.
-  bool scalar = count <= 1 || equal;
-  if (!scalar && negative) {
-    scalar = true;
-    for (int64_t i = 1; i < count && scalar; ++i) scalar = at(i) == at(0);
-  }
-  const int64_t r = count == 0 ? 0 : at(0);
-  int64_t total = 0;  // output extent along the axis
-  if (scalar) {
-    if (__builtin_mul_overflow(extent, r, &total))
-      overflow("repeat: " + std::to_string(extent) + " elements * " + std::to_string(r) + " repeats overflows int64");
-    p.repeats = r;
-  } else {
-    p.prefix.reserve(static_cast<std::size_t>(count) + 1);  // no zero fill: written once
-    p.prefix.push_back(0);
-    int64_t max_count = 0;
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t c = at(i);
-      if (__builtin_add_overflow(total, c, &total))
-        overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
-      p.prefix.push_back(total);
-      max_count = c > max_count ? c : max_count;
-    }
-    p.seg_max_count = max_count;
-    p.repeats = kSegmentReps;
-  }
-  const int64_t reps = scalar ? r : kSegmentReps;
-  if (has_axis) {
-    int64_t out[max_ndim];
-    for (int i = 0; i < nd; ++i) {
-      out[i] = i == axis ? total : shape[i];
-      p.nest[i] = {shape[i], p.in_strides[i], i == axis ? reps : 1, i == axis};
-    }
-    p.nest_size = nd;
-    p.out_shape = Dims(out, static_cast<std::size_t>(nd));
-    if (!scalar) {
-      p.seg_naxes = 1;
-      p.seg_axes[0] = {shape[axis], p.in_strides[axis], false};
-    }
-    return;
-  }
-  p.flattened = true;
-  p.out_shape = Dims({total});
-  if (scalar) {  // the input's axes in C order, the last one's elements repeated (0-d: one element)
-    for (int i = 0; i < nd; ++i) p.nest[i] = {shape[i], p.in_strides[i], i == nd - 1 ? reps : 1, i == nd - 1};
-    if (nd == 0) p.nest[0] = {1, 0, reps, true};
-    p.nest_size = nd == 0 ? 1 : nd;
-    return;
-  }
-  // Per-element counts of the flattened input: one segment axis over the input's axes (merged
-  // where affine, extent-1 axes dropped), which the segments kernel walks in C order.
-  p.nest_size = 1;
-  p.nest[0] = {p.input_size, 0, kSegmentReps, true};
-  int ns = 0;
-  Entry merged[max_ndim];  // innermost first
-  for (int i = nd - 1; i >= 0; --i) {
-    if (shape[i] == 1) continue;
-    if (ns > 0 && affine_pair(p.in_strides[i], merged[ns - 1].stride, merged[ns - 1].extent)) {
-      merged[ns - 1].extent *= shape[i];
-    } else {
-      merged[ns++] = {shape[i], p.in_strides[i], false};
-    }
-  }
-  if (ns == 0) merged[ns++] = {1, 0, false};
-  p.seg_naxes = ns;
-  for (int k = 0; k < ns; ++k) p.seg_axes[k] = merged[ns - 1 - k];
-  p.nest[0].stride = ns == 1 ? p.seg_axes[0].stride : 0;
-}
+// ---- Step 2: the operation's nest step (operations.cpp) ----------------------------------------
 
 // ---- Step 3 ---------------------------------------------------------------------------------
 
@@ -496,9 +314,7 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   p.path = find_path(kernel, variant, choose_route(p, kernel, variant, blocked, caps), blocked);
 }
 
-namespace {
-
-CopyPlan finish(CopyPlan&& p) {
+void finish_plan(CopyPlan& p) {
   size_output(p);
   if (p.in_bytes_overflow_axis >= 0)
     overflow("input byte size overflows int64 at axis " + std::to_string(p.in_bytes_overflow_axis));
@@ -506,33 +322,6 @@ CopyPlan finish(CopyPlan&& p) {
     simplify(p);
     choose_path(p, kernel_caps());
   }
-  return std::move(p);
-}
-
-}  // namespace
-
-CopyPlan make_tile_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
-                        const Options& options) {
-  CopyPlan p;
-  init_input(p, shape, strides, itemsize, options);
-  nest_tile(p, reps);
-  return finish(std::move(p));
-}
-
-CopyPlan make_broadcast_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
-                             bool bidirectional, const Options& options) {
-  CopyPlan p;
-  init_input(p, shape, strides, itemsize, options);
-  nest_broadcast(p, target, bidirectional);
-  return finish(std::move(p));
-}
-
-CopyPlan make_repeat_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const int64_t* repeats,
-                          int64_t count, bool has_axis, int axis, const Options& options) {
-  CopyPlan p;
-  init_input(p, shape, strides, itemsize, options);
-  nest_repeat(p, repeats, count, has_axis, axis);
-  return finish(std::move(p));
 }
 
 void plan_for_fresh_output(CopyPlan& p) {
@@ -616,14 +405,13 @@ Region plan_region(const CopyPlan& plan, const Dims& start, const Dims& extent) 
 
 std::string describe(const CopyPlan& p) {
   std::ostringstream os;
-  os << operation_name(p.op) << " plan: input " << dims_str(p.in_shape);
+  os << operation_info(p.op).name << " plan: input " << dims_str(p.in_shape);
   if (p.out_size > 0) os << " strides " << dims_str(p.in_strides) << " B";
   os << ", itemsize " << p.itemsize << " B";
-  switch (p.op) {
-    case Operation::tile: os << ", reps " << dims_str(p.reps); break;
-    case Operation::broadcast_to:
-    case Operation::expand: os << ", shape " << dims_str(p.target); break;
-    case Operation::repeat:
+  switch (operation_info(p.op).arg) {
+    case ArgKind::reps: os << ", reps " << dims_str(p.reps); break;
+    case ArgKind::shape: os << ", shape " << dims_str(p.target); break;
+    case ArgKind::repeats:
       if (p.repeats == kSegmentReps) {
         os << ", " << p.prefix.size() - 1 << " per-element repeats (total " << p.prefix.back() << ")";
       } else {

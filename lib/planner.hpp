@@ -3,7 +3,8 @@
 //
 //   1. init_input      options, itemsize, strides checked; C-contiguous strides filled in
 //   2. nest_*          the operation's promotion and checks (numpy.tile, numpy.broadcast_to, ONNX
-//                      Expand, numpy.repeat): the output shape and one NestAxis per output axis
+//                      Expand, numpy.repeat): the output shape and one NestAxis per output axis;
+//                      each operation's own step, in the operation table (operations.hpp)
 //   3. size_output     the output's element count and byte size, checked for overflow
 //   4. simplify        the nest interleaved into (extent, stride) entries — a whole-axis rep
 //                      outside its axis, an elementwise rep inside — extent-1 entries dropped and
@@ -22,13 +23,22 @@
 
 namespace tessera::detail {
 
+/// Whether an outer walk of `outer_stride` bytes per step continues an inner one of `inner_extent`
+/// steps of `inner_stride` bytes (the pair is then one affine walk). Shared by the nest steps,
+/// simplify and plan_region.
+inline bool affine_pair(int64_t outer_stride, int64_t inner_stride, int64_t inner_extent) {
+  int64_t span = 0;
+  return !__builtin_mul_overflow(inner_stride, inner_extent, &span) && span == outer_stride;
+}
+
 /// Throws InvalidArgument naming the field if an option is out of range.
 void validate_options(const Options& options);
 
 /// Step 1: the input. An empty `strides` means C-contiguous.
 void init_input(CopyPlan& p, const Dims& shape, const Dims& strides, std::size_t itemsize, const Options& options);
 
-/// Step 2 for tile (numpy.tile): `reps` as given; negative ones act as 0 under
+/// Step 2, the nest step of each copying operation (defined in operations.cpp, the operation
+/// table's room). For tile (numpy.tile): `reps` as given; negative ones act as 0 under
 /// NegativeReps::clamp_to_zero (OpenVINO Tile-1).
 void nest_tile(CopyPlan& p, const Dims& reps);
 /// Step 2 for broadcast_to (numpy.broadcast_to; bidirectional = false) and expand (ONNX Expand,
@@ -49,13 +59,8 @@ void simplify(CopyPlan& p);
 /// (the allocating calls re-choose once they know whether the output's pages are fresh).
 void choose_path(CopyPlan& p, const KernelCaps& caps);
 
-/// Steps 1-5 for each operation.
-CopyPlan make_tile_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& reps,
-                        const Options& options);
-CopyPlan make_broadcast_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const Dims& target,
-                             bool bidirectional, const Options& options);
-CopyPlan make_repeat_plan(const Dims& shape, const Dims& strides, std::size_t itemsize, const int64_t* repeats,
-                          int64_t count, bool has_axis, int axis, const Options& options);
+/// Steps 3-5 after the nest step (operations.cpp's make_copy_plan runs steps 1 and 2 first).
+void finish_plan(CopyPlan& p);
 
 /// The plan's output is about to be written into pages the kernel has just zeroed (a fresh
 /// mapping of the allocating calls): under NonTemporal::automatic they are still cached, so

@@ -301,6 +301,57 @@ TESSERA_API Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::op
 TESSERA_API Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::optional<int> axis,
                               const Options& options);
 
+/// The family's operations and their gradients: the rows of tessera's operation table, in its
+/// order. The values are stable (the C API, the DLPack entry points and the Python module pass
+/// them as integers).
+enum class Operation : int {
+  tile = 0,             ///< numpy.tile, torch.tile, ONNX Tile, OpenVINO Tile-1
+  broadcast_to = 1,     ///< numpy.broadcast_to, torch.broadcast_to
+  expand = 2,           ///< ONNX Expand, OpenVINO Broadcast-3 "bidirectional"
+  repeat = 3,           ///< numpy.repeat, torch.repeat_interleave
+  tile_backward = 4,    ///< the gradient of tile: a sum over the replicas
+  sum_to_shape = 5,     ///< torch.Tensor.sum_to_size: the gradient of broadcast_to and expand
+  repeat_backward = 6,  ///< the gradient of repeat
+};
+/// Number of operations (the values of Operation are 0 .. operation_count - 1).
+inline constexpr int operation_count = 7;
+
+/// What an operation's argument is (Arguments says where each lives).
+enum class ArgKind : int {
+  reps = 0,     ///< tile, tile_backward: reps (Arguments::dims)
+  shape = 1,    ///< broadcast_to, expand, sum_to_shape: the target shape (Arguments::dims)
+  repeats = 2,  ///< repeat, repeat_backward: counts and an optional axis (Arguments::repeats, axis)
+};
+
+/// One row of the operation table, as the bindings see it.
+struct OperationInfo {
+  Operation op;         ///< its value
+  const char* name;     ///< its name, as the C++ function is called ("tile", "sum_to_shape", ...)
+  ArgKind arg;          ///< what its argument is
+  bool reduction;       ///< a gradient (sums; takes a DType), or a copy (moves bytes; any itemsize)
+  Operation gradient;   ///< the operation that computes its gradient (tile <-> tile_backward,
+                        ///< broadcast_to and expand -> sum_to_shape -> broadcast_to, repeat <-> repeat_backward)
+  const char* source;   ///< where its semantics come from ("numpy.tile", ...)
+};
+
+/// The row of `op`. Throws InvalidArgument naming the value if it is not an Operation.
+TESSERA_API const OperationInfo& operation_info(Operation op);
+
+/// An operation's arguments besides its input, for Plan::make and output_shape. Each operation
+/// reads the fields its ArgKind names and ignores the others.
+struct Arguments {
+  Dims dims;                 ///< tile, tile_backward: reps; broadcast_to, expand, sum_to_shape: the target shape
+  Repeats repeats = int64_t{1};  ///< repeat, repeat_backward: one count, or one per element along the axis (a view)
+  std::optional<int> axis;   ///< repeat, repeat_backward: the axis (negative: from the end); none: flattened
+  Dims in_shape;             ///< tile_backward, repeat_backward: the forward operation's input shape
+  std::optional<DType> dtype;  ///< the reductions: the element type (required; its itemsize must be the one given)
+};
+
+/// Output shape of `op` for an input of `shape` (elements) — tile_shape, broadcast_shape,
+/// expand_shape, repeat_shape; a reduction's is its result's (in_shape, or sum_to_shape's target),
+/// after checking that `shape` is the forward output's. Throws as that function or plan does.
+TESSERA_API Dims output_shape(Operation op, const Dims& shape, const Arguments& args, const Options& options = {});
+
 namespace detail {
 struct PlanData;
 struct ArrayAccess;
@@ -365,6 +416,15 @@ class TESSERA_API Plan {
   static Plan repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
                               const Repeats& repeats, std::optional<int> axis = std::nullopt,
                               const Options& options = {});
+
+  /// Plans any operation of the table: the constructor or the factory of that name, with its
+  /// arguments read from `args` (see Arguments). `itemsize` is bytes per element; a reduction
+  /// needs args.dtype, whose itemsize it must be. Throws InvalidArgument (`op` not an Operation;
+  /// a reduction without a dtype, or with another itemsize, naming both) or as that factory.
+  static Plan make(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize, const Arguments& args,
+                   const Options& options = {});
+  /// The operation the plan was made for.
+  Operation operation() const noexcept;
 
   /// Number of output axes (tile: max(shape.size(), reps.size())).
   int ndim() const noexcept;

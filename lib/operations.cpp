@@ -1,0 +1,300 @@
+// The operation table (operations.hpp) and each copying operation's nest step (planner.hpp's
+// step 2): the operation's promotion rule and checks, which give the output shape and one NestAxis
+// per output axis.
+#include "operations.hpp"
+
+#include "error.hpp"
+#include "planner.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace tessera::detail {
+
+// ---- The nest steps -------------------------------------------------------------------------
+
+void nest_tile(CopyPlan& p, const Dims& given_reps) {
+  p.op = Operation::tile;
+  int64_t r[max_ndim];
+  for (int i = 0; i < given_reps.size(); ++i) {
+    r[i] = given_reps[i];
+    if (r[i] < 0 && p.options.negative_reps == NegativeReps::clamp_to_zero) r[i] = 0;
+    if (r[i] < 0)
+      invalid("reps[" + std::to_string(i) + "] = " + std::to_string(r[i]) + " is negative (numpy.tile needs reps >= 0)");
+  }
+  p.reps = Dims(r, static_cast<std::size_t>(given_reps.size()));
+  const Dims& shape = p.in_shape;
+  const int n = std::max(shape.size(), p.reps.size());
+  const int shape_pad = n - shape.size(), reps_pad = n - p.reps.size();
+  int64_t out[max_ndim];
+  for (int i = 0; i < n; ++i) {
+    const int64_t s = i < shape_pad ? 1 : shape[i - shape_pad];
+    const int64_t st = i < shape_pad ? 0 : p.in_strides[i - shape_pad];
+    const int64_t rep = i < reps_pad ? 1 : p.reps[i - reps_pad];
+    if (__builtin_mul_overflow(s, rep, &out[i]))
+      overflow("output extent of axis " + std::to_string(i) + " = " + std::to_string(s) + " * " + std::to_string(rep) +
+               " overflows int64");
+    p.nest[i] = {s, st, rep, false};
+  }
+  p.nest_size = n;
+  p.out_shape = Dims(out, static_cast<std::size_t>(n));
+}
+
+void nest_broadcast(CopyPlan& p, const Dims& target, bool bidirectional) {
+  p.op = bidirectional ? Operation::expand : Operation::broadcast_to;
+  p.target = target;
+  const char* op = bidirectional ? "expand" : "broadcast_to";
+  const Dims& shape = p.in_shape;
+  for (int i = 0; i < target.size(); ++i)
+    if (target[i] < 0)
+      invalid(std::string(op) + ": shape[" + std::to_string(i) + "] = " + std::to_string(target[i]) + " is negative");
+  if (!bidirectional && target.size() < shape.size())
+    invalid("broadcast_to: the input has " + std::to_string(shape.size()) + " axes but shape " + dims_str(target) +
+            " has " + std::to_string(target.size()) + " (it needs at least as many)");
+  const int n = std::max(shape.size(), target.size());
+  const int shape_pad = n - shape.size(), target_pad = n - target.size();
+  int64_t out[max_ndim];
+  for (int i = 0; i < n; ++i) {
+    const int64_t a = i < shape_pad ? 1 : shape[i - shape_pad];
+    const int64_t st = i < shape_pad ? 0 : p.in_strides[i - shape_pad];
+    const int64_t t = i < target_pad ? 1 : target[i - target_pad];
+    if (a == t || (bidirectional && t == 1)) {
+      out[i] = a;
+      p.nest[i] = {a, st, 1, false};
+    } else if (a == 1) {
+      out[i] = t;
+      p.nest[i] = {1, 0, t, false};
+    } else {
+      invalid(std::string(op) + ": input axis " + std::to_string(i - shape_pad) + " has extent " + std::to_string(a) +
+              " but shape[" + std::to_string(i - target_pad) + "] = " + std::to_string(t) + " (output axis " +
+              std::to_string(i) + "; the input's extent must be 1 or equal" + (bidirectional ? ", or shape's 1)" : ")"));
+    }
+  }
+  p.nest_size = n;
+  p.out_shape = Dims(out, static_cast<std::size_t>(n));
+}
+
+void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_axis, int axis) {
+  p.op = Operation::repeat;
+  const Dims& shape = p.in_shape;
+  const int nd = shape.size();
+  // A 0-d input repeats along axis 0 or -1 as numpy.repeat does: as its flattened one element.
+  if (has_axis && nd == 0 && (axis == 0 || axis == -1)) has_axis = false;
+  if (has_axis) {
+    if (axis < -nd || axis >= nd)
+      invalid("repeat: axis " + std::to_string(axis) + " is out of range for an input of " + std::to_string(nd) +
+              " axes (it needs " + std::to_string(-nd) + " <= axis < " + std::to_string(nd) + ")");
+    axis = axis < 0 ? axis + nd : axis;
+  }
+  p.axis = has_axis ? axis : -1;
+  const int64_t extent = has_axis ? shape[axis] : p.input_size;
+  if (count < 0) invalid("repeat: the number of counts " + std::to_string(count) + " is negative");
+  if (count > 0 && repeats == nullptr) invalid("repeat: repeats is null but has " + std::to_string(count) + " counts");
+  if (count != 1 && count != extent)
+    invalid("repeat: " + std::to_string(count) + " counts for " + std::to_string(extent) + " elements along " +
+            (has_axis ? "axis " + std::to_string(axis) : std::string("the flattened input")) +
+            " (give one count, or one per element)");
+  const bool clamp = p.options.negative_reps == NegativeReps::clamp_to_zero;
+  // One read of the counts: any negative one (reported, or 0 under clamp_to_zero), all equal?
+  bool negative = false, equal = true;
+  const int64_t first = count == 0 ? 0 : repeats[0];
+  for (int64_t i = 0; i < count; ++i) {
+    negative = negative || repeats[i] < 0;
+    equal = equal && repeats[i] == first;
+  }
+  if (negative && !clamp)
+    for (int64_t i = 0; i < count; ++i)
+      if (repeats[i] < 0)
+        invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(repeats[i]) +
+                " is negative (numpy.repeat needs counts >= 0)");
+  const auto at = [&](int64_t i) { return repeats[i] < 0 ? int64_t{0} : repeats[i]; };
+  // One count for all (given once, or every count equal after clamping): a scalar repeat.
+  bool scalar = count <= 1 || equal;
+  if (!scalar && negative) {
+    scalar = true;
+    for (int64_t i = 1; i < count && scalar; ++i) scalar = at(i) == at(0);
+  }
+  const int64_t r = count == 0 ? 0 : at(0);
+  int64_t total = 0;  // output extent along the axis
+  if (scalar) {
+    if (__builtin_mul_overflow(extent, r, &total))
+      overflow("repeat: " + std::to_string(extent) + " elements * " + std::to_string(r) + " repeats overflows int64");
+    p.repeats = r;
+  } else {
+    p.prefix.reserve(static_cast<std::size_t>(count) + 1);  // no zero fill: written once
+    p.prefix.push_back(0);
+    int64_t max_count = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t c = at(i);
+      if (__builtin_add_overflow(total, c, &total))
+        overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
+      p.prefix.push_back(total);
+      max_count = c > max_count ? c : max_count;
+    }
+    p.seg_max_count = max_count;
+    p.repeats = kSegmentReps;
+  }
+  const int64_t reps = scalar ? r : kSegmentReps;
+  if (has_axis) {
+    int64_t out[max_ndim];
+    for (int i = 0; i < nd; ++i) {
+      out[i] = i == axis ? total : shape[i];
+      p.nest[i] = {shape[i], p.in_strides[i], i == axis ? reps : 1, i == axis};
+    }
+    p.nest_size = nd;
+    p.out_shape = Dims(out, static_cast<std::size_t>(nd));
+    if (!scalar) {
+      p.seg_naxes = 1;
+      p.seg_axes[0] = {shape[axis], p.in_strides[axis], false};
+    }
+    return;
+  }
+  p.flattened = true;
+  p.out_shape = Dims({total});
+  if (scalar) {  // the input's axes in C order, the last one's elements repeated (0-d: one element)
+    for (int i = 0; i < nd; ++i) p.nest[i] = {shape[i], p.in_strides[i], i == nd - 1 ? reps : 1, i == nd - 1};
+    if (nd == 0) p.nest[0] = {1, 0, reps, true};
+    p.nest_size = nd == 0 ? 1 : nd;
+    return;
+  }
+  // Per-element counts of the flattened input: one segment axis over the input's axes (merged
+  // where affine, extent-1 axes dropped), which the segments kernel walks in C order.
+  p.nest_size = 1;
+  p.nest[0] = {p.input_size, 0, kSegmentReps, true};
+  int ns = 0;
+  Entry merged[max_ndim];  // innermost first
+  for (int i = nd - 1; i >= 0; --i) {
+    if (shape[i] == 1) continue;
+    if (ns > 0 && affine_pair(p.in_strides[i], merged[ns - 1].stride, merged[ns - 1].extent)) {
+      merged[ns - 1].extent *= shape[i];
+    } else {
+      merged[ns++] = {shape[i], p.in_strides[i], false};
+    }
+  }
+  if (ns == 0) merged[ns++] = {1, 0, false};
+  p.seg_naxes = ns;
+  for (int k = 0; k < ns; ++k) p.seg_axes[k] = merged[ns - 1 - k];
+  p.nest[0].stride = ns == 1 ? p.seg_axes[0].stride : 0;
+}
+
+// ---- The table ------------------------------------------------------------------------------
+
+namespace {
+
+void nest_tile_row(CopyPlan& p, const Arguments& a) { nest_tile(p, a.dims); }
+void nest_broadcast_to_row(CopyPlan& p, const Arguments& a) { nest_broadcast(p, a.dims, false); }
+void nest_expand_row(CopyPlan& p, const Arguments& a) { nest_broadcast(p, a.dims, true); }
+void nest_repeat_row(CopyPlan& p, const Arguments& a) {
+  nest_repeat(p, a.repeats.data(), a.repeats.size(), a.axis.has_value(), a.axis.value_or(0));
+}
+
+ReducePlan tile_backward_row(const Dims& shape, const Dims& strides, DType dtype, const Arguments& a,
+                             const Options& options) {
+  return make_tile_backward(shape, strides, dtype, a.in_shape, a.dims, options);
+}
+ReducePlan sum_to_shape_row(const Dims& shape, const Dims& strides, DType dtype, const Arguments& a,
+                            const Options& options) {
+  return make_sum_to_shape(shape, strides, dtype, a.dims, options);
+}
+ReducePlan repeat_backward_row(const Dims& shape, const Dims& strides, DType dtype, const Arguments& a,
+                               const Options& options) {
+  return make_repeat_backward(shape, strides, dtype, a.in_shape, a.repeats.data(), a.repeats.size(),
+                              a.axis.has_value(), a.axis.value_or(0), options);
+}
+
+using O = Operation;
+using K = ArgKind;
+
+// In the order of Operation (checked below).
+constexpr OperationRow kOperations[operation_count] = {
+    {{O::tile, "tile", K::reps, false, O::tile_backward, "numpy.tile"}, nest_tile_row, nullptr},
+    {{O::broadcast_to, "broadcast_to", K::shape, false, O::sum_to_shape, "numpy.broadcast_to"},
+     nest_broadcast_to_row, nullptr},
+    {{O::expand, "expand", K::shape, false, O::sum_to_shape, "ONNX Expand"}, nest_expand_row, nullptr},
+    {{O::repeat, "repeat", K::repeats, false, O::repeat_backward, "numpy.repeat"}, nest_repeat_row, nullptr},
+    {{O::tile_backward, "tile_backward", K::reps, true, O::tile, "the gradient of numpy.tile"}, nullptr,
+     tile_backward_row},
+    {{O::sum_to_shape, "sum_to_shape", K::shape, true, O::broadcast_to, "torch.Tensor.sum_to_size"}, nullptr,
+     sum_to_shape_row},
+    {{O::repeat_backward, "repeat_backward", K::repeats, true, O::repeat, "the gradient of numpy.repeat"}, nullptr,
+     repeat_backward_row},
+};
+
+constexpr bool table_ok() {
+  for (int i = 0; i < operation_count; ++i) {
+    const OperationRow& r = kOperations[i];
+    if (static_cast<int>(r.info.op) != i || (r.nest == nullptr) != r.info.reduction ||
+        (r.reduce == nullptr) == r.info.reduction ||
+        kOperations[static_cast<int>(r.info.gradient)].info.reduction == r.info.reduction)
+      return false;
+  }
+  return true;
+}
+static_assert(table_ok(), "kOperations: row i is Operation i; a copy has a nest step, a reduction a planner, "
+                          "and each one's gradient is of the other kind");
+
+// The row of a copying (reduction = false) or reducing operation.
+const OperationRow& row_of_kind(Operation op, bool reduction) {
+  const OperationRow& r = operation_row(op);
+  if (r.info.reduction != reduction)
+    invalid(std::string("operation '") + r.info.name + "' is " + (reduction ? "not a reduction" : "a reduction"));
+  return r;
+}
+
+}  // namespace
+
+const OperationRow& operation_row(Operation op) {
+  const int v = static_cast<int>(op);
+  if (v < 0 || v >= operation_count)
+    invalid("operation " + std::to_string(v) + " is not a tessera operation (0-" + std::to_string(operation_count - 1) +
+            ": tile, broadcast_to, expand, repeat, tile_backward, sum_to_shape, repeat_backward)");
+  return kOperations[v];
+}
+
+CopyPlan make_copy_plan(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                        const Arguments& args, const Options& options) {
+  const OperationRow& row = row_of_kind(op, false);
+  CopyPlan p;
+  init_input(p, shape, strides, itemsize, options);
+  row.nest(p, args);
+  finish_plan(p);
+  return p;
+}
+
+ReducePlan make_reduce_plan(Operation op, const Dims& shape, const Dims& strides, DType dtype, const Arguments& args,
+                            const Options& options) {
+  return row_of_kind(op, true).reduce(shape, strides, dtype, args, options);
+}
+
+PlanData make_plan(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize, const Arguments& args,
+                   const Options& options) {
+  const OperationRow& row = operation_row(op);
+  if (!row.info.reduction) return make_copy_plan(op, shape, strides, itemsize, args, options);
+  if (!args.dtype)
+    invalid(std::string(row.info.name) + " sums: give its element type (Arguments::dtype)");
+  if (itemsize_of(*args.dtype) != itemsize)
+    invalid(std::string(row.info.name) + ": itemsize = " + std::to_string(itemsize) + " but dtype " +
+            dtype_name(*args.dtype) + " has " + std::to_string(itemsize_of(*args.dtype)) + " bytes");
+  return make_reduce_plan(op, shape, strides, *args.dtype, args, options);
+}
+
+Dims shape_only(Operation op, const Dims& shape, const Arguments& args, const Options& options) {
+  const OperationRow& row = operation_row(op);
+  if (row.info.reduction) return row.reduce(shape, Dims(), args.dtype.value_or(DType::uint8), args, options).out_shape;
+  CopyPlan p;
+  init_input(p, shape, Dims(), 1, options);
+  row.nest(p, args);
+  return output_shape_only(std::move(p));
+}
+
+}  // namespace tessera::detail
+
+namespace tessera {
+
+const OperationInfo& operation_info(Operation op) { return detail::operation_row(op).info; }
+
+Dims output_shape(Operation op, const Dims& shape, const Arguments& args, const Options& options) {
+  return detail::shape_only(op, shape, args, options);
+}
+
+}  // namespace tessera
