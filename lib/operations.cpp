@@ -74,29 +74,31 @@ void nest_broadcast(CopyPlan& p, const Dims& target, bool bidirectional) {
   p.out_shape = Dims(out, static_cast<std::size_t>(n));
 }
 
-void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_axis, int axis) {
-  p.op = Operation::repeat;
-  const Dims& shape = p.in_shape;
+namespace {
+
+// repeat's axis, normalized (-1: the flattened input). A 0-d input repeats along axis 0 or -1 as
+// numpy.repeat repeats it: as its flattened one element.
+int repeat_axis(const Dims& shape, bool has_axis, int axis) {
   const int nd = shape.size();
-  // A 0-d input repeats along axis 0 or -1 as numpy.repeat does: as its flattened one element.
-  if (has_axis && nd == 0 && (axis == 0 || axis == -1)) has_axis = false;
-  if (has_axis) {
-    if (axis < -nd || axis >= nd)
-      invalid("repeat: axis " + std::to_string(axis) + " is out of range for an input of " + std::to_string(nd) +
-              " axes (it needs " + std::to_string(-nd) + " <= axis < " + std::to_string(nd) + ")");
-    axis = axis < 0 ? axis + nd : axis;
-  }
-  p.axis = has_axis ? axis : -1;
-  const int64_t extent = has_axis ? shape[axis] : p.input_size;
+  if (!has_axis || (nd == 0 && (axis == 0 || axis == -1))) return -1;
+  if (axis < -nd || axis >= nd)
+    invalid("repeat: axis " + std::to_string(axis) + " is out of range for an input of " + std::to_string(nd) +
+            " axes (it needs " + std::to_string(-nd) + " <= axis < " + std::to_string(nd) + ")");
+  return axis < 0 ? axis + nd : axis;
+}
+
+// repeat's counts for `extent` elements, read once: p.repeats (one count for all: given once, or
+// every count equal after clamping), or kSegmentReps and p.prefix, p.seg_max_count. Returns the
+// output's extent along the axis.
+int64_t read_counts(CopyPlan& p, const int64_t* repeats, int64_t count, int64_t extent) {
   if (count < 0) invalid("repeat: the number of counts " + std::to_string(count) + " is negative");
   if (count > 0 && repeats == nullptr) invalid("repeat: repeats is null but has " + std::to_string(count) + " counts");
   if (count != 1 && count != extent)
     invalid("repeat: " + std::to_string(count) + " counts for " + std::to_string(extent) + " elements along " +
-            (has_axis ? "axis " + std::to_string(axis) : std::string("the flattened input")) +
+            (p.axis >= 0 ? "axis " + std::to_string(p.axis) : std::string("the flattened input")) +
             " (give one count, or one per element)");
   const bool clamp = p.options.negative_reps == NegativeReps::clamp_to_zero;
-  // One read of the counts: any negative one (reported, or 0 under clamp_to_zero), all equal?
-  bool negative = false, equal = true;
+  bool negative = false, equal = true;  // any negative count (an error, or 0 under clamp_to_zero)? all equal?
   const int64_t first = count == 0 ? 0 : repeats[0];
   for (int64_t i = 0; i < count; ++i) {
     negative = negative || repeats[i] < 0;
@@ -108,62 +110,41 @@ void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_ax
         invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(repeats[i]) +
                 " is negative (numpy.repeat needs counts >= 0)");
   const auto at = [&](int64_t i) { return repeats[i] < 0 ? int64_t{0} : repeats[i]; };
-  // One count for all (given once, or every count equal after clamping): a scalar repeat.
   bool scalar = count <= 1 || equal;
-  if (!scalar && negative) {
+  if (!scalar && negative) {  // equal once clamped?
     scalar = true;
     for (int64_t i = 1; i < count && scalar; ++i) scalar = at(i) == at(0);
   }
-  const int64_t r = count == 0 ? 0 : at(0);
-  int64_t total = 0;  // output extent along the axis
+  int64_t total = 0;
   if (scalar) {
-    if (__builtin_mul_overflow(extent, r, &total))
-      overflow("repeat: " + std::to_string(extent) + " elements * " + std::to_string(r) + " repeats overflows int64");
-    p.repeats = r;
-  } else {
-    p.prefix.reserve(static_cast<std::size_t>(count) + 1);  // no zero fill: written once
-    p.prefix.push_back(0);
-    int64_t max_count = 0;
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t c = at(i);
-      if (__builtin_add_overflow(total, c, &total))
-        overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
-      p.prefix.push_back(total);
-      max_count = c > max_count ? c : max_count;
-    }
-    p.seg_max_count = max_count;
-    p.repeats = kSegmentReps;
+    p.repeats = count == 0 ? 0 : at(0);
+    if (__builtin_mul_overflow(extent, p.repeats, &total))
+      overflow("repeat: " + std::to_string(extent) + " elements * " + std::to_string(p.repeats) +
+               " repeats overflows int64");
+    return total;
   }
-  const int64_t reps = scalar ? r : kSegmentReps;
-  if (has_axis) {
-    int64_t out[max_ndim];
-    for (int i = 0; i < nd; ++i) {
-      out[i] = i == axis ? total : shape[i];
-      p.nest[i] = {shape[i], p.in_strides[i], i == axis ? reps : 1, i == axis};
-    }
-    p.nest_size = nd;
-    p.out_shape = Dims(out, static_cast<std::size_t>(nd));
-    if (!scalar) {
-      p.seg_naxes = 1;
-      p.seg_axes[0] = {shape[axis], p.in_strides[axis], false};
-    }
-    return;
+  p.prefix.reserve(static_cast<std::size_t>(count) + 1);  // no zero fill: written once
+  p.prefix.push_back(0);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t c = at(i);
+    if (__builtin_add_overflow(total, c, &total))
+      overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
+    p.prefix.push_back(total);
+    p.seg_max_count = c > p.seg_max_count ? c : p.seg_max_count;
   }
-  p.flattened = true;
-  p.out_shape = Dims({total});
-  if (scalar) {  // the input's axes in C order, the last one's elements repeated (0-d: one element)
-    for (int i = 0; i < nd; ++i) p.nest[i] = {shape[i], p.in_strides[i], i == nd - 1 ? reps : 1, i == nd - 1};
-    if (nd == 0) p.nest[0] = {1, 0, reps, true};
-    p.nest_size = nd == 0 ? 1 : nd;
-    return;
-  }
-  // Per-element counts of the flattened input: one segment axis over the input's axes (merged
-  // where affine, extent-1 axes dropped), which the segments kernel walks in C order.
+  p.repeats = kSegmentReps;
+  return total;
+}
+
+// Per-element counts of the flattened input: one segment axis over the input's axes (merged where
+// affine, extent-1 axes dropped), which the segments kernel walks in C order.
+void flattened_segments(CopyPlan& p) {
+  const Dims& shape = p.in_shape;
   p.nest_size = 1;
   p.nest[0] = {p.input_size, 0, kSegmentReps, true};
   int ns = 0;
   Entry merged[max_ndim];  // innermost first
-  for (int i = nd - 1; i >= 0; --i) {
+  for (int i = shape.size() - 1; i >= 0; --i) {
     if (shape[i] == 1) continue;
     if (ns > 0 && affine_pair(p.in_strides[i], merged[ns - 1].stride, merged[ns - 1].extent)) {
       merged[ns - 1].extent *= shape[i];
@@ -175,6 +156,41 @@ void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_ax
   p.seg_naxes = ns;
   for (int k = 0; k < ns; ++k) p.seg_axes[k] = merged[ns - 1 - k];
   p.nest[0].stride = ns == 1 ? p.seg_axes[0].stride : 0;
+}
+
+}  // namespace
+
+void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_axis, int axis) {
+  p.op = Operation::repeat;
+  const Dims& shape = p.in_shape;
+  const int nd = shape.size();
+  p.axis = repeat_axis(shape, has_axis, axis);
+  const int64_t total = read_counts(p, repeats, count, p.axis >= 0 ? shape[p.axis] : p.input_size);
+  const bool segments = p.repeats == kSegmentReps;
+  if (p.axis >= 0) {
+    int64_t out[max_ndim];
+    for (int i = 0; i < nd; ++i) {
+      out[i] = i == p.axis ? total : shape[i];
+      p.nest[i] = {shape[i], p.in_strides[i], i == p.axis ? p.repeats : 1, i == p.axis};
+    }
+    p.nest_size = nd;
+    p.out_shape = Dims(out, static_cast<std::size_t>(nd));
+    if (segments) {
+      p.seg_naxes = 1;
+      p.seg_axes[0] = {shape[p.axis], p.in_strides[p.axis], false};
+    }
+    return;
+  }
+  p.flattened = true;
+  p.out_shape = Dims({total});
+  if (segments) {
+    flattened_segments(p);
+    return;
+  }
+  // One count: the input's axes in C order, the last one's elements repeated (0-d: one element).
+  for (int i = 0; i < nd; ++i) p.nest[i] = {shape[i], p.in_strides[i], i == nd - 1 ? p.repeats : 1, i == nd - 1};
+  if (nd == 0) p.nest[0] = {1, 0, p.repeats, true};
+  p.nest_size = nd == 0 ? 1 : nd;
 }
 
 // ---- The table ------------------------------------------------------------------------------

@@ -337,45 +337,34 @@ Dims output_shape_only(CopyPlan&& p) {
 
 // ---- Regions ------------------------------------------------------------------------------
 
-Region plan_region(const CopyPlan& plan, const Dims& start, const Dims& extent) {
-  Region r;
-  r.itemsize = plan.itemsize;
-  r.prefix = plan.prefix.empty() ? nullptr : plan.prefix.data();
-  if (plan.flattened) {  // a 1-d output: the region is a range of it
-    r.as_range = true;
-    r.begin = start[0];
-    r.end = start[0] + extent[0];
-    return r;
+namespace {
+
+// Nest axis i of the plan as the region kernel walks the region [start, start + extent) on it.
+RegionAxis region_axis(const CopyPlan& plan, int i, int64_t start, int64_t extent) {
+  const NestAxis& a = plan.nest[i];
+  const int64_t period = a.extent;  // > 0: the output is not empty
+  RegionAxis x{period, period == 1 ? 0 : a.stride, 0, extent, 0, 0, 0};
+  if (!a.elementwise || a.reps == 1) {
+    x.start = start % period;
+  } else if (a.reps == kSegmentReps) {  // the source index whose segment holds `start`
+    const int64_t* pre = plan.prefix.data();
+    x.start = std::upper_bound(pre, pre + period + 1, start) - pre - 1;
+    x.reps = kSegmentReps;
+    x.phase = start - pre[x.start];
+  } else {
+    x.start = start / a.reps;
+    x.reps = a.reps;
+    x.phase = start % a.reps;
   }
-  RegionAxis axes[max_ndim];
-  int na = 0;
-  for (int i = 0; i < plan.nest_size; ++i) {
-    const NestAxis& a = plan.nest[i];
-    const int64_t period = a.extent;  // > 0: the output is not empty
-    const int64_t stride = period == 1 ? 0 : a.stride;
-    RegionAxis x{period, stride, 0, extent[i], 0, 0, 0};
-    if (!a.elementwise || a.reps == 1) {
-      x.start = start[i] % period;
-    } else if (a.reps == kSegmentReps) {  // the source index whose segment holds start[i]
-      const int64_t* pre = plan.prefix.data();
-      x.start = std::upper_bound(pre, pre + period + 1, start[i]) - pre - 1;
-      x.reps = kSegmentReps;
-      x.phase = start[i] - pre[x.start];
-    } else {
-      x.start = start[i] / a.reps;
-      x.reps = a.reps;
-      x.phase = start[i] % a.reps;
-    }
-    if (extent[i] == 1) {
-      r.src_offset += x.start * stride;  // a constant source index on this axis
-    } else {
-      axes[na++] = x;
-    }
-  }
-  // Merge whole-axis axes from the inside out. An outer axis `o` folds into the inner axis `in`
-  // when `in` covers exactly one whole period starting at 0 and o's source step is one whole period
-  // of `in` (or o has a single source index): then the pair walks source indices
-  // o_k * in.period + in_k with in_k over [0, in.period) — one axis of period o.period * in.period.
+  return x;
+}
+
+// Merges whole-axis axes (outermost first) from the inside out into r.axes. An outer axis `o`
+// folds into the inner axis `in` when `in` covers exactly one whole period starting at 0 and o's
+// source step is one whole period of `in` (or o has a single source index): then the pair walks
+// source indices o_k * in.period + in_k with in_k over [0, in.period) — one axis of period
+// o.period * in.period.
+void merge_region_axes(const RegionAxis* axes, int na, Region& r) {
   RegionAxis m[max_ndim];  // innermost first
   int nm = 0;
   for (int k = na - 1; k >= 0; --k) {
@@ -393,8 +382,33 @@ Region plan_region(const CopyPlan& plan, const Dims& start, const Dims& extent) 
   }
   r.naxes = nm;
   for (int k = 0; k < nm; ++k) r.axes[k] = m[nm - 1 - k];
+}
+
+}  // namespace
+
+Region plan_region(const CopyPlan& plan, const Dims& start, const Dims& extent) {
+  Region r;
+  r.itemsize = plan.itemsize;
+  r.prefix = plan.prefix.empty() ? nullptr : plan.prefix.data();
+  if (plan.flattened) {  // a 1-d output: the region is a range of it
+    r.as_range = true;
+    r.begin = start[0];
+    r.end = start[0] + extent[0];
+    return r;
+  }
+  RegionAxis axes[max_ndim];
+  int na = 0;
+  for (int i = 0; i < plan.nest_size; ++i) {
+    const RegionAxis x = region_axis(plan, i, start[i], extent[i]);
+    if (extent[i] == 1) {
+      r.src_offset += x.start * x.stride;  // a constant source index on this axis
+    } else {
+      axes[na++] = x;
+    }
+  }
+  merge_region_axes(axes, na, r);
   int64_t step = static_cast<int64_t>(plan.itemsize);
-  for (int k = nm - 1; k >= 0; --k) {
+  for (int k = r.naxes - 1; k >= 0; --k) {
     r.axes[k].step_bytes = step;
     step *= r.axes[k].extent;
   }
