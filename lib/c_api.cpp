@@ -18,20 +18,10 @@ namespace {
 
 thread_local std::string last_error;
 
-std::optional<int> to_axis(int axis) { return axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis); }
-
-// Per-element counts from C: nrepeats values (1: one count for all).
-tessera::Repeats to_repeats(int64_t nrepeats, const int64_t* repeats) {
-  if (nrepeats < 0)
-    throw tessera::InvalidArgument("tessera: nrepeats = " + std::to_string(nrepeats) + " is negative");
-  if (nrepeats > 0 && repeats == nullptr)
-    throw tessera::InvalidArgument("tessera: repeats is NULL but nrepeats = " + std::to_string(nrepeats));
-  return tessera::Repeats(repeats, static_cast<std::size_t>(nrepeats));
-}
-
-// Every argument of a call is converted in argument order into these locals before the call, so
-// the error reported for several bad arguments is the first one's (not the compiler's choice of
-// evaluation order).
+// Every call converts and checks its arguments in argument order (options included, where they
+// stand; tessera.h), each into a local before the call, so the error reported for several bad
+// arguments is the first one's (not the compiler's choice of evaluation order). Input holds the
+// input's shape and strides.
 struct Input {
   tessera::Dims shape, strides;
   Input(int ndim, const int64_t* shape_, const int64_t* strides_)
@@ -97,6 +87,15 @@ tessera::Options c_options(const tessera_options* options) {
   return o;  // validated by the planner
 }
 
+Repeats c_repeats(int64_t nrepeats, const int64_t* repeats) {
+  if (nrepeats < 0) throw InvalidArgument("tessera: nrepeats = " + std::to_string(nrepeats) + " is negative");
+  if (nrepeats > 0 && repeats == nullptr)
+    throw InvalidArgument("tessera: repeats is NULL but nrepeats = " + std::to_string(nrepeats));
+  return Repeats(repeats, static_cast<std::size_t>(nrepeats));
+}
+
+std::optional<int> c_axis(int axis) { return axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis); }
+
 DType c_dtype(int dtype) {
   const auto d = static_cast<DType>(dtype);
   itemsize_of(d);  // throws InvalidArgument naming a value that is not a DType
@@ -132,9 +131,9 @@ tessera_status tessera_tile_shape_ex(int ndim, const int64_t* shape, int nreps, 
   return c_guarded([&] {
     const tessera::Dims s = c_dims(ndim, shape, "shape", "ndim");
     const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
+    const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_ndim, "out_ndim");
     c_require(out_shape, "out_shape");
-    const tessera::Options o = tessera::detail::c_options(options);
     c_write_shape(tessera::tile_shape(s, r, o), out_ndim, out_shape);
   });
 }
@@ -167,13 +166,13 @@ tessera_status tessera_tile_alloc_ex(const void* src, int ndim, const int64_t* s
                                      void** out_data, size_t* out_bytes, int* out_ndim,
                                      int64_t out_shape[TESSERA_MAX_NDIM]) {
   return c_guarded([&] {
+    const Input in(ndim, shape, strides);
+    const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
+    const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_data, "out_data");
     c_require(out_bytes, "out_bytes");
     c_require(out_ndim, "out_ndim");
     c_require(out_shape, "out_shape");
-    const Input in(ndim, shape, strides);
-    const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
-    const tessera::Options o = tessera::detail::c_options(options);
     tessera::Array a = tessera::tile(src, in.shape, in.strides, itemsize, r, o);
     c_write_shape(a.shape(), out_ndim, out_shape);
     *out_bytes = a.nbytes();
@@ -257,10 +256,10 @@ tessera_status tessera_repeat_shape(int ndim, const int64_t* shape, int64_t nrep
                                     int axis, int* out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]) {
   return c_guarded([&] {
     const tessera::Dims s = c_dims(ndim, shape, "shape", "ndim");
-    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    const tessera::Repeats r = tessera::detail::c_repeats(nrepeats, repeats);
     c_require(out_ndim, "out_ndim");
     c_require(out_shape, "out_shape");
-    c_write_shape(tessera::repeat_shape(s, r, to_axis(axis)), out_ndim, out_shape);
+    c_write_shape(tessera::repeat_shape(s, r, tessera::detail::c_axis(axis)), out_ndim, out_shape);
   });
 }
 
@@ -275,9 +274,9 @@ tessera_status tessera_repeat_ex(const void* src, int ndim, const int64_t* shape
                                  size_t dst_bytes, const tessera_options* options) {
   return c_guarded([&] {
     const Input in(ndim, shape, strides);
-    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    const tessera::Repeats r = tessera::detail::c_repeats(nrepeats, repeats);
     const tessera::Options o = tessera::detail::c_options(options);
-    tessera::repeat(src, in.shape, in.strides, itemsize, r, to_axis(axis), dst, dst_bytes, o);
+    tessera::repeat(src, in.shape, in.strides, itemsize, r, tessera::detail::c_axis(axis), dst, dst_bytes, o);
   });
 }
 
@@ -310,10 +309,10 @@ tessera_status tessera_plan_create_repeat(int ndim, const int64_t* shape, const 
                                           const tessera_options* options, tessera_plan** out_plan) {
   return create_plan(out_plan, [&] {
     const Input in(ndim, shape, strides);
-    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    const tessera::Repeats r = tessera::detail::c_repeats(nrepeats, repeats);
     const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_plan, "out_plan");
-    return tessera::Plan::repeat(in.shape, in.strides, itemsize, r, to_axis(axis), o);
+    return tessera::Plan::repeat(in.shape, in.strides, itemsize, r, tessera::detail::c_axis(axis), o);
   });
 }
 
@@ -372,9 +371,9 @@ tessera_status tessera_repeat_backward_ex(const void* grad_out, int ndim, const 
     const Input in(ndim, shape, strides);
     const tessera::DType dt = tessera::detail::c_dtype(dtype);
     const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
-    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    const tessera::Repeats r = tessera::detail::c_repeats(nrepeats, repeats);
     const tessera::Options o = tessera::detail::c_options(options);
-    tessera::repeat_backward(grad_out, in.shape, in.strides, dt, s, r, to_axis(axis), grad_in, grad_in_bytes, o);
+    tessera::repeat_backward(grad_out, in.shape, in.strides, dt, s, r, tessera::detail::c_axis(axis), grad_in, grad_in_bytes, o);
   });
 }
 
@@ -413,10 +412,10 @@ tessera_status tessera_plan_create_repeat_backward(int ndim, const int64_t* shap
     const Input in(ndim, shape, strides);
     const tessera::DType dt = tessera::detail::c_dtype(dtype);
     const tessera::Dims s = c_dims(in_ndim, in_shape, "in_shape", "in_ndim");
-    const tessera::Repeats r = to_repeats(nrepeats, repeats);
+    const tessera::Repeats r = tessera::detail::c_repeats(nrepeats, repeats);
     const tessera::Options o = tessera::detail::c_options(options);
     c_require(out_plan, "out_plan");
-    return tessera::Plan::repeat_backward(in.shape, in.strides, dt, s, r, to_axis(axis), o);
+    return tessera::Plan::repeat_backward(in.shape, in.strides, dt, s, r, tessera::detail::c_axis(axis), o);
   });
 }
 
@@ -451,8 +450,9 @@ tessera_status tessera_plan_execute_region(const tessera_plan* plan, const void*
   return c_guarded([&] {
     c_require(plan, "plan");
     const int n = plan->plan.ndim();
-    plan->plan.execute_region(src, c_dims(n, start, "start", "the plan's output ndim"),
-                              c_dims(n, extent, "extent", "the plan's output ndim"), dst, dst_bytes);
+    const tessera::Dims st = c_dims(n, start, "start", "the plan's output ndim");
+    const tessera::Dims ex = c_dims(n, extent, "extent", "the plan's output ndim");
+    plan->plan.execute_region(src, st, ex, dst, dst_bytes);
   });
 }
 

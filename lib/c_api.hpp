@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 
 namespace tessera::detail {
@@ -50,6 +51,14 @@ void c_require(const void* p, const char* name);
 /// larger than this version's struct, and for an accumulate other than 0 or 1; the enum fields and
 /// max_threads are validated by the planner.
 Options c_options(const tessera_options* options);
+
+/// repeat's counts from C: nrepeats values (one for every element, or one per element along the
+/// axis). Throws InvalidArgument for a negative nrepeats, then for a NULL repeats with nrepeats > 0.
+Repeats c_repeats(int64_t nrepeats, const int64_t* repeats);
+
+/// repeat's axis from C: std::nullopt for TESSERA_AXIS_NONE (the flattened input), else the value
+/// (checked by the planner).
+std::optional<int> c_axis(int axis);
 
 /// A tessera_dtype value from C as a DType; throws InvalidArgument naming a value that is not one.
 DType c_dtype(int dtype);

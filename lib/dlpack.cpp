@@ -6,23 +6,26 @@
 // entry point checks its arguments in the order the header documents (check_tensors, the
 // operation's own arguments, byte_strides, the plan, execute_into).
 // The reductions (tile_backward, sum_to_shape, repeat_backward) take the DLPack dtype as a
-// tessera::DType (reduce_dtype) and the result's shape as the call's shape argument (in_shape,
-// target), and the options (c_options); the same order (check_reduce_tensors, the operation's
-// own arguments, the result's shape, byte_strides, the options, the plan, execute_reduce_into).
+// tessera::DType (dtype_from_dlpack: lib/dtype.cpp's table) and the result's shape as the call's
+// shape argument (in_shape, target), and the options (c_options); the same order
+// (check_reduce_tensors, the operation's own arguments, the result's shape, byte_strides, the
+// options, the plan, execute_reduce_into).
+// tessera::dlpack_view (the header's C++ part) is the same translation of one tensor in one call,
+// for other bindings (the Python extension).
 // Compiled only when tessera is built with DLPack (lib/meson.build).
 #include <tessera/tessera_dlpack.h>
 
 #include "c_api.hpp"
+#include "error.hpp"
 
 #include <cstddef>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace tessera::detail {
 namespace {
-
-[[noreturn]] void invalid(const std::string& what) { throw InvalidArgument("tessera: " + what); }
 
 std::string device_name(int32_t type) {
   switch (type) {  // DLDeviceType (dlpack.h 0.6 and later)
@@ -50,12 +53,6 @@ std::string dtype_name(const DLDataType& t) {
   s += std::to_string(t.bits);
   if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
   return s;
-}
-
-std::string join(int n, const int64_t* v) {
-  std::string s = "(";
-  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (n == 1 ? ",)" : ")");
 }
 
 // The device type as stored. A C caller may store any value (newer DLPack versions add device
@@ -139,8 +136,8 @@ void check_compact(const Plan& plan, const DLTensor& dst, const char* which) {
     step *= out[i];  // at most the output's element count
   }
   if (!compact)
-    invalid(std::string(which) + " is not C-contiguous: strides " + join(out.size(), dst.strides) +
-            " (elements) but shape " + join(out.size(), out.data()) + " needs " + join(out.size(), expected) +
+    invalid(std::string(which) + " is not C-contiguous: strides " + dims_str(out.size(), dst.strides) +
+            " (elements) but shape " + dims_str(out.size(), out.data()) + " needs " + dims_str(out.size(), expected) +
             " or NULL");
 }
 
@@ -150,53 +147,14 @@ void execute_into(const Plan& plan, const DLTensor& src, const DLTensor& dst, co
   const Dims& out = plan.shape();
   const Dims dst_shape = shape_of(dst, "dst");
   if (dst_shape != out)
-    invalid("dst has shape " + join(dst_shape.size(), dst_shape.data()) + " but " + op + " has shape " +
-            join(out.size(), out.data()));
+    invalid("dst has shape " + dims_str(dst_shape.size(), dst_shape.data()) + " but " + op + " has shape " +
+            dims_str(out.size(), out.data()));
   check_compact(plan, dst, "dst");
   plan.execute(origin(static_cast<const unsigned char*>(src.data), src.byte_offset),
                origin(static_cast<unsigned char*>(dst.data), dst.byte_offset), plan.nbytes());
 }
 
-// repeat's counts from C, checked as tessera_repeat checks them (nrepeats, then the pointer).
-Repeats repeats_of(int64_t nrepeats, const int64_t* repeats) {
-  if (nrepeats < 0) invalid("nrepeats = " + std::to_string(nrepeats) + " is negative");
-  if (nrepeats > 0 && repeats == nullptr) invalid("repeats is NULL but nrepeats = " + std::to_string(nrepeats));
-  return Repeats(repeats, static_cast<std::size_t>(nrepeats));
-}
-
 // ---- The reductions ----------------------------------------------------------------------------
-
-// The tessera_dtype of a DLPack dtype, if the reductions add it: one lane of kDLFloat 16/32/64,
-// kDLBfloat 16, kDLComplex 64/128, kDLInt or kDLUInt 8/16/32/64.
-std::optional<DType> reduce_dtype(const DLDataType& t) {
-  if (t.lanes != 1) return std::nullopt;
-  const auto by_bits = [&](DType b8, DType b16, DType b32, DType b64) -> std::optional<DType> {
-    switch (t.bits) {
-      case 8: return b8;
-      case 16: return b16;
-      case 32: return b32;
-      case 64: return b64;
-      default: return std::nullopt;
-    }
-  };
-  switch (t.code) {
-    case kDLInt: return by_bits(DType::int8, DType::int16, DType::int32, DType::int64);
-    case kDLUInt: return by_bits(DType::uint8, DType::uint16, DType::uint32, DType::uint64);
-    case kDLFloat:
-      if (t.bits == 16) return DType::float16;
-      if (t.bits == 32) return DType::float32;
-      if (t.bits == 64) return DType::float64;
-      return std::nullopt;
-    case kDLBfloat:
-      if (t.bits == 16) return DType::bfloat16;
-      return std::nullopt;
-    case kDLComplex:
-      if (t.bits == 64) return DType::complex64;
-      if (t.bits == 128) return DType::complex128;
-      return std::nullopt;
-    default: return std::nullopt;
-  }
-}
 
 // The gradient in: its tessera_dtype, and its itemsize and shape.
 struct Gradient {
@@ -213,7 +171,7 @@ Gradient check_reduce_tensors(const DLTensor* in, const DLTensor* out, const cha
   c_require(out, out_name);
   check_cpu(*in, in_name, function);
   check_cpu(*out, out_name, function);
-  const std::optional<DType> dtype = reduce_dtype(in->dtype);
+  const std::optional<DType> dtype = dtype_from_dlpack(in->dtype.code, in->dtype.bits, in->dtype.lanes);
   if (!dtype)
     invalid(std::string(in_name) + " dtype " + dtype_name(in->dtype) + " (code " + std::to_string(in->dtype.code) +
             ", bits " + std::to_string(in->dtype.bits) + ", lanes " + std::to_string(in->dtype.lanes) +
@@ -243,6 +201,19 @@ void execute_reduce_into(const Plan& plan, const DLTensor& in, const DLTensor& o
 }  // namespace
 }  // namespace tessera::detail
 
+namespace tessera {
+
+DLPackView dlpack_view(const DLTensor& t, const char* name, const char* function) {
+  using namespace detail;
+  check_cpu(t, name, function);
+  const Source in{itemsize_of(t.dtype, name), shape_of(t, name)};
+  Dims strides = byte_strides(t, in, name);
+  return {origin(static_cast<const unsigned char*>(t.data), t.byte_offset), in.shape, std::move(strides), in.itemsize,
+          t.dtype};
+}
+
+}  // namespace tessera
+
 using tessera::detail::c_dims;
 using tessera::detail::c_guarded;
 using tessera::detail::c_require;
@@ -254,10 +225,11 @@ tessera_status tessera_tile_dlpack_shape(const DLTensor* src, int nreps, const i
                                          int64_t out_shape[TESSERA_MAX_NDIM]) {
   return c_guarded([&] {
     c_require(src, "src");
+    const tessera::Dims shape = tessera::detail::shape_of(*src, "src");
+    const tessera::Dims r = c_dims(nreps, reps, "reps", "nreps");
     c_require(out_ndim, "out_ndim");
     c_require(out_shape, "out_shape");
-    c_write_shape(tessera::tile_shape(tessera::detail::shape_of(*src, "src"), c_dims(nreps, reps, "reps", "nreps")),
-                  out_ndim, out_shape);
+    c_write_shape(tessera::tile_shape(shape, r), out_ndim, out_shape);
   });
 }
 
@@ -298,9 +270,9 @@ tessera_status tessera_repeat_dlpack(const DLTensor* src, int64_t nrepeats, cons
   using namespace tessera::detail;
   return c_guarded([&] {
     const Source in = check_tensors(src, dst, "tessera_repeat_dlpack");
-    const tessera::Repeats r = repeats_of(nrepeats, repeats);
+    const tessera::Repeats r = c_repeats(nrepeats, repeats);
     const tessera::Dims strides = byte_strides(*src, in);
-    const std::optional<int> ax = axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis);
+    const std::optional<int> ax = c_axis(axis);
     execute_into(tessera::Plan::repeat(in.shape, strides, in.itemsize, r, ax), *src, *dst,
                  ax ? "repeat(src, repeats, axis)" : "repeat(src, repeats) (no axis)");
   });
@@ -338,11 +310,11 @@ tessera_status tessera_repeat_backward_dlpack(const DLTensor* grad_out, int64_t 
   return c_guarded([&] {
     const Gradient g =
         check_reduce_tensors(grad_out, grad_in, "grad_out", "grad_in", "tessera_repeat_backward_dlpack");
-    const tessera::Repeats r = repeats_of(nrepeats, repeats);
+    const tessera::Repeats r = c_repeats(nrepeats, repeats);
     const tessera::Dims in_shape = shape_of(*grad_in, "grad_in");
     const tessera::Dims strides = byte_strides(*grad_out, g.src, "grad_out");
     const tessera::Options o = tessera::detail::c_options(options);
-    const std::optional<int> ax = axis == TESSERA_AXIS_NONE ? std::nullopt : std::optional<int>(axis);
+    const std::optional<int> ax = c_axis(axis);
     execute_reduce_into(tessera::Plan::repeat_backward(g.src.shape, strides, g.dtype, in_shape, r, ax, o), *grad_out,
                         *grad_in, "grad_out", "grad_in");
   });

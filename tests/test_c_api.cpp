@@ -145,3 +145,71 @@ TEST_CASE("C: version and active target") {
   CHECK(std::string(c_active_target()) == tessera::active_target());
   CHECK(!std::string(c_active_target()).empty());
 }
+
+TEST_CASE("C: several bad arguments report the first in argument order") {
+  const uint8_t a[4] = {1, 2, 3, 4};
+  int n = 0;
+  int64_t out_shape[TESSERA_MAX_NDIM];
+  tessera_options bad;
+  tessera_options_init(&bad);
+  bad.accumulate = 2;
+  SUBCASE("tessera_tile_shape_ex: shape, reps, options, out_ndim, out_shape") {
+    CHECK(tessera_tile_shape_ex(1, Shape{4}.data(), 1, Shape{2}.data(), &bad, nullptr, out_shape) ==
+          TESSERA_INVALID_ARGUMENT);
+    CHECK(contains(tessera_last_error(), "options->accumulate = 2"));
+  }
+  SUBCASE("tessera_tile_alloc_ex: the input, reps, options, then the output pointers") {
+    std::size_t bytes = 0;
+    CHECK(tessera_tile_alloc_ex(a, 1, Shape{4}.data(), nullptr, 1, -1, nullptr, &bad, nullptr, &bytes, &n,
+                                out_shape) == TESSERA_INVALID_ARGUMENT);
+    CHECK(contains(tessera_last_error(), "nreps = -1 is out of range"));
+    CHECK(tessera_tile_alloc_ex(a, 1, Shape{4}.data(), nullptr, 1, 1, Shape{2}.data(), &bad, nullptr, &bytes, &n,
+                                out_shape) == TESSERA_INVALID_ARGUMENT);
+    CHECK(contains(tessera_last_error(), "options->accumulate = 2"));
+    CHECK(tessera_tile_alloc_ex(a, 1, Shape{4}.data(), nullptr, 1, 1, Shape{2}.data(), nullptr, nullptr, &bytes, &n,
+                                out_shape) == TESSERA_INVALID_ARGUMENT);
+    CHECK(contains(tessera_last_error(), "out_data is NULL"));
+  }
+  SUBCASE("tessera_plan_execute_region: start before extent") {
+    tessera_plan* plan = nullptr;
+    REQUIRE(tessera_plan_create(1, Shape{4}.data(), nullptr, 1, 1, Shape{2}.data(), &plan) == TESSERA_OK);
+    uint8_t dst[8];
+    CHECK(tessera_plan_execute_region(plan, a, nullptr, nullptr, dst, sizeof dst) == TESSERA_INVALID_ARGUMENT);
+    CHECK(contains(tessera_last_error(), "start is NULL"));
+    tessera_plan_destroy(plan);
+  }
+}
+
+TEST_CASE("The element types: one table behind names, sizes, numpy kinds and DLPack codes") {
+  using tessera::DType;
+  for (int v = TESSERA_FLOAT32; v <= TESSERA_UINT64; ++v) {
+    const auto d = static_cast<DType>(v);
+    CAPTURE(v);
+    CHECK(tessera::dtype_named(tessera::dtype_name(d)) == d);
+    CHECK(tessera_dtype_itemsize(v) == tessera::itemsize_of(d));
+    CHECK(std::string(tessera_dtype_name(v)) == tessera::dtype_name(d));
+  }
+  CHECK(tessera::dtype_from_numpy('f', 2) == DType::float16);
+  CHECK(tessera::dtype_from_numpy('f', 8) == DType::float64);
+  CHECK(tessera::dtype_from_numpy('c', 16) == DType::complex128);
+  CHECK(tessera::dtype_from_numpy('i', 1) == DType::int8);
+  CHECK(tessera::dtype_from_numpy('u', 8) == DType::uint64);
+  CHECK(!tessera::dtype_from_numpy('b', 1));   // bool
+  CHECK(!tessera::dtype_from_numpy('f', 16));  // long double
+  CHECK(!tessera::dtype_from_numpy('\0', 2));  // bfloat16 has no numpy kind
+  CHECK(tessera::dtype_from_dlpack(2, 32, 1) == DType::float32);  // kDLFloat
+  CHECK(tessera::dtype_from_dlpack(4, 16, 1) == DType::bfloat16);  // kDLBfloat
+  CHECK(tessera::dtype_from_dlpack(5, 64, 1) == DType::complex64);  // kDLComplex
+  CHECK(tessera::dtype_from_dlpack(0, 16, 1) == DType::int16);  // kDLInt
+  CHECK(tessera::dtype_from_dlpack(1, 32, 1) == DType::uint32);  // kDLUInt
+  CHECK(!tessera::dtype_from_dlpack(2, 32, 4));  // float32x4
+  CHECK(!tessera::dtype_from_dlpack(6, 8, 1));   // kDLBool
+  CHECK(!tessera::dtype_from_dlpack(4, 32, 1));
+  CHECK(!tessera::dtype_named("bool"));
+  CHECK(!tessera::dtype_named("torch.float32"));
+  CHECK(!tessera::dtype_named(""));
+  CHECK(tessera_dtype_itemsize(14) == 0);
+  CHECK(std::string(tessera_dtype_name(-1)).empty());
+  CHECK_THROWS_WITH_AS(tessera::itemsize_of(static_cast<DType>(14)), doctest::Contains("dtype 14 is not a tessera_dtype"),
+                       tessera::InvalidArgument);
+}

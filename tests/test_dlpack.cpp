@@ -1131,3 +1131,72 @@ TEST_CASE("DLPack reductions: empty results and empty gradients") {
 }
 
 TEST_CASE("DLPack: the C99 translation unit") { CHECK(c_dlpack_check() == 0); }
+
+TEST_CASE("DLPack: tessera::dlpack_view reads one tensor as the entry points do") {
+  float data[8] = {};
+  int64_t shape[2] = {2, 3}, strides[2] = {1, 2};
+  DLTensor t{};
+  t.data = data;
+  t.byte_offset = 4;
+  t.device = {kDLCPU, 0};
+  t.ndim = 2;
+  t.dtype = dtype(kDLFloat, 32);
+  t.shape = shape;
+  t.strides = strides;
+  SUBCASE("origin, shape, byte strides, itemsize, dtype") {
+    const tessera::DLPackView v = tessera::dlpack_view(t, "x", "f");
+    CHECK(v.data == reinterpret_cast<const unsigned char*>(data) + 4);
+    CHECK(v.shape == tessera::Dims{2, 3});
+    CHECK(v.strides == tessera::Dims{4, 8});
+    CHECK(v.itemsize == 4);
+    CHECK((v.dtype.code == kDLFloat && v.dtype.bits == 32 && v.dtype.lanes == 1));
+  }
+  SUBCASE("NULL strides: none (C-contiguous); NULL data stays NULL") {
+    t.strides = nullptr;
+    t.data = nullptr;
+    const tessera::DLPackView v = tessera::dlpack_view(t, "x", "f");
+    CHECK(v.strides.size() == 0);
+    CHECK(v.data == nullptr);
+  }
+  SUBCASE("a byte stride past int64") {
+    int64_t huge[2] = {INT64_MAX / 2, 1};
+    t.strides = huge;
+    CHECK_THROWS_WITH_AS(tessera::dlpack_view(t, "x", "f"),
+                         doctest::Contains("x->strides[0] = 4611686018427387903 elements of 4 bytes overflows int64"),
+                         tessera::Overflow);
+  }
+  SUBCASE("device, dtype and ndim, in that order") {
+    t.device = {kDLCUDA, 0};
+    t.dtype = dtype(kDLFloat, 4);
+    t.ndim = TESSERA_MAX_NDIM + 1;
+    CHECK_THROWS_WITH_AS(tessera::dlpack_view(t, "x", "f"),
+                         doctest::Contains("x is on device CUDA (device_type 2, device_id 0); f reads and writes"),
+                         tessera::InvalidArgument);
+    t.device = {kDLCPU, 0};
+    CHECK_THROWS_WITH_AS(tessera::dlpack_view(t, "x", "f"), doctest::Contains("x dtype float4 has 4 bits per element"),
+                         tessera::InvalidArgument);
+    t.dtype = dtype(kDLFloat, 32);
+    CHECK_THROWS_WITH_AS(tessera::dlpack_view(t, "x", "f"), doctest::Contains("x->ndim = 65 is out of range"),
+                         tessera::InvalidArgument);
+  }
+}
+
+TEST_CASE("DLPack: tessera_tile_dlpack_shape checks src, its shape, reps, then the output pointers") {
+  int64_t shape[1] = {3};
+  DLTensor s{};
+  s.device = {kDLCPU, 0};
+  s.ndim = 1;
+  s.dtype = dtype(kDLFloat, 32);
+  int n = 0;
+  int64_t out[TESSERA_MAX_NDIM];
+  CHECK(tessera_tile_dlpack_shape(&s, 1, nullptr, nullptr, out) == TESSERA_INVALID_ARGUMENT);
+  CHECK(contains(tessera_last_error(), "src->shape is NULL"));
+  s.shape = shape;
+  CHECK(tessera_tile_dlpack_shape(&s, 1, nullptr, nullptr, out) == TESSERA_INVALID_ARGUMENT);
+  CHECK(contains(tessera_last_error(), "reps is NULL but nreps = 1"));
+  const int64_t reps[1] = {2};
+  CHECK(tessera_tile_dlpack_shape(&s, 1, reps, nullptr, out) == TESSERA_INVALID_ARGUMENT);
+  CHECK(contains(tessera_last_error(), "out_ndim is NULL"));
+  CHECK(tessera_tile_dlpack_shape(&s, 1, reps, &n, out) == TESSERA_OK);
+  CHECK((n == 1 && out[0] == 6));
+}

@@ -159,6 +159,7 @@ TESSERA_API tessera_status tessera_tile_shape(int ndim, const int64_t *shape, in
 /**
  * tessera_tile_shape with options (NULL = defaults): under TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO a
  * negative rep gives an extent of 0. Also TESSERA_INVALID_ARGUMENT for an invalid option value.
+ * Arguments are checked in order (shape, reps, options, out_ndim, out_shape).
  */
 TESSERA_API tessera_status tessera_tile_shape_ex(int ndim, const int64_t *shape, int nreps, const int64_t *reps,
                                                  const tessera_options *options, int *out_ndim,
@@ -174,7 +175,8 @@ TESSERA_API tessera_status tessera_tile_shape_ex(int ndim, const int64_t *shape,
  * dst:      dst_bytes writable bytes; may be NULL only if the output is empty.
  * Errors: TESSERA_INVALID_ARGUMENT, TESSERA_OVERFLOW, TESSERA_BUFFER_TOO_SMALL (dst_bytes less than
  * the output's byte size), TESSERA_OUT_OF_MEMORY, TESSERA_INTERNAL. On error dst is untouched.
- * When several arguments are bad, the first in argument order is reported (options last).
+ * When several arguments are bad, the first in argument order is reported (so in every call of
+ * this header: the _ex calls' options where they stand in the list).
  */
 TESSERA_API tessera_status tessera_tile(const void *src, int ndim, const int64_t *shape, const int64_t *strides,
                                         size_t itemsize, int nreps, const int64_t *reps, void *dst,
@@ -189,7 +191,8 @@ TESSERA_API tessera_status tessera_tile_ex(const void *src, int ndim, const int6
  * Allocating tile: like tessera_tile, but allocates the output (64-byte aligned) itself.
  * On success *out_data owns *out_bytes bytes (free it with tessera_free; it may be NULL when the
  * output is empty), and *out_ndim / out_shape receive the output shape (as tessera_tile_shape).
- * On error nothing is allocated and *out_data is left unchanged.
+ * On error nothing is allocated and *out_data is left unchanged. Arguments are checked in argument
+ * order (the input's, reps, options, then the four output pointers).
  */
 TESSERA_API tessera_status tessera_tile_alloc(const void *src, int ndim, const int64_t *shape,
                                               const int64_t *strides, size_t itemsize, int nreps,

@@ -244,6 +244,18 @@ TESSERA_API std::size_t itemsize_of(DType dtype);
 /// Name of `dtype` ("float32", "bfloat16", ...). Throws InvalidArgument naming the value if it is
 /// not a DType.
 TESSERA_API const char* dtype_name(DType dtype);
+/// The DType of a numpy dtype given by its kind character and its itemsize in bytes (numpy.dtype's
+/// `kind` and `itemsize`): 'f' 2/4/8 -> float16/32/64, 'c' 8/16 -> complex64/128, 'i' and 'u'
+/// 1/2/4/8 -> int8-int64 and uint8-uint64. std::nullopt for any other pair (numpy has no bfloat16;
+/// bool is kind 'b'); byte order, fields and subarrays are the caller's to check.
+TESSERA_API std::optional<DType> dtype_from_numpy(char kind, std::size_t itemsize);
+/// The DType of a DLPack dtype (DLDataType's code, bits and lanes; dlpack.h): one lane of kDLFloat
+/// 16/32/64, kDLBfloat 16, kDLComplex 64/128, kDLInt or kDLUInt 8/16/32/64 (tessera_dlpack.h's
+/// list). std::nullopt for any other (kDLBool, kDLOpaqueHandle, lanes other than 1, other bits).
+TESSERA_API std::optional<DType> dtype_from_dlpack(int code, int bits, int lanes);
+/// The DType that dtype_name names `name` ("float32", "bfloat16", ...: also torch's dtype names
+/// without their "torch." prefix). std::nullopt for any other string.
+TESSERA_API std::optional<DType> dtype_named(const std::string& name);
 
 /// tile_shape under `options`: with NegativeReps::clamp_to_zero a negative rep gives an extent
 /// of 0. Also throws InvalidArgument for an invalid option value.

@@ -1,7 +1,8 @@
 /*
  * tessera — tile, broadcast_to, expand and repeat, and their gradients (the reductions), for DLPack
- * tensors (C99). A separate header, so that <tessera/tessera.h> does not need <dlpack/dlpack.h>;
- * available when tessera was built with DLPack (Debian: libdlpack-dev).
+ * tensors (C99; for C++17 also tessera::dlpack_view, at the end). A separate header, so that
+ * <tessera/tessera.h> does not need <dlpack/dlpack.h>; available when tessera was built with DLPack
+ * (Debian: libdlpack-dev).
  *
  * DLPack (https://dmlc.github.io/dlpack/latest/) is how NumPy, PyTorch, JAX and CuPy hand arrays
  * across library boundaries. A DLTensor describes its array as here:
@@ -48,7 +49,9 @@ extern "C" {
  * fields read; src's data, device and dtype are not checked here). On success writes
  * *out_ndim = max(src->ndim, nreps) and out_shape[0 .. *out_ndim) — the shape to give dst.
  * Errors: TESSERA_INVALID_ARGUMENT (NULL src, out_ndim or out_shape; NULL src->shape with
- * src->ndim > 0; a count out of range; a negative extent or rep), TESSERA_OVERFLOW.
+ * src->ndim > 0; a count out of range; a negative extent or rep), TESSERA_OVERFLOW. Arguments are
+ * checked in order (src, src->ndim and src->shape, reps, out_ndim, out_shape): the first bad one
+ * is reported.
  */
 TESSERA_API tessera_status tessera_tile_dlpack_shape(const DLTensor *src, int nreps, const int64_t *reps,
                                                      int *out_ndim, int64_t out_shape[TESSERA_MAX_NDIM]);
@@ -236,6 +239,34 @@ TESSERA_API tessera_status tessera_repeat_backward_dlpack(const DLTensor *grad_o
 
 #ifdef __cplusplus
 } /* extern "C" */
+#endif
+
+/* C++17 (tessera.hpp): the translation above for other bindings, as a function. */
+#if defined(__cplusplus) && __cplusplus >= 201703L
+#include <tessera/tessera.hpp>
+
+namespace tessera {
+
+/// One DLTensor as tessera's C++ calls take it (the translation the entry points above make).
+struct DLPackView {
+  const void* data;       ///< data + byte_offset: the address of element (0, ..., 0); nullptr when data is NULL
+  Dims shape;             ///< ndim extents, in elements
+  Dims strides;           ///< byte strides (DLPack's element strides times itemsize); empty when the tensor's
+                          ///< strides are NULL or it has no axis: C-contiguous
+  std::size_t itemsize;   ///< bytes per element: dtype.bits * dtype.lanes / 8
+  DLDataType dtype;       ///< as the tensor gives it; dtype_from_dlpack (tessera.hpp) maps it to a DType
+};
+
+/// Reads the DLTensor `t` as the entry points above read theirs, checking in this order: its
+/// device (kDLCPU), its dtype (bits * lanes a positive multiple of 8), its ndim (0 to
+/// TESSERA_MAX_NDIM) and shape (not NULL when ndim > 0), its byte strides (each element stride
+/// times the itemsize must fit int64_t). `name` names the tensor in the messages ("src", "A",
+/// ...), `function` the caller ("... reads and writes CPU memory only"). Throws InvalidArgument
+/// (device, dtype, ndim, NULL shape) or Overflow (a byte stride), naming the field and its value;
+/// the extents themselves are checked by the planning that takes the view.
+TESSERA_API DLPackView dlpack_view(const DLTensor& t, const char* name, const char* function);
+
+}  // namespace tessera
 #endif
 
 #endif /* TESSERA_TESSERA_DLPACK_H */
