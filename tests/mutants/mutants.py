@@ -67,17 +67,17 @@ MUTANTS = [
      "the threaded executor's last chunk ends one element short of the output",
      'return k == 0 ? int64_t{0} : k == nchunks ? total : first + k * chunk;',
      'return k == 0 ? int64_t{0} : k == nchunks ? total - 1 : first + k * chunk;'),
-    # --- the executor's reductions (lib/executor.cpp)
-    ('reduce-split-wrong-chunk', 'lib/executor.cpp', 'run_problem',
+    # --- the reduce executor (lib/reduce_executor.cpp) and its combine (kernels/reduce.cpp)
+    ('reduce-split-wrong-chunk', 'lib/kernels/reduce.cpp', 'Kernels::Combine',
      "the replica split combines its first chunk's sum in place of its last (the last chunk of leaves lost, the "
      'first counted twice)',
-     'counter.push(rows.get() + static_cast<std::size_t>(item * nchunks + c) * row_bytes);',
-     'counter.push(rows.get() + static_cast<std::size_t>(item * nchunks + (c + 1 < nchunks ? c : 0)) * row_bytes);'),
-    ('reduce-max-threads-ignored', 'lib/executor.cpp', 'reduce_threads',
+     'counter.Push(reinterpret_cast<const A*>(rows + static_cast<std::size_t>(c) * row_bytes));',
+     'counter.Push(reinterpret_cast<const A*>(rows + static_cast<std::size_t>(c + 1 < nchunks ? c : 0) * row_bytes));'),
+    ('reduce-max-threads-ignored', 'lib/reduce_executor.cpp', 'reduce_threads',
      "a reduction's max_threads is ignored: it runs on every thread of the arena",
      'return max_threads > 0 && max_threads < arena ? max_threads : arena;',
      'return max_threads > 0 && max_threads < 0 ? max_threads : arena;'),
-    ('reduce-zeros-accumulate', 'lib/executor.cpp', 'run_problem',
+    ('reduce-zeros-accumulate', 'lib/reduce_executor.cpp', 'run_problem',
      'accumulate ignores the initial value of out on the zeros path (a replica count of 0): out is zeroed '
      'instead of left as it is (the sum of no addends added to it)',
      'if (!accumulate) std::memset(out, 0, static_cast<std::size_t>(p.out_elems) * p.elsize);',
@@ -125,13 +125,13 @@ MUTANTS = [
      'if (release_gil || overlap || nbytes >= kReleaseGilBytes) release = std::make_unique<py::gil_scoped_release>();',
      'if (false && (release_gil || overlap || nbytes >= kReleaseGilBytes)) release = std::make_unique<py::gil_scoped_release>();',
      PYTHON),
-    # --- the reductions' kernels (lib/reduce_scalar.hpp: rebuilds reduce.cpp and executor.cpp;
+    # --- the reductions' kernels (lib/reduce_scalar.hpp: rebuilds reduce.cpp;
     # lib/kernels/reduce.cpp), compiled for every Highway target
-    ('reduce-order-largest-first', 'lib/reduce_scalar.hpp', 'LeafCounter::result',
+    ('reduce-order-largest-first', 'lib/kernels/reduce.cpp', 'CounterResult',
      "the binary counter adds its subtrees largest first instead of smallest first (the leaves' sums associated "
      'the other way: the same terms, other bits)',
-     'for (int lvl = 0; lvl < 64; ++lvl) {',
-     'for (int lvl = 63; lvl >= 0; --lvl) {'),
+     'for (int lvl = 0; lvl < kLevels; ++lvl) {',
+     'for (int lvl = kLevels - 1; lvl >= 0; --lvl) {'),
     ('reduce-minus-zero-kept', 'lib/reduce_scalar.hpp', 'plus_zero',
      'a result of only -0.0 addends is stored as -0.0 (numpy and torch give +0.0) where a result is finished '
      'element by element (float16, bfloat16, the tails of vectors)',
