@@ -45,6 +45,13 @@ __version__ = _ext.version()
 
 _ndarray = _np.ndarray
 
+#: tessera's operations by name: their ids in the extension's table (``_ext.operations``: id, name,
+#: argument kind, reduction, gradient's id), which every call passes instead of a name.
+_OP = {name: op for op, name, _arg, _reduction, _gradient in _ext.operations}
+#: The name of each operation's input in messages: "grad_out" for the gradients of tile and repeat.
+_INPUT_NAME = {op: "grad_out" if reduction and arg != "shape" else "A"
+               for op, _name, arg, reduction, _gradient in _ext.operations}
+
 
 def __getattr__(name):
     # tessera.torch and tessera.dask, imported on first use: `import tessera` neither needs nor
@@ -143,10 +150,8 @@ def tile(A, reps, *, out=None, max_threads=None, nontemporal=None, negative_reps
     >>> tessera.tile(b, (2, 2), out=out) is out
     True
     """
-    reps = _tensor_arg(reps)
-    if type(A) is not _ndarray and _is_tensor(A):
-        return _tile_tensor(A, reps, out, max_threads, nontemporal, negative_reps)
-    return _ext.tile(A, reps, out, max_threads, nontemporal, negative_reps)
+    return _run(_OP["tile"], A, None, _tensor_arg(reps), None, None, out, max_threads, nontemporal, negative_reps,
+                False)
 
 
 def tile_shape(shape, reps, *, negative_reps="error"):
@@ -261,10 +266,8 @@ def broadcast_to(A, shape, *, out=None, max_threads=None, nontemporal=None):
         ...
     ValueError: tessera: broadcast_to: input axis 0 has extent 3 but shape[1] = 2 ...
     """
-    shape = _tensor_arg(shape)
-    if type(A) is not _ndarray and _is_tensor(A):
-        return _family_tensor("broadcast_to", A, shape, None, None, out, max_threads, nontemporal)
-    return _ext.family("broadcast_to", A, shape, None, None, out, max_threads, nontemporal)
+    return _run(_OP["broadcast_to"], A, None, _tensor_arg(shape), None, None, out, max_threads, nontemporal,
+                "error", False)
 
 
 def expand(A, shape, *, out=None, max_threads=None, nontemporal=None):
@@ -325,10 +328,8 @@ def expand(A, shape, *, out=None, max_threads=None, nontemporal=None):
            [2],
            [3]])
     """
-    shape = _tensor_arg(shape)
-    if type(A) is not _ndarray and _is_tensor(A):
-        return _family_tensor("expand", A, shape, None, None, out, max_threads, nontemporal)
-    return _ext.family("expand", A, shape, None, None, out, max_threads, nontemporal)
+    return _run(_OP["expand"], A, None, _tensor_arg(shape), None, None, out, max_threads, nontemporal, "error",
+                False)
 
 
 def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=None, nontemporal=None):
@@ -411,10 +412,8 @@ def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=Non
         ...
     numpy.AxisError: tessera: repeat: axis 2 is out of bounds for array of dimension 2
     """
-    repeats = _tensor_arg(repeats)
-    if type(A) is not _ndarray and _is_tensor(A):
-        return _family_tensor("repeat", A, repeats, axis, output_size, out, max_threads, nontemporal)
-    return _ext.family("repeat", A, repeats, axis, output_size, out, max_threads, nontemporal)
+    return _run(_OP["repeat"], A, None, _tensor_arg(repeats), axis, output_size, out, max_threads, nontemporal,
+                "error", False)
 
 
 # The reductions: the family's gradients ---------------------------------------------------------
@@ -535,12 +534,8 @@ def tile_backward(grad_out, in_shape, reps, *, out=None, max_threads=None, nonte
         ...
     ValueError: tessera: tile_backward: ...
     """
-    in_shape, reps = _tensor_arg(in_shape), _tensor_arg(reps)
-    if type(grad_out) is not _ndarray and _is_tensor(grad_out):
-        return _reduce_tensor("tile_backward", grad_out, in_shape, reps, None, out, max_threads, nontemporal,
-                              negative_reps, accumulate)
-    return _ext.reduce("tile_backward", grad_out, in_shape, reps, None, out, max_threads, nontemporal,
-                       negative_reps, accumulate)
+    return _run(_OP["tile_backward"], grad_out, _tensor_arg(in_shape), _tensor_arg(reps), None, None, out,
+                max_threads, nontemporal, negative_reps, accumulate)
 
 
 def sum_to_shape(A, shape, *, out=None, max_threads=None, nontemporal=None, accumulate=False):
@@ -617,11 +612,8 @@ def sum_to_shape(A, shape, *, out=None, max_threads=None, nontemporal=None, accu
         ...
     ValueError: tessera: sum_to_shape: ...
     """
-    shape = _tensor_arg(shape)
-    if type(A) is not _ndarray and _is_tensor(A):
-        return _reduce_tensor("sum_to_shape", A, shape, None, None, out, max_threads, nontemporal, "error",
-                              accumulate)
-    return _ext.reduce("sum_to_shape", A, shape, None, None, out, max_threads, nontemporal, "error", accumulate)
+    return _run(_OP["sum_to_shape"], A, None, _tensor_arg(shape), None, None, out, max_threads, nontemporal,
+                "error", accumulate)
 
 
 def repeat_backward(grad_out, in_shape, repeats, axis=None, *, out=None, max_threads=None, nontemporal=None,
@@ -701,12 +693,8 @@ def repeat_backward(grad_out, in_shape, repeats, axis=None, *, out=None, max_thr
            [ 9., 13.]])
     """
     repeats = _tensor_arg(repeats)
-    in_shape = _tensor_arg(in_shape)
-    if type(grad_out) is not _ndarray and _is_tensor(grad_out):
-        return _reduce_tensor("repeat_backward", grad_out, in_shape, repeats, axis, out, max_threads, nontemporal,
-                              "error", accumulate)
-    return _ext.reduce("repeat_backward", grad_out, in_shape, repeats, axis, out, max_threads, nontemporal, "error",
-                       accumulate)
+    return _run(_OP["repeat_backward"], grad_out, _tensor_arg(in_shape), repeats, axis, None, out, max_threads,
+                nontemporal, "error", accumulate)
 
 
 for _f in (tile_backward, sum_to_shape, repeat_backward):
@@ -797,8 +785,8 @@ class Plan(_ext.Plan):
 
     def __init__(self, shape, reps, dtype, strides=None, *, max_threads=None, nontemporal=None,
                  negative_reps="error"):
-        super().__init__("tile", _tensor_arg(shape), _tensor_arg(reps), dtype, _tensor_arg(strides), None, max_threads,
-                         nontemporal, negative_reps)
+        super().__init__(_OP["tile"], _tensor_arg(shape), _tensor_arg(reps), dtype, _tensor_arg(strides), None,
+                         max_threads, nontemporal, negative_reps)
 
     @classmethod
     def broadcast_to(cls, shape, target, dtype, strides=None, *, max_threads=None, nontemporal=None):
@@ -845,7 +833,7 @@ class Plan(_ext.Plan):
         >>> np.array_equal(plan(a), np.broadcast_to(a, (2, 3, 4)))
         True
         """
-        return cls._family("broadcast_to", shape, target, dtype, strides, None, max_threads, nontemporal)
+        return cls._family(_OP["broadcast_to"], shape, target, dtype, strides, None, max_threads, nontemporal)
 
     @classmethod
     def expand(cls, shape, target, dtype, strides=None, *, max_threads=None, nontemporal=None):
@@ -889,7 +877,7 @@ class Plan(_ext.Plan):
                [2., 2., 2., 2.],
                [3., 3., 3., 3.]], dtype=float32)
         """
-        return cls._family("expand", shape, target, dtype, strides, None, max_threads, nontemporal)
+        return cls._family(_OP["expand"], shape, target, dtype, strides, None, max_threads, nontemporal)
 
     @classmethod
     def repeat(cls, shape, repeats, dtype, axis=None, strides=None, *, max_threads=None, nontemporal=None):
@@ -940,7 +928,7 @@ class Plan(_ext.Plan):
         array([[3, 4, 5]])
         """
         repeats = _tensor_arg(repeats)
-        return cls._family("repeat", shape, repeats, dtype, strides, axis, max_threads, nontemporal)
+        return cls._family(_OP["repeat"], shape, repeats, dtype, strides, axis, max_threads, nontemporal)
 
     @classmethod
     def tile_backward(cls, shape, in_shape, reps, dtype, strides=None, *, max_threads=None, nontemporal=None,
@@ -988,7 +976,7 @@ class Plan(_ext.Plan):
         array([[4., 4., 4.],
                [4., 4., 4.]], dtype=float32)
         """
-        return cls._reduction("tile_backward", shape, in_shape, reps, dtype, strides, None, max_threads,
+        return cls._reduction(_OP["tile_backward"], shape, in_shape, reps, dtype, strides, None, max_threads,
                               nontemporal, negative_reps, accumulate)
 
     @classmethod
@@ -1038,7 +1026,7 @@ class Plan(_ext.Plan):
         >>> acc(a.T, out=out) is out, out.ravel()
         (True, array([112, 115, 118, 121], dtype=int32))
         """
-        return cls._reduction("sum_to_shape", shape, target, None, dtype, strides, None, max_threads, nontemporal,
+        return cls._reduction(_OP["sum_to_shape"], shape, None, target, dtype, strides, None, max_threads, nontemporal,
                               "error", accumulate)
 
     @classmethod
@@ -1089,16 +1077,16 @@ class Plan(_ext.Plan):
                [3., 1., 2.]])
         """
         repeats = _tensor_arg(repeats)
-        return cls._reduction("repeat_backward", shape, in_shape, repeats, dtype, strides, axis, max_threads,
+        return cls._reduction(_OP["repeat_backward"], shape, in_shape, repeats, dtype, strides, axis, max_threads,
                               nontemporal, "error", accumulate)
 
     @classmethod
-    def _reduction(cls, op, shape, result, arg, dtype, strides, axis, max_threads, nontemporal, negative_reps,
+    def _reduction(cls, op, shape, in_shape, arg, dtype, strides, axis, max_threads, nontemporal, negative_reps,
                    accumulate):
         plan = cls.__new__(cls)
-        shape, result, arg, strides = _tensor_arg(shape), _tensor_arg(result), _tensor_arg(arg), _tensor_arg(strides)
-        _ext.Plan.__init__(plan, op, shape, result, arg, dtype, strides, axis, max_threads, nontemporal,
-                           negative_reps, accumulate)
+        shape, in_shape, arg = _tensor_arg(shape), _tensor_arg(in_shape), _tensor_arg(arg)
+        _ext.Plan.__init__(plan, op, shape, in_shape, arg, dtype, _tensor_arg(strides), axis, max_threads,
+                           nontemporal, negative_reps, accumulate)
         return plan
 
     @classmethod
@@ -1187,54 +1175,34 @@ def _is_tensor(A):
     return torch is not None and isinstance(A, torch.Tensor)
 
 
-def _tile_tensor(A, reps, out, max_threads, nontemporal, negative_reps):
+def _run(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps, accumulate):
+    """Operation `op` (an id of _OP) on A, a torch tensor or anything numpy.asarray takes; in_shape
+    (tile_backward, repeat_backward), arg (reps, a shape or repeat's counts), axis and output_size
+    (repeat) as the operation takes them, None where it has none."""
+    if type(A) is not _ndarray and _is_tensor(A):
+        return _tensor_call(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps,
+                            accumulate)
+    return _ext.call(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps,
+                     accumulate)
+
+
+def _tensor_call(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps, accumulate):
+    """Operation `op` on a torch tensor A, as _run: the options and arguments read once, into plain
+    values, and the whole call checked (a reduction's dtype included) before the output is
+    allocated; from then on no user code runs, so the tensors' memory cannot change between reading
+    their DLPack pointers and writing."""
     from torch.utils.dlpack import to_dlpack
 
-    src = _tensor_source(A)
-    # reps are read once, into a tuple of ints: what runs from here on runs no user code, so the
-    # tensors' memory cannot change between reading their DLPack pointers and writing.
-    reps = _ext.reps_tuple(reps, negative_reps)
-    _ext.canonical_args("tile", (), None, None, max_threads, nontemporal)  # the options checked, as below
+    src = _tensor_source(A, _INPUT_NAME[op])
+    in_shape, arg, axis, output_size, shape = _ext.prepare(op, tuple(src.shape), str(src.dtype), in_shape, arg, axis,
+                                                           output_size, max_threads, nontemporal, negative_reps,
+                                                           accumulate, out is not None)
     src = _resolved(src)
-    shape = _ext.tile_shape(tuple(src.shape), reps, negative_reps)  # checks reps before any allocation
     result = _tensor_out(out, src, shape)
     s, d = _as_bytes(src, result)
     _mark_written(out)
-    _ext.tile_dlpack(to_dlpack(s), reps, to_dlpack(d), max_threads, nontemporal, negative_reps)
-    return result
-
-
-def _family_tensor(op, A, arg, axis, output_size, out, max_threads, nontemporal):
-    """broadcast_to, expand or repeat of a torch tensor, as _tile_tensor."""
-    from torch.utils.dlpack import to_dlpack
-
-    src = _tensor_source(A)
-    # the arguments read once (and the options checked) before anything is allocated
-    arg, axis, output_size = _ext.canonical_args(op, arg, axis, output_size, max_threads, nontemporal)
-    src = _resolved(src)
-    shape = _ext.family_shape(op, tuple(src.shape), arg, axis, output_size)  # checks all before allocating
-    result = _tensor_out(out, src, shape)
-    s, d = _as_bytes(src, result)
-    _mark_written(out)
-    _ext.family_dlpack(op, to_dlpack(s), arg, axis, output_size, to_dlpack(d), max_threads, nontemporal)
-    return result
-
-
-def _reduce_tensor(op, A, shape, arg, axis, out, max_threads, nontemporal, negative_reps, accumulate):
-    """tile_backward, sum_to_shape or repeat_backward of a torch tensor, as _family_tensor: the
-    options and arguments read once and the whole call checked (dtype included) before the output
-    is allocated."""
-    from torch.utils.dlpack import to_dlpack
-
-    src = _tensor_source(A, "A" if op == "sum_to_shape" else "grad_out")
-    shape, arg, axis, out_shape = _ext.reduce_prepare(op, tuple(src.shape), str(src.dtype), shape, arg, axis,
-                                                      max_threads, nontemporal, negative_reps, accumulate,
-                                                      out is not None)
-    src = _resolved(src)
-    result = _tensor_out(out, src, out_shape)
-    _mark_written(out)
-    _ext.reduce_dlpack(op, to_dlpack(src), shape, arg, axis, to_dlpack(result), max_threads, nontemporal,
-                       negative_reps, accumulate)
+    _ext.call_dlpack(op, to_dlpack(s), to_dlpack(d), in_shape, arg, axis, output_size, max_threads, nontemporal,
+                     negative_reps, accumulate)
     return result
 
 

@@ -4,10 +4,13 @@
 // tensors arrive as DLPack capsules. Every argument is checked, and the output allocated, before
 // tessera writes a byte; the GIL is released while it copies.
 //
-// The operations: tile, and the rest of the replication family (broadcast_to, expand, repeat),
-// which share the readers, out= checks and writers below; and the family's gradients, the
+// The operations (tessera's operation table, exported as `operations`; the Python side passes
+// their ids): the replication family (tile, broadcast_to, expand, repeat) and its gradients, the
 // reductions (tile_backward, sum_to_shape, repeat_backward), which add, and so take the element
-// type too (numpy's or DLPack's dtype mapped to tessera::DType), and may add into out=.
+// type too (numpy's or DLPack's dtype mapped to tessera::DType by tessera's dtype table), and may
+// add into out=. All seven share the readers, the planning (tessera::Plan::make), the out= checks
+// and the writers below: one entry point for numpy arrays (call), two for torch tensors (prepare,
+// call_dlpack; DLTensors read by tessera::dlpack_view, lib/dlpack.cpp's translation), and Plan.
 //
 // Errors: tessera::Error (a bad value, an output too big) -> ValueError; repeat's axis out of
 // range -> numpy.AxisError; a bad type -> TypeError; an allocation failure -> MemoryError.
@@ -22,8 +25,8 @@
 #define PyDataType_ELSIZE(descr) ((descr)->elsize)
 #endif
 
-#include <dlpack/dlpack.h>
 #include <tessera/tessera.hpp>
+#include <tessera/tessera_dlpack.h>
 
 #include <climits>
 #include <cstdint>
@@ -200,6 +203,19 @@ tessera::Options to_options(PyObject* max_threads, PyObject* nontemporal, PyObje
     throw py::value_error("tessera: negative_reps = " + repr(negative_reps) + "; give 'error' or 'clamp_to_zero'");
   }
   return o;
+}
+
+// The byte strides of a C-contiguous array of `shape` with elements of `itemsize` bytes (a
+// stride that would pass int64 stays at the last one that fits: only an empty array has such a
+// shape, and its strides are never stepped along).
+tessera::Dims c_strides(const tessera::Dims& shape, std::size_t itemsize) {
+  int64_t s[tessera::max_ndim];
+  int64_t next = static_cast<int64_t>(itemsize);
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    s[i] = next;
+    next = shape[i] > 0 && next <= INT64_MAX / shape[i] ? next * shape[i] : next;
+  }
+  return tessera::Dims(s, static_cast<std::size_t>(shape.size()));
 }
 
 // Where a strided operand's bytes lie: [lo, hi) (empty when the operand has no element).
@@ -389,35 +405,6 @@ py::object write_result(const tessera::Plan& plan, const char* src, const tesser
   return result;
 }
 
-// tessera.tile for anything but a torch tensor (see __init__.py for the contract).
-py::object tile(py::handle A, py::handle reps, py::handle out, py::handle max_threads, py::handle nontemporal,
-                py::handle negative_reps) {
-  // The arguments that may run Python code (reps' __index__ or __iter__) are read first; A's
-  // dtype, shape, strides and data are read after, together, and nothing runs Python code
-  // between then and the copy.
-  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
-  const tessera::Dims r = to_reps(reps.ptr(), options);
-  py::object holder;
-  PyArrayObject* a = as_array(A.ptr(), &holder);
-  const py::object descr_ref = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
-  PyArray_Descr* descr = PyArray_DESCR(a);
-  check_copyable(descr, "A");
-  const tessera::Dims shape = dims_of(a), strides = strides_of(a);
-  const std::size_t itemsize = static_cast<std::size_t>(PyArray_ITEMSIZE(a));
-  const char* src = static_cast<const char*>(PyArray_DATA(a));
-
-  if (itemsize == 0) {  // e.g. dtype([]) or 'V0': no bytes to move, only a shape to make
-    const tessera::Dims oshape = tessera::tile_shape(shape, r, options);
-    check_numpy_output(oshape, 0, 0);
-    if (out.is_none()) return new_array(descr, oshape);
-    check_out(out.ptr(), descr, oshape, "the result");
-    return py::reinterpret_borrow<py::object>(out);
-  }
-
-  const tessera::Plan plan(shape, strides, itemsize, r, options);
-  return write_result(plan, src, shape, strides, itemsize, descr, out);
-}
-
 // tessera.tile_shape(shape, reps, negative_reps)
 py::tuple tile_shape(py::handle shape, py::handle reps, py::handle negative_reps) {
   const tessera::Options options = to_options(Py_None, Py_None, negative_reps.ptr());
@@ -426,70 +413,68 @@ py::tuple tile_shape(py::handle shape, py::handle reps, py::handle negative_reps
 }
 
 // ---------------------------------------------------------------------------------------------
-// The replication family: broadcast_to, expand, repeat (numpy arrays here; torch tensors below;
-// tile's own entry points are above, and Plan takes every operation), and the family's gradients,
-// the reductions (further down), which share the argument readers.
+// The operations: the replication family (tile, broadcast_to, expand, repeat), which copies, and
+// its gradients, the reductions (tile_backward, sum_to_shape, repeat_backward), which add. Every
+// entry point below takes the operation as its id (a tessera::Operation; the module exports
+// tessera's operation table as `operations`, from which __init__.py, torch.py and dask.py take
+// their ids) and goes through the same steps: the options, the arguments (read once, before the
+// data), the plan (tessera::Plan::make).
 
-enum class Op { tile, broadcast_to, expand, repeat, tile_backward, sum_to_shape, repeat_backward };
+using tessera::ArgKind;
+using Op = tessera::Operation;
 
-bool is_reduction(Op op) { return op == Op::tile_backward || op == Op::sum_to_shape || op == Op::repeat_backward; }
+// The operation's row of tessera's table.
+const tessera::OperationInfo& info(Op op) { return tessera::operation_info(op); }
+const char* op_name(Op op) { return info(op).name; }
+bool is_reduction(Op op) { return info(op).reduction; }
 
-// The operation's name as __init__.py passes it.
-Op to_op(py::handle name) {
-  const std::string s = py::cast<std::string>(name);
-  if (s == "tile") return Op::tile;
-  if (s == "broadcast_to") return Op::broadcast_to;
-  if (s == "expand") return Op::expand;
-  if (s == "repeat") return Op::repeat;
-  if (s == "tile_backward") return Op::tile_backward;
-  if (s == "sum_to_shape") return Op::sum_to_shape;
-  if (s == "repeat_backward") return Op::repeat_backward;
-  throw py::value_error("tessera: unknown operation '" + s + "'");
-}
-
-const char* op_name(Op op);
-
-// The operation's name as __init__.py passes it, checked to be a copying one (is_copy) or a
-// reduction (!is_copy).
-Op to_op(py::handle name, bool is_copy) {
-  const Op op = to_op(name);
-  if (is_reduction(op) == is_copy)
+// The operation whose id the Python side passes (a value of tessera::Operation; ValueError naming
+// another); checked to be a copying one (is_copy) or a reduction (!is_copy) where only one kind is
+// taken.
+Op to_op(py::handle id, std::optional<bool> is_copy = std::nullopt) {
+  const Op op = static_cast<Op>(py::cast<int>(id));
+  if (is_copy && is_reduction(op) == *is_copy)  // info throws for a value that is not an Operation
     throw py::value_error(std::string("tessera: '") + op_name(op) + "' is " +
-                          (is_copy ? "a reduction" : "not a reduction"));
+                          (*is_copy ? "a reduction" : "not a reduction"));
   return op;
 }
 
-const char* op_name(Op op) {
-  switch (op) {
-    case Op::tile: return "tile";
-    case Op::broadcast_to: return "broadcast_to";
-    case Op::expand: return "expand";
-    case Op::repeat: return "repeat";
-    case Op::tile_backward: return "tile_backward";
-    case Op::sum_to_shape: return "sum_to_shape";
-    case Op::repeat_backward: return "repeat_backward";
+// The module's `operations`: per row of tessera's table (id, name, argument kind, reduction,
+// gradient's id), in the order of the ids.
+py::tuple operations_table() {
+  static constexpr const char* kArgNames[] = {"reps", "shape", "repeats"};
+  py::tuple t(tessera::operation_count);
+  for (int i = 0; i < tessera::operation_count; ++i) {
+    const tessera::OperationInfo& o = info(static_cast<Op>(i));
+    t[i] = py::make_tuple(static_cast<int>(o.op), o.name, kArgNames[static_cast<int>(o.arg)], o.reduction,
+                          static_cast<int>(o.gradient));
   }
-  return "?";
+  return t;
 }
 
 constexpr const char* kCountTooBig = "is too large: the output would not fit in memory (array is too big)";
 
 // An operation's arguments, read once, before A (reading them may run Python code: __index__,
 // __iter__): tile's reps, broadcast_to's and expand's target shape, repeat's counts, axis and
-// output_size; the reductions' result shape, tile_backward's reps, repeat_backward's counts and axis.
+// output_size; the reductions' in_shape (tile_backward, repeat_backward), tile_backward's reps,
+// sum_to_shape's shape, repeat_backward's counts and axis.
 struct OpArgs {
   Op op = Op::tile;
-  tessera::Dims dims;           // tile, tile_backward: reps; broadcast_to, expand: the target shape
-  tessera::Dims result;         // the reductions: the result's shape (in_shape, or sum_to_shape's shape)
-  std::vector<int64_t> counts;  // repeat(_backward): one count (for every element), or one per element
-  bool scalar = true;           // repeat(_backward): the counts were one integer, not a sequence
-  py::object axis;              // repeat(_backward): None, or the axis as a Python int (named by AxisError)
+  tessera::Dims dims;           // ArgKind::reps: the reps; ArgKind::shape: the target shape
+  tessera::Dims in_shape;       // tile_backward, repeat_backward: the forward input's shape (the result's)
+  std::vector<int64_t> counts;  // ArgKind::repeats: one count (for every element), or one per element
+  bool scalar = true;           // ArgKind::repeats: the counts were one integer, not a sequence
+  py::object axis;              // ArgKind::repeats: None, or the axis as a Python int (named by AxisError)
   int64_t axis_value = 0;       // its value (INT64_MIN / INT64_MAX beyond int64: out of range)
   bool has_output_size = false;
   int64_t output_size = 0;
 
   tessera::Repeats repeats() const { return tessera::Repeats(counts.data(), counts.size()); }
 };
+
+// A reduction whose argument is not its result's shape (tile_backward, repeat_backward) also
+// takes in_shape, the forward input's shape.
+bool takes_in_shape(Op op) { return is_reduction(op) && info(op).arg != ArgKind::shape; }
 
 // repeat's counts as numpy.repeat reads them: an integer (numpy integers and bools included); an
 // integer or bool ndarray of at most 1 axis (read through numpy's cast to int64, uint64 values
@@ -573,22 +558,21 @@ py::object to_index(PyObject* obj, const char* what, int64_t* value) {
   return index;
 }
 
-OpArgs read_args(Op op, py::handle arg, py::handle axis, py::handle output_size, const tessera::Options& options) {
+// The arguments of `op`, in this order: in_shape (the reductions that take it), `arg` as its kind
+// says, then repeat's axis and output_size (None where the operation has none).
+OpArgs read_args(Op op, py::handle in_shape, py::handle arg, py::handle axis, py::handle output_size,
+                 const tessera::Options& options) {
   OpArgs a;
   a.op = op;
-  switch (op) {
-    case Op::tile:
-    case Op::tile_backward:
+  if (takes_in_shape(op)) a.in_shape = to_dims(in_shape.ptr(), "in_shape", "is too large");
+  switch (info(op).arg) {
+    case ArgKind::reps:
       a.dims = to_reps(arg.ptr(), options);
       break;
-    case Op::broadcast_to:
-    case Op::expand:
+    case ArgKind::shape:
       a.dims = to_dims(arg.ptr(), "shape", "is too large");
       break;
-    case Op::sum_to_shape:
-      break;
-    case Op::repeat:
-    case Op::repeat_backward:
+    case ArgKind::repeats:
       a.counts = to_counts(arg.ptr(), &a.scalar);
       a.axis = py::none();
       if (!axis.is_none()) a.axis = to_index(axis.ptr(), "axis", &a.axis_value);
@@ -605,7 +589,7 @@ OpArgs read_args(Op op, py::handle arg, py::handle axis, py::handle output_size,
 // ValueError and an IndexError) naming it and ndim when out of range. A 0-d input is read as 1-d,
 // as numpy.repeat reads it: axis 0 or -1 repeats its one element (std::nullopt: the flattened input).
 std::optional<int> resolve_axis(const OpArgs& a, int ndim) {
-  if ((a.op != Op::repeat && a.op != Op::repeat_backward) || a.axis.is_none()) return std::nullopt;
+  if (info(a.op).arg != ArgKind::repeats || a.axis.is_none()) return std::nullopt;
   const int n = ndim == 0 ? 1 : ndim;
   if (a.axis_value < -n || a.axis_value >= n) {
     const py::module_ np = py::module_::import("numpy");
@@ -631,261 +615,9 @@ void check_output_size(const OpArgs& a, const tessera::Dims& out_shape, std::opt
                           ", shape " + shape_str(out_shape));
 }
 
-tessera::Plan plan_for(const OpArgs& a, const tessera::Dims& shape, const tessera::Dims& strides,
-                       std::size_t itemsize, const tessera::Options& options) {
-  switch (a.op) {
-    case Op::tile: return tessera::Plan(shape, strides, itemsize, a.dims, options);
-    case Op::broadcast_to: return tessera::Plan::broadcast_to(shape, strides, itemsize, a.dims, options);
-    case Op::expand: return tessera::Plan::expand(shape, strides, itemsize, a.dims, options);
-    case Op::repeat: break;
-    default: throw py::value_error(std::string("tessera: '") + op_name(a.op) + "' is a reduction");
-  }
-  const std::optional<int> axis = resolve_axis(a, shape.size());
-  tessera::Plan plan = tessera::Plan::repeat(shape, strides, itemsize, a.repeats(), axis, options);
-  check_output_size(a, plan.shape(), axis);
-  return plan;
-}
-
-// The output shape alone (an input of itemsize 0, or a torch output to allocate).
-tessera::Dims shape_for(const OpArgs& a, const tessera::Dims& shape, const tessera::Options& options) {
-  switch (a.op) {
-    case Op::tile: return tessera::tile_shape(shape, a.dims, options);
-    case Op::broadcast_to: return tessera::broadcast_shape(shape, a.dims);
-    case Op::expand: return tessera::expand_shape(shape, a.dims);
-    case Op::repeat: break;
-    default: throw py::value_error(std::string("tessera: '") + op_name(a.op) + "' is a reduction");
-  }
-  const std::optional<int> axis = resolve_axis(a, shape.size());
-  tessera::Dims out = tessera::repeat_shape(shape, a.repeats(), axis);
-  check_output_size(a, out, axis);
-  return out;
-}
-
-// tessera.broadcast_to, expand and repeat for anything but a torch tensor (see __init__.py for
-// the contracts), as tile: the arguments first, then A read in place, out= checked before a byte
-// is written, new outputs of kFreshMinBytes or more from the allocating C++ call.
-py::object family(py::handle op, py::handle A, py::handle arg, py::handle axis, py::handle output_size, py::handle out,
-                  py::handle max_threads, py::handle nontemporal) {
-  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
-  const OpArgs args = read_args(to_op(op, true), arg, axis, output_size, options);
-  py::object holder;
-  PyArrayObject* a = as_array(A.ptr(), &holder);
-  const py::object descr_ref = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
-  PyArray_Descr* descr = PyArray_DESCR(a);
-  check_copyable(descr, "A");
-  const tessera::Dims shape = dims_of(a), strides = strides_of(a);
-  const std::size_t itemsize = static_cast<std::size_t>(PyArray_ITEMSIZE(a));
-  const char* src = static_cast<const char*>(PyArray_DATA(a));
-
-  if (itemsize == 0) {  // no bytes to move, only a shape to make
-    const tessera::Dims oshape = shape_for(args, shape, options);
-    check_numpy_output(oshape, 0, 0);
-    if (out.is_none()) return new_array(descr, oshape);
-    check_out(out.ptr(), descr, oshape, "the result");
-    return py::reinterpret_borrow<py::object>(out);
-  }
-
-  const tessera::Plan plan = plan_for(args, shape, strides, itemsize, options);
-  return write_result(plan, src, shape, strides, itemsize, descr, out);
-}
-
-// The output shape of an operation on an input of `shape` (the torch path allocates it).
-py::tuple family_shape(py::handle op, py::handle shape, py::handle arg, py::handle axis, py::handle output_size) {
-  const tessera::Options options;
-  const OpArgs args = read_args(to_op(op, true), arg, axis, output_size, options);
-  return to_tuple(shape_for(args, to_dims(shape.ptr(), "A.shape", "is too large"), options));
-}
-
-// repeat's counts as a plain Python value: an int (one count) or an int64 ndarray.
-py::object counts_value(const OpArgs& a) {
-  if (a.scalar) return py::int_(a.counts[0]);
-  npy_intp n = static_cast<npy_intp>(a.counts.size());
-  PyObject* arr = PyArray_SimpleNew(1, &n, NPY_INT64);
-  if (arr == nullptr) throw_python();
-  py::object value = py::reinterpret_steal<py::object>(arr);
-  if (n > 0) std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr)), a.counts.data(), a.counts.size() * 8);
-  return value;
-}
-
-// An operation's argument, axis and output_size read once, as plain Python values that run no
-// code when read again (the torch path reads them once more after the tensors' pointers): a tuple
-// of ints (a shape), an int or an int64 ndarray (repeat's counts), an int or None. The options
-// are checked too (first, as the numpy path checks them), before the torch output is allocated.
-py::tuple canonical_args(py::handle op, py::handle arg, py::handle axis, py::handle output_size,
-                         py::handle max_threads, py::handle nontemporal) {
-  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
-  const OpArgs a = read_args(to_op(op, true), arg, axis, output_size, options);
-  const py::object value = a.op != Op::repeat ? py::object(to_tuple(a.dims)) : counts_value(a);
-  return py::make_tuple(value, a.axis ? a.axis : py::none(),
-                        a.has_output_size ? py::object(py::int_(a.output_size)) : py::object(py::none()));
-}
-
-// ---------------------------------------------------------------------------------------------
-// DLPack (torch tensors)
-
-struct DLView {
-  const char* data;
-  tessera::Dims shape, strides;  // strides in bytes
-  std::size_t itemsize;
-  DLDataType dtype;
-};
-
-DLView dl_view(py::handle capsule, const char* what) {
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
-  if (m == nullptr) throw_python();
-  const DLTensor& t = m->dl_tensor;
-  if (t.device.device_type != kDLCPU)
-    throw py::value_error(std::string("tessera: ") + what + " is on DLPack device type " +
-                          std::to_string(t.device.device_type) + "; tessera works on CPU memory only");
-  const uint64_t bits = uint64_t{t.dtype.bits} * t.dtype.lanes;
-  if (bits == 0 || bits % 8 != 0)
-    throw py::value_error(std::string("tessera: ") + what + " has elements of " + std::to_string(bits) +
-                          " bits, not a whole number of bytes");
-  if (t.ndim < 0 || t.ndim > tessera::max_ndim)
-    throw py::value_error(std::string("tessera: ") + what + " has " + std::to_string(t.ndim) + " axes");
-  DLView v{static_cast<const char*>(t.data) + t.byte_offset, tessera::Dims(t.shape, static_cast<std::size_t>(t.ndim)),
-           {}, static_cast<std::size_t>(bits / 8), t.dtype};
-  int64_t s[tessera::max_ndim];
-  int64_t next = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    const int64_t elems = t.strides ? t.strides[i] : next;
-    next *= t.shape[i];
-    s[i] = elems * static_cast<int64_t>(v.itemsize);  // tensors that exist have byte strides that fit
-  }
-  v.strides = tessera::Dims(s, static_cast<std::size_t>(t.ndim));
-  return v;
-}
-
-// Runs `plan` from the tensor s into the tensor d, after checking d against it in bytes: A's
-// DLPack dtype, the plan's shape, C-contiguous.
-void execute_dlpack(const tessera::Plan& plan, const DLView& s, const DLView& d) {
-  if (s.dtype.code != d.dtype.code || s.dtype.bits != d.dtype.bits || s.dtype.lanes != d.dtype.lanes)
-    throw py::value_error("tessera: out's DLPack dtype differs from A's");
-  if (d.shape != plan.shape())
-    throw py::value_error("tessera: out has shape " + shape_str(d.shape) + " but the result has shape " +
-                          shape_str(plan.shape()));
-  int64_t expect = static_cast<int64_t>(s.itemsize);
-  for (int i = d.shape.size() - 1; i >= 0 && plan.size() > 0; --i) {  // an empty out has no layout
-    if (d.shape[i] != 1 && d.strides[i] != expect) throw py::value_error("tessera: out is not C-contiguous");
-    expect *= d.shape[i];
-  }
-  execute_into(plan, s.data, span_of(s.data, s.shape, s.strides, s.itemsize), const_cast<char*>(d.data));
-}
-
-// tessera.tile for torch tensors: src and dst are DLPack capsules of the input and of an output
-// the caller allocated (torch.empty of tile_shape, or the user's out=, checked by __init__.py for
-// device, dtype, shape and contiguity; checked here again in bytes).
-void tile_dlpack(py::handle src_capsule, py::handle reps, py::handle dst_capsule, py::handle max_threads,
-                 py::handle nontemporal, py::handle negative_reps) {
-  // Options and reps first (__init__.py passes reps as a tuple of ints and max_threads as an int:
-  // no Python code runs after the capsules' pointers are read).
-  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
-  const tessera::Dims r = to_reps(reps.ptr(), options);
-  const DLView s = dl_view(src_capsule, "A");
-  const DLView d = dl_view(dst_capsule, "out");
-  execute_dlpack(tessera::Plan(s.shape, s.strides, s.itemsize, r, options), s, d);
-}
-
-// tessera.broadcast_to, expand and repeat for torch tensors, as tile_dlpack (__init__.py passes
-// the arguments as canonical_args made them: no Python code runs after the capsules are read).
-void family_dlpack(py::handle op, py::handle src_capsule, py::handle arg, py::handle axis, py::handle output_size,
-                   py::handle dst_capsule, py::handle max_threads, py::handle nontemporal) {
-  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
-  const OpArgs args = read_args(to_op(op, true), arg, axis, output_size, options);
-  const DLView s = dl_view(src_capsule, "A");
-  const DLView d = dl_view(dst_capsule, "out");
-  execute_dlpack(plan_for(args, s.shape, s.strides, s.itemsize, options), s, d);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The reductions: tile_backward, sum_to_shape, repeat_backward (the family's gradients). They add,
-// so they take tessera's element type (tessera::DType), mapped from numpy's dtype or DLPack's; an
-// element type they cannot sum (bool, object, datetime, float128, non-native byte order, ...) is
-// a TypeError naming it. Under accumulate they add into out=, which must then be given.
-
 constexpr const char* kSummable =
     "float16, float32, float64, complex64, complex128, int8, int16, int32, int64, uint8, uint16, uint32, uint64 "
     "and torch.bfloat16";
-
-// What the reduction reads: grad_out, or sum_to_shape's A.
-const char* input_name(Op op) { return op == Op::sum_to_shape ? "A" : "grad_out"; }
-
-[[noreturn]] void not_summable(Op op, const std::string& dtype, const std::string& why = "") {
-  throw py::type_error(std::string("tessera: ") + op_name(op) + ": " + input_name(op) + " has dtype " + dtype +
-                       ", which tessera cannot sum" + why + " (the reductions take " + kSummable + ")");
-}
-
-tessera::DType dtype_of(PyArray_Descr* d, Op op) {
-  if (!PyDataType_ISNOTSWAPPED(d))
-    not_summable(op, repr(reinterpret_cast<PyObject*>(d)),
-                 ": its bytes are in non-native order (convert it first: A.astype(A.dtype.newbyteorder('=')))");
-  const auto size = PyDataType_ELSIZE(d);
-  if (!PyDataType_HASFIELDS(d) && !PyDataType_HASSUBARRAY(d)) {
-    switch (d->kind) {
-      case 'f':
-        if (size == 2) return tessera::DType::float16;
-        if (size == 4) return tessera::DType::float32;
-        if (size == 8) return tessera::DType::float64;
-        break;
-      case 'c':
-        if (size == 8) return tessera::DType::complex64;
-        if (size == 16) return tessera::DType::complex128;
-        break;
-      case 'i':
-      case 'u': {
-        const bool u = d->kind == 'u';
-        if (size == 1) return u ? tessera::DType::uint8 : tessera::DType::int8;
-        if (size == 2) return u ? tessera::DType::uint16 : tessera::DType::int16;
-        if (size == 4) return u ? tessera::DType::uint32 : tessera::DType::int32;
-        if (size == 8) return u ? tessera::DType::uint64 : tessera::DType::int64;
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  not_summable(op, repr(reinterpret_cast<PyObject*>(d)));
-}
-
-tessera::DType dtype_of(DLDataType t, Op op) {
-  if (t.lanes == 1) {
-    switch (t.code) {
-      case kDLFloat:
-        if (t.bits == 16) return tessera::DType::float16;
-        if (t.bits == 32) return tessera::DType::float32;
-        if (t.bits == 64) return tessera::DType::float64;
-        break;
-      case kDLBfloat:
-        if (t.bits == 16) return tessera::DType::bfloat16;
-        break;
-      case kDLComplex:
-        if (t.bits == 64) return tessera::DType::complex64;
-        if (t.bits == 128) return tessera::DType::complex128;
-        break;
-      case kDLInt:
-      case kDLUInt: {
-        const bool u = t.code == kDLUInt;
-        if (t.bits == 8) return u ? tessera::DType::uint8 : tessera::DType::int8;
-        if (t.bits == 16) return u ? tessera::DType::uint16 : tessera::DType::int16;
-        if (t.bits == 32) return u ? tessera::DType::uint32 : tessera::DType::int32;
-        if (t.bits == 64) return u ? tessera::DType::uint64 : tessera::DType::int64;
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  not_summable(op, "DLPack (code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) + ", lanes " +
-                       std::to_string(t.lanes) + ")");
-}
-
-// A torch dtype as __init__.py names it (str(tensor.dtype): "torch.float32", "torch.bool", ...).
-tessera::DType dtype_named(const std::string& name, Op op) {
-  const std::string bare = name.rfind("torch.", 0) == 0 ? name.substr(6) : name;
-  for (int v = TESSERA_FLOAT32; v <= TESSERA_UINT64; ++v)
-    if (bare == tessera::dtype_name(static_cast<tessera::DType>(v))) return static_cast<tessera::DType>(v);
-  not_summable(op, name);
-}
 
 // The options of a reduction: tile's (negative_reps is tile_backward's; the others pass "error")
 // and accumulate (True or False), which needs an output to add into.
@@ -905,81 +637,222 @@ tessera::Options reduce_options(Op op, py::handle max_threads, py::handle nontem
   return o;
 }
 
-// A reduction's arguments, read once: the result's shape (in_shape, or sum_to_shape's shape)
-// first, then tile_backward's reps or repeat_backward's counts and axis.
-OpArgs read_reduce_args(Op op, py::handle shape, py::handle arg, py::handle axis, const tessera::Options& options) {
-  const tessera::Dims result = to_dims(shape.ptr(), op == Op::sum_to_shape ? "shape" : "in_shape", "is too large");
-  OpArgs a = read_args(op, arg, axis, py::none(), options);
-  a.result = result;
-  return a;
+// The options of `op`: max_threads, nontemporal and negative_reps (the operations without reps
+// are passed "error"); a reduction's also accumulate, which needs an output to add into.
+tessera::Options read_options(Op op, py::handle max_threads, py::handle nontemporal, py::handle negative_reps,
+                              py::handle accumulate, bool has_out) {
+  if (is_reduction(op)) return reduce_options(op, max_threads, nontemporal, negative_reps, accumulate, has_out);
+  return to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
 }
 
-tessera::Plan reduce_plan(const OpArgs& a, const tessera::Dims& shape, const tessera::Dims& strides,
-                          tessera::DType dtype, const tessera::Options& options) {
-  switch (a.op) {
-    case Op::tile_backward: return tessera::Plan::tile_backward(shape, strides, dtype, a.result, a.dims, options);
-    case Op::sum_to_shape: return tessera::Plan::sum_to_shape(shape, strides, dtype, a.result, options);
-    case Op::repeat_backward:
-      return tessera::Plan::repeat_backward(shape, strides, dtype, a.result, a.repeats(),
-                                            resolve_axis(a, a.result.size()), options);
-    default: throw py::value_error(std::string("tessera: '") + op_name(a.op) + "' is not a reduction");
+// The arguments as tessera::Arguments, repeat's axis resolved (numpy.AxisError when out of range)
+// for an input of `shape` (repeat_backward: of in_shape); `dtype` is a reduction's element type.
+tessera::Arguments arguments(const OpArgs& a, const tessera::Dims& shape, std::optional<tessera::DType> dtype) {
+  tessera::Arguments args;
+  args.dims = a.dims;
+  if (info(a.op).arg == ArgKind::repeats) {
+    args.repeats = a.repeats();
+    args.axis = resolve_axis(a, takes_in_shape(a.op) ? a.in_shape.size() : shape.size());
   }
+  args.in_shape = a.in_shape;
+  args.dtype = dtype;
+  return args;
 }
 
-// tessera.tile_backward, sum_to_shape and repeat_backward for anything but a torch tensor (see
-// __init__.py for the contracts), as family: the options and arguments first, then A read in
-// place (any strides), its dtype mapped to tessera's, out= checked before a byte is written (and
-// added into under accumulate), new results of kFreshMinBytes or more from the allocating C++ call.
-py::object reduce(py::handle op, py::handle A, py::handle shape, py::handle arg, py::handle axis, py::handle out,
-                  py::handle max_threads, py::handle nontemporal, py::handle negative_reps, py::handle accumulate) {
-  const Op o = to_op(op, false);
+// The plan of `a` on an input of `shape` and byte `strides` (empty: C-contiguous): a copy of
+// elements of `itemsize` bytes, or a reduction of elements of `dtype` (of that itemsize).
+tessera::Plan plan_for(const OpArgs& a, const tessera::Dims& shape, const tessera::Dims& strides,
+                       std::size_t itemsize, std::optional<tessera::DType> dtype, const tessera::Options& options) {
+  const tessera::Arguments args = arguments(a, shape, dtype);
+  tessera::Plan plan = tessera::Plan::make(a.op, shape, strides, itemsize, args, options);
+  check_output_size(a, plan.shape(), args.axis);
+  return plan;
+}
+
+// A copy's output shape alone (an input of itemsize 0, or a torch output to allocate).
+tessera::Dims shape_for(const OpArgs& a, const tessera::Dims& shape, const tessera::Options& options) {
+  const tessera::Arguments args = arguments(a, shape, std::nullopt);
+  tessera::Dims out = tessera::output_shape(a.op, shape, args, options);
+  check_output_size(a, out, args.axis);
+  return out;
+}
+
+// What a reduction reads: grad_out (tile_backward, repeat_backward), or A.
+const char* input_name(Op op) { return takes_in_shape(op) ? "grad_out" : "A"; }
+
+[[noreturn]] void not_summable(Op op, const std::string& dtype, const std::string& why = "") {
+  throw py::type_error(std::string("tessera: ") + op_name(op) + ": " + input_name(op) + " has dtype " + dtype +
+                       ", which tessera cannot sum" + why + " (the reductions take " + kSummable + ")");
+}
+
+// A reduction's element type from numpy's dtype (tessera::dtype_from_numpy: kind and itemsize),
+// TypeError naming it when tessera cannot sum it.
+tessera::DType dtype_of(PyArray_Descr* d, Op op) {
+  if (!PyDataType_ISNOTSWAPPED(d))
+    not_summable(op, repr(reinterpret_cast<PyObject*>(d)),
+                 ": its bytes are in non-native order (convert it first: A.astype(A.dtype.newbyteorder('=')))");
+  std::optional<tessera::DType> t;
+  if (!PyDataType_HASFIELDS(d) && !PyDataType_HASSUBARRAY(d))
+    t = tessera::dtype_from_numpy(d->kind, static_cast<std::size_t>(PyDataType_ELSIZE(d)));
+  if (!t) not_summable(op, repr(reinterpret_cast<PyObject*>(d)));
+  return *t;
+}
+
+// A reduction's element type from DLPack's dtype (tessera::dtype_from_dlpack).
+tessera::DType dtype_of(DLDataType t, Op op) {
+  const std::optional<tessera::DType> d = tessera::dtype_from_dlpack(t.code, t.bits, t.lanes);
+  if (!d)
+    not_summable(op, "DLPack (code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) + ", lanes " +
+                         std::to_string(t.lanes) + ")");
+  return *d;
+}
+
+// A reduction's element type from a torch dtype as __init__.py names it (str(tensor.dtype):
+// "torch.float32", "torch.bool", ...; tessera::dtype_named).
+tessera::DType dtype_named(const std::string& name, Op op) {
+  const std::optional<tessera::DType> d = tessera::dtype_named(name.rfind("torch.", 0) == 0 ? name.substr(6) : name);
+  if (!d) not_summable(op, name);
+  return *d;
+}
+
+// tessera's operations for anything but a torch tensor (see __init__.py for the contracts): the
+// options and arguments first (reading them may run Python code: __index__, __iter__); then A's
+// dtype, shape, strides and data, read together (nothing runs Python code between then and the
+// write) and in place, whatever the layout; out= checked before a byte is written (and added into
+// under accumulate), new outputs of kFreshMinBytes or more from the allocating C++ call. A copy
+// takes any dtype whose bytes can be copied; a reduction tessera's element types.
+py::object call(py::handle op, py::handle A, py::handle in_shape, py::handle arg, py::handle axis,
+                py::handle output_size, py::handle out, py::handle max_threads, py::handle nontemporal,
+                py::handle negative_reps, py::handle accumulate) {
+  const Op o = to_op(op);
   const tessera::Options options =
-      reduce_options(o, max_threads, nontemporal, negative_reps, accumulate, !out.is_none());
-  const OpArgs args = read_reduce_args(o, shape, arg, axis, options);
+      read_options(o, max_threads, nontemporal, negative_reps, accumulate, !out.is_none());
+  const OpArgs args = read_args(o, in_shape, arg, axis, output_size, options);
   py::object holder;
   PyArrayObject* a = as_array(A.ptr(), &holder);
   const py::object descr_ref = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
   PyArray_Descr* descr = PyArray_DESCR(a);
-  const tessera::DType dtype = dtype_of(descr, o);
-  const tessera::Dims gshape = dims_of(a), gstrides = strides_of(a);
+  std::optional<tessera::DType> dtype;
+  if (is_reduction(o))
+    dtype = dtype_of(descr, o);
+  else
+    check_copyable(descr, "A");
+  const tessera::Dims shape = dims_of(a), strides = strides_of(a);
+  const std::size_t itemsize = static_cast<std::size_t>(PyArray_ITEMSIZE(a));
   const char* src = static_cast<const char*>(PyArray_DATA(a));
-  const tessera::Plan plan = reduce_plan(args, gshape, gstrides, dtype, options);
-  return write_result(plan, src, gshape, gstrides, plan.itemsize(), descr, out);
+
+  if (itemsize == 0) {  // a copy of e.g. dtype([]) or 'V0': no bytes to move, only a shape to make
+    const tessera::Dims oshape = shape_for(args, shape, options);
+    check_numpy_output(oshape, 0, 0);
+    if (out.is_none()) return new_array(descr, oshape);
+    check_out(out.ptr(), descr, oshape, "the result");
+    return py::reinterpret_borrow<py::object>(out);
+  }
+
+  const tessera::Plan plan = plan_for(args, shape, strides, itemsize, dtype, options);
+  return write_result(plan, src, shape, strides, itemsize, descr, out);
 }
 
-// The torch path's first step: a reduction's options checked (accumulate needs out), its arguments
-// read once as plain Python values (as canonical_args), and the whole call planned for a
-// C-contiguous gradient of `grad_shape` and the tensor's dtype (`dtype`: its name, e.g.
-// "torch.float32"), so that every error is raised before the torch output is allocated.
-// Returns (result shape, reps / counts / None, axis, the output's shape).
-py::tuple reduce_prepare(py::handle op, py::handle grad_shape, py::handle dtype, py::handle shape, py::handle arg,
-                         py::handle axis, py::handle max_threads, py::handle nontemporal, py::handle negative_reps,
-                         py::handle accumulate, bool has_out) {
-  const Op o = to_op(op, false);
-  const tessera::Options options = reduce_options(o, max_threads, nontemporal, negative_reps, accumulate, has_out);
-  const OpArgs a = read_reduce_args(o, shape, arg, axis, options);
-  const tessera::DType dt = dtype_named(py::cast<std::string>(py::str(dtype)), o);
-  const tessera::Plan plan = reduce_plan(a, to_dims(grad_shape.ptr(), "the gradient's shape", "is too large"),
-                                         tessera::Dims(), dt, options);
-  py::object value = py::none();
-  if (o == Op::tile_backward) value = to_tuple(a.dims);
-  if (o == Op::repeat_backward) value = counts_value(a);
-  return py::make_tuple(to_tuple(a.result), value, a.axis ? a.axis : py::none(), to_tuple(plan.shape()));
+// repeat's counts as a plain Python value: an int (one count) or an int64 ndarray.
+py::object counts_value(const OpArgs& a) {
+  if (a.scalar) return py::int_(a.counts[0]);
+  npy_intp n = static_cast<npy_intp>(a.counts.size());
+  PyObject* arr = PyArray_SimpleNew(1, &n, NPY_INT64);
+  if (arr == nullptr) throw_python();
+  py::object value = py::reinterpret_steal<py::object>(arr);
+  if (n > 0) std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr)), a.counts.data(), a.counts.size() * 8);
+  return value;
 }
 
-// The reductions for torch tensors: src and dst are DLPack capsules of the gradient and of the
-// output (torch.empty of the result's shape, or the user's out=, checked by __init__.py and again
-// here in bytes); the arguments as reduce_prepare returned them (no Python code runs after the
-// capsules' pointers are read).
-void reduce_dlpack(py::handle op, py::handle src_capsule, py::handle shape, py::handle arg, py::handle axis,
-                   py::handle dst_capsule, py::handle max_threads, py::handle nontemporal, py::handle negative_reps,
-                   py::handle accumulate) {
-  const Op o = to_op(op, false);
-  const tessera::Options options = reduce_options(o, max_threads, nontemporal, negative_reps, accumulate, true);
-  const OpArgs args = read_reduce_args(o, shape, arg, axis, options);
-  const DLView s = dl_view(src_capsule, input_name(o));
-  const DLView d = dl_view(dst_capsule, "out");
-  execute_dlpack(reduce_plan(args, s.shape, s.strides, dtype_of(s.dtype, o), options), s, d);
+// The arguments as plain Python values that run no code when read again (the torch path reads
+// them once more after the tensors' pointers): in_shape (or None), the argument (a tuple of ints:
+// reps or a shape; an int or an int64 ndarray: repeat's counts), axis and output_size (an int or
+// None).
+py::tuple canonical(const OpArgs& a) {
+  const py::object value = info(a.op).arg == ArgKind::repeats ? counts_value(a) : py::object(to_tuple(a.dims));
+  return py::make_tuple(takes_in_shape(a.op) ? py::object(to_tuple(a.in_shape)) : py::object(py::none()), value,
+                        a.axis ? a.axis : py::none(),
+                        a.has_output_size ? py::object(py::int_(a.output_size)) : py::object(py::none()));
+}
+
+// A copy's argument, axis and output_size read once (canonical's last three values), the options
+// checked first (tessera.torch and tessera.dask read repeat's counts with it).
+py::tuple canonical_args(py::handle op, py::handle arg, py::handle axis, py::handle output_size,
+                         py::handle max_threads, py::handle nontemporal) {
+  const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), py::str("error").ptr());
+  const py::tuple c = canonical(read_args(to_op(op, true), py::none(), arg, axis, output_size, options));
+  return py::make_tuple(c[1], c[2], c[3]);
+}
+
+// The torch path's first step: the options checked (a reduction's accumulate needs out), the
+// arguments read once, and the whole call checked for a C-contiguous input of `shape` and, for a
+// reduction, the tensor's dtype (`dtype`: its name, e.g. "torch.float32"), so that every error is
+// raised before the torch output is allocated. Returns canonical's four values and the output's
+// shape.
+py::tuple prepare(py::handle op, py::handle shape, py::handle dtype, py::handle in_shape, py::handle arg,
+                  py::handle axis, py::handle output_size, py::handle max_threads, py::handle nontemporal,
+                  py::handle negative_reps, py::handle accumulate, bool has_out) {
+  const Op o = to_op(op);
+  const tessera::Options options = read_options(o, max_threads, nontemporal, negative_reps, accumulate, has_out);
+  const OpArgs a = read_args(o, in_shape, arg, axis, output_size, options);
+  tessera::Dims out_shape;
+  if (is_reduction(o)) {
+    const tessera::DType dt = dtype_named(py::cast<std::string>(py::str(dtype)), o);
+    const tessera::Dims s = to_dims(shape.ptr(), "the gradient's shape", "is too large");
+    out_shape = plan_for(a, s, tessera::Dims(), tessera::itemsize_of(dt), dt, options).shape();
+  } else {
+    out_shape = shape_for(a, to_dims(shape.ptr(), "A.shape", "is too large"), options);
+  }
+  const py::tuple c = canonical(a);
+  return py::make_tuple(c[0], c[1], c[2], c[3], to_tuple(out_shape));
+}
+
+// ---------------------------------------------------------------------------------------------
+// DLPack (torch tensors)
+
+// A DLPack capsule's tensor as tessera::dlpack_view reads it (device, dtype, axes and byte strides
+// checked, `what` naming it), with its byte strides made explicit (C-contiguous ones when the
+// tensor gives none).
+tessera::DLPackView dl_view(py::handle capsule, const char* what) {
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (m == nullptr) throw_python();
+  tessera::DLPackView v = tessera::dlpack_view(m->dl_tensor, what, "tessera");
+  if (v.strides.size() != v.shape.size()) v.strides = c_strides(v.shape, v.itemsize);
+  return v;
+}
+
+// Runs `plan` from the tensor s into the tensor d, after checking d against it in bytes: A's
+// DLPack dtype, the plan's shape, C-contiguous.
+void execute_dlpack(const tessera::Plan& plan, const tessera::DLPackView& s, const tessera::DLPackView& d) {
+  if (s.dtype.code != d.dtype.code || s.dtype.bits != d.dtype.bits || s.dtype.lanes != d.dtype.lanes)
+    throw py::value_error("tessera: out's DLPack dtype differs from A's");
+  if (d.shape != plan.shape())
+    throw py::value_error("tessera: out has shape " + shape_str(d.shape) + " but the result has shape " +
+                          shape_str(plan.shape()));
+  int64_t expect = static_cast<int64_t>(s.itemsize);
+  for (int i = d.shape.size() - 1; i >= 0 && plan.size() > 0; --i) {  // an empty out has no layout
+    if (d.shape[i] != 1 && d.strides[i] != expect) throw py::value_error("tessera: out is not C-contiguous");
+    expect *= d.shape[i];
+  }
+  const char* src = static_cast<const char*>(s.data);
+  execute_into(plan, src, span_of(src, s.shape, s.strides, s.itemsize), static_cast<char*>(const_cast<void*>(d.data)));
+}
+
+// tessera's operations for torch tensors: src and dst are DLPack capsules of the input and of an
+// output the caller allocated (torch.empty of prepare's shape, or the user's out=, checked by
+// __init__.py for device, dtype, shape and contiguity; checked here again in bytes); the
+// arguments as prepare returned them (no Python code runs after the capsules' pointers are read).
+void call_dlpack(py::handle op, py::handle src_capsule, py::handle dst_capsule, py::handle in_shape, py::handle arg,
+                 py::handle axis, py::handle output_size, py::handle max_threads, py::handle nontemporal,
+                 py::handle negative_reps, py::handle accumulate) {
+  const Op o = to_op(op);
+  const tessera::Options options = read_options(o, max_threads, nontemporal, negative_reps, accumulate, true);
+  const OpArgs args = read_args(o, in_shape, arg, axis, output_size, options);
+  const tessera::DLPackView s = dl_view(src_capsule, input_name(o));
+  const tessera::DLPackView d = dl_view(dst_capsule, "out");
+  std::optional<tessera::DType> dtype;
+  if (is_reduction(o)) dtype = dtype_of(s.dtype, o);
+  execute_dlpack(plan_for(args, s.shape, s.strides, s.itemsize, dtype, options), s, d);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -987,9 +860,9 @@ void reduce_dlpack(py::handle op, py::handle src_capsule, py::handle shape, py::
 
 class PyPlan {
  public:
-  // Plans `op` ("tile", "broadcast_to", "expand", "repeat") on an input of `shape`, `dtype` and
-  // byte `strides` (None: C-contiguous); `arg` is tile's reps, broadcast_to's or expand's target
-  // shape, or repeat's counts; `axis` is repeat's (None otherwise).
+  // Plans the copy `op` (the id of tile, broadcast_to, expand or repeat) on an input of `shape`,
+  // `dtype` and byte `strides` (None: C-contiguous); `arg` is tile's reps, broadcast_to's or
+  // expand's target shape, or repeat's counts; `axis` is repeat's (None otherwise).
   PyPlan(py::handle op, py::handle shape, py::handle arg, py::handle dtype, py::handle strides, py::handle axis,
          py::handle max_threads, py::handle nontemporal, py::handle negative_reps) {
     const tessera::Options options = to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
@@ -1002,61 +875,63 @@ class PyPlan {
     if (PyDataType_ELSIZE(descr) == 0)
       throw py::value_error("tessera: dtype " + repr(dtype_.ptr()) + " has itemsize 0: there is nothing to plan");
     read_layout(shape, strides);
-    const OpArgs args = read_args(op_, arg, axis, py::none(), options);
+    const OpArgs args = read_args(op_, py::none(), arg, axis, py::none(), options);
     plan_ = plan_for(args, shape_, strides.is_none() ? tessera::Dims() : strides_,
-                     static_cast<std::size_t>(PyDataType_ELSIZE(descr)), options);
-    check_numpy_output(plan_.shape(), plan_.nbytes(), plan_.itemsize());
+                     static_cast<std::size_t>(PyDataType_ELSIZE(descr)), std::nullopt, options);
+    check_numpy_output(plan_->shape(), plan_->nbytes(), plan_->itemsize());
   }
 
-  // Plans the reduction `op` ("tile_backward", "sum_to_shape", "repeat_backward") of a gradient of
-  // `shape`, `dtype` and byte `strides` (None: C-contiguous) to `result` (in_shape, or
-  // sum_to_shape's shape); `arg` is tile_backward's reps or repeat_backward's counts, `axis`
-  // repeat_backward's (None otherwise).
-  PyPlan(py::handle op, py::handle shape, py::handle result, py::handle arg, py::handle dtype, py::handle strides,
+  // Plans the reduction `op` (the id of tile_backward, sum_to_shape or repeat_backward) of a
+  // gradient of `shape`, `dtype` and byte `strides` (None: C-contiguous); `in_shape` is
+  // tile_backward's and repeat_backward's (None for sum_to_shape), `arg` tile_backward's reps,
+  // sum_to_shape's shape or repeat_backward's counts, `axis` repeat_backward's (None otherwise).
+  PyPlan(py::handle op, py::handle shape, py::handle in_shape, py::handle arg, py::handle dtype, py::handle strides,
          py::handle axis, py::handle max_threads, py::handle nontemporal, py::handle negative_reps,
          py::handle accumulate) {
     op_ = to_op(op, false);
     const tessera::Options options = reduce_options(op_, max_threads, nontemporal, negative_reps, accumulate, true);
     const tessera::DType dt = dtype_of(read_dtype(dtype), op_);
     read_layout(shape, strides);
-    const OpArgs args = read_reduce_args(op_, result, arg, axis, options);
-    plan_ = reduce_plan(args, shape_, strides.is_none() ? tessera::Dims() : strides_, dt, options);
-    check_numpy_output(plan_.shape(), plan_.nbytes(), plan_.itemsize());
+    const OpArgs args = read_args(op_, in_shape, arg, axis, py::none(), options);
+    plan_ = plan_for(args, shape_, strides.is_none() ? tessera::Dims() : strides_, tessera::itemsize_of(dt), dt,
+                     options);
+    check_numpy_output(plan_->shape(), plan_->nbytes(), plan_->itemsize());
   }
 
   py::object call(py::handle A, py::handle out) const {
-    if (plan_.options().accumulate && out.is_none())
+    if (plan_->options().accumulate && out.is_none())
       throw py::value_error(std::string("tessera: this ") + op_name(op_) +
                             " plan accumulates (accumulate=True): call it with out=, the array to add into");
     PyArrayObject* a = check_input(A);
     const char* src = static_cast<const char*>(PyArray_DATA(a));
     if (!out.is_none()) {
-      PyArrayObject* o = check_out(out.ptr(), descr(), plan_.shape(), "the plan's output");
-      execute_into(plan_, src, span_of(src, shape_, strides_of(a), plan_.itemsize()),
+      PyArrayObject* o = check_out(out.ptr(), descr(), plan_->shape(), "the plan's output");
+      execute_into(*plan_, src, span_of(src, shape_, strides_of(a), plan_->itemsize()),
                    static_cast<char*>(PyArray_DATA(o)));
       return py::reinterpret_borrow<py::object>(out);
     }
-    py::object result = new_array(descr(), plan_.shape());
-    execute_into(plan_, src, ByteSpan{}, static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
+    py::object result = new_array(descr(), plan_->shape());
+    execute_into(*plan_, src, ByteSpan{},
+                 static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
     return result;
   }
 
   py::object execute_region(py::handle A, py::handle start, py::handle extent, py::handle out) const {
-    if (plan_.is_reduction())
+    if (plan_->is_reduction())
       throw py::value_error(std::string("tessera: a ") + op_name(op_) +
                             " plan has no regions: each output element sums many input elements; call the plan");
     const tessera::Dims st = to_dims(start.ptr(), "start", "is past the output"),
                         ex = to_dims(extent.ptr(), "extent", "is past the output");
     PyArrayObject* a = check_input(A);  // after start and extent, whose __index__ may run Python code
-    const std::size_t itemsize = plan_.itemsize();
+    const std::size_t itemsize = plan_->itemsize();
     // Validate the region (tessera's checks, naming the axis) before anything is allocated: a
     // zero-byte dry run against a null dst reports a bad start or extent first.
-    bool ok = st.size() == plan_.ndim() && ex.size() == plan_.ndim(), empty = false;
+    bool ok = st.size() == plan_->ndim() && ex.size() == plan_->ndim(), empty = false;
     for (int i = 0; ok && i < ex.size(); ++i) {
-      ok = ex[i] >= 0 && st[i] >= 0 && st[i] <= plan_.shape()[i] - ex[i];
+      ok = ex[i] >= 0 && st[i] >= 0 && st[i] <= plan_->shape()[i] - ex[i];
       empty = empty || ex[i] == 0;
     }
-    if (!ok) plan_.execute_region(PyArray_DATA(a), st, ex, nullptr, 0);  // throws InvalidArgument naming the axis
+    if (!ok) plan_->execute_region(PyArray_DATA(a), st, ex, nullptr, 0);  // throws InvalidArgument naming the axis
     int64_t count = empty ? 0 : 1;  // a non-empty region lies inside the output: its count fits int64
     for (int i = 0; i < ex.size() && !empty; ++i) count *= ex[i];
     const std::size_t nbytes = static_cast<std::size_t>(count) * itemsize;
@@ -1069,7 +944,7 @@ class PyPlan {
       tessera::Array region;
       try {
         py::gil_scoped_release release;
-        region = plan_.execute_region(src, st, ex);
+        region = plan_->execute_region(src, st, ex);
       } catch (const std::bad_alloc&) {
         PyErr_Format(PyExc_MemoryError, "tessera: cannot allocate %zu bytes for a region of shape %s", nbytes,
                      shape_str(ex).c_str());
@@ -1086,26 +961,26 @@ class PyPlan {
       dst = static_cast<char*>(PyArray_DATA(o));
     }
     write_into(span_of(src, shape_, strides_of(a), itemsize), dst, nbytes, true,
-               [&](char* to) { plan_.execute_region(src, st, ex, to, nbytes); });
+               [&](char* to) { plan_->execute_region(src, st, ex, to, nbytes); });
     return result;
   }
 
-  py::tuple out_shape() const { return to_tuple(plan_.shape()); }
+  py::tuple out_shape() const { return to_tuple(plan_->shape()); }
   py::tuple shape() const { return to_tuple(shape_); }
   py::tuple strides() const { return to_tuple(strides_); }
   py::object dtype() const { return dtype_; }
-  int ndim() const { return plan_.ndim(); }
-  std::size_t nbytes() const { return plan_.nbytes(); }
-  std::size_t itemsize() const { return plan_.itemsize(); }
-  std::string kernel_path() const { return plan_.kernel_path(); }
-  std::string describe() const { return plan_.describe(); }
+  int ndim() const { return plan_->ndim(); }
+  std::size_t nbytes() const { return plan_->nbytes(); }
+  std::size_t itemsize() const { return plan_->itemsize(); }
+  std::string kernel_path() const { return plan_->kernel_path(); }
+  std::string describe() const { return plan_->describe(); }
   std::string operation() const { return op_name(op_); }
-  bool accumulate() const { return plan_.options().accumulate; }
+  bool accumulate() const { return plan_->options().accumulate; }
 
   std::string repr_str() const {
     const std::string kind = op_ == Op::tile ? "" : std::string(".") + op_name(op_);
     return "tessera.Plan" + kind + "(shape=" + shape_str(shape_) + ", dtype=" + repr(dtype_.ptr()) + ", out_shape=" +
-           shape_str(plan_.shape()) + ", kernel_path='" + plan_.kernel_path() + "')";
+           shape_str(plan_->shape()) + ", kernel_path='" + plan_->kernel_path() + "')";
   }
 
  private:
@@ -1123,13 +998,7 @@ class PyPlan {
   void read_layout(py::handle shape, py::handle strides) {
     shape_ = to_dims(shape.ptr(), "shape", "is too large");
     if (strides.is_none()) {
-      int64_t s[tessera::max_ndim];
-      int64_t next = PyDataType_ELSIZE(descr());
-      for (int i = shape_.size() - 1; i >= 0; --i) {
-        s[i] = next;
-        next = shape_[i] > 0 && next <= INT64_MAX / shape_[i] ? next * shape_[i] : next;
-      }
-      strides_ = tessera::Dims(s, static_cast<std::size_t>(shape_.size()));
+      strides_ = c_strides(shape_, static_cast<std::size_t>(PyDataType_ELSIZE(descr())));
     } else {
       strides_ = to_dims(strides.ptr(), "strides", "is too large");
     }
@@ -1158,7 +1027,7 @@ class PyPlan {
   }
 
   Op op_ = Op::tile;
-  tessera::Plan plan_{tessera::Dims{}, tessera::Dims{}, 1, tessera::Dims{}};
+  std::optional<tessera::Plan> plan_;  // set by every constructor that returns
   tessera::Dims shape_, strides_;
   py::object dtype_;
 };
@@ -1205,23 +1074,19 @@ PYBIND11_MODULE(_tessera, m) {
     }
   });
 
-  m.def("tile", &tile, "See tessera.tile.");
+  m.attr("operations") = operations_table();
+  m.def("call", &call, "One of tessera's operations (an id of `operations`) on anything but a torch tensor.");
+  m.def("prepare", &prepare,
+        "An operation's options and arguments checked and read once, and its output shape (the torch path).");
+  m.def("call_dlpack", &call_dlpack, "One of tessera's operations between DLPack capsules (torch tensors).");
+  m.def("canonical_args", &canonical_args,
+        "A copy's argument, axis and output_size read once, as a shape tuple, an int or int64 ndarray.");
   m.def("tile_shape", &tile_shape, "See tessera.tile_shape.");
   m.def("reps_tuple",
         [](py::handle reps, py::handle negative_reps) {
           return to_tuple(to_reps(reps.ptr(), to_options(Py_None, Py_None, negative_reps.ptr())));
         },
         "reps read once as tessera reads them (int, sequence, iterable, ndarray), as a tuple of ints.");
-  m.def("tile_dlpack", &tile_dlpack, "tile between DLPack capsules (tessera.tile for torch tensors).");
-  m.def("family", &family, "See tessera.broadcast_to, tessera.expand, tessera.repeat.");
-  m.def("family_shape", &family_shape, "The output shape of broadcast_to, expand or repeat.");
-  m.def("canonical_args", &canonical_args,
-        "An operation's argument, axis and output_size read once, as a shape tuple, an int or int64 ndarray.");
-  m.def("family_dlpack", &family_dlpack, "broadcast_to, expand or repeat between DLPack capsules (torch tensors).");
-  m.def("reduce", &reduce, "See tessera.tile_backward, tessera.sum_to_shape, tessera.repeat_backward.");
-  m.def("reduce_prepare", &reduce_prepare,
-        "A reduction's options and arguments checked and read once, and its output shape (the torch path).");
-  m.def("reduce_dlpack", &reduce_dlpack, "A reduction between DLPack capsules (torch tensors).");
   m.def("simd_target", [] { return std::string(tessera::active_target()); }, "See tessera.simd_target.");
   m.def("version", [] { return std::string(tessera::version()); }, "The C library's version.");
   m.attr("max_ndim") = tessera::max_ndim;

@@ -70,6 +70,10 @@ import tessera as _tessera
 
 __all__ = ["tile", "broadcast_to", "repeat"]
 
+# The operations by their ids in tessera's table (tessera._OP); the graph's keys name them.
+_TILE, _BROADCAST_TO, _REPEAT = _tessera._OP["tile"], _tessera._OP["broadcast_to"], _tessera._OP["repeat"]
+_NAME = {op: name for name, op in _tessera._OP.items()}
+
 
 def tile(x, reps, chunks="auto"):
     """Construct a Dask array by repeating x the number of times given by reps: `numpy.tile`.
@@ -121,7 +125,7 @@ def tile(x, reps, chunks="auto"):
         return _masked(tile, x, reps, chunks=chunks)
     reps = _tessera._ext.reps_tuple(_tessera._tensor_arg(_not_dask(reps, "reps")), "error")  # read once
     plan = _tessera.Plan(x.shape, reps, x.dtype)  # checks everything; raises tessera's error
-    return _build("tile", x, plan, reps, None, chunks)
+    return _build(_TILE, x, plan, reps, None, chunks)
 
 
 def broadcast_to(x, shape, chunks="auto"):
@@ -169,7 +173,7 @@ def broadcast_to(x, shape, chunks="auto"):
         return _masked(broadcast_to, x, shape, chunks=chunks)
     shape = _not_dask(shape, "shape")
     plan = _tessera.Plan.broadcast_to(x.shape, shape, x.dtype)  # checks everything; raises tessera's error
-    return _build("broadcast_to", x, plan, tuple(plan.out_shape), None, chunks)
+    return _build(_BROADCAST_TO, x, plan, tuple(plan.out_shape), None, chunks)
 
 
 def repeat(x, repeats, axis=None, chunks="auto"):
@@ -226,7 +230,7 @@ def repeat(x, repeats, axis=None, chunks="auto"):
     repeats = _tessera._tensor_arg(repeats)
     # The counts read once, as tessera reads them: int64, in a new array of our own (the caller's
     # array is neither kept nor changed).
-    counts = _np.array(_tessera._ext.canonical_args("repeat", repeats, None, None, None, None)[0], dtype=_np.int64)
+    counts = _np.array(_tessera._ext.canonical_args(_REPEAT, repeats, None, None, None, None)[0], dtype=_np.int64)
     plan = _tessera.Plan.repeat(x.shape, counts, x.dtype, axis)  # checks everything (tessera's errors)
     if counts.size == 1:  # one count for all
         arg = int(counts.reshape(()))
@@ -238,7 +242,7 @@ def repeat(x, repeats, axis=None, chunks="auto"):
         axis = axis + x.ndim if axis < 0 else axis
         if x.ndim == 0:  # a 0-d x is read as 1-d (numpy's rule, checked by the plan): its one element repeated
             axis = None
-    return _build("repeat", x, plan, arg, axis, chunks)
+    return _build(_REPEAT, x, plan, arg, axis, chunks)
 
 
 # --- the graph ------------------------------------------------------------------------------------
@@ -290,7 +294,7 @@ def _build(op, x, plan, arg, axis, chunks):
     shape = tuple(plan.out_shape)
     chunks = _da.core.normalize_chunks(chunks, shape, dtype=x.dtype)
     token = _tokenize(op, x, arg, axis, chunks)
-    name = f"tessera-{op}-{token}"
+    name = f"tessera-{_NAME[op]}-{token}"
     layer = {}
     dependencies = []
     offsets = [_np.concatenate(([0], _np.cumsum(c, dtype=_np.int64))).tolist() for c in chunks]
@@ -302,7 +306,7 @@ def _build(op, x, plan, arg, axis, chunks):
             layer[(name,) + idx] = (_np.empty, tuple(chunks[i][k] for i, k in enumerate(idx)), x.dtype)
     elif isinstance(x, _da.Array):
         dependencies.append(x)
-        if op == "repeat" and axis is None:
+        if op == _REPEAT and axis is None:
             x = x.ravel()
             dependencies = [x]
             axis = 0
@@ -316,7 +320,7 @@ def _build(op, x, plan, arg, axis, chunks):
         layer[x_key] = x
         arg_key = arg
         if isinstance(arg, _np.ndarray):  # a list of repeat counts: one key, not in every task
-            arg_key = f"tessera-{op}-repeats-{_tokenize(arg)}"
+            arg_key = f"tessera-{_NAME[op]}-repeats-{_tokenize(arg)}"
             layer[arg_key] = arg
         for idx in blocks:
             start = tuple(offsets[i][k] for i, k in enumerate(idx))
@@ -351,11 +355,7 @@ def _plan_of(op, x, arg, axis):
 
 
 def _make_plan(op, shape, strides, dtype, arg, axis):
-    if op == "tile":
-        return _tessera.Plan(shape, arg, dtype, strides, max_threads=1)
-    if op == "broadcast_to":
-        return _tessera.Plan.broadcast_to(shape, arg, dtype, strides, max_threads=1)
-    return _tessera.Plan.repeat(shape, arg, dtype, axis, strides, max_threads=1)
+    return _tessera.Plan._family(op, shape, arg, dtype, strides, axis, 1, None)
 
 
 def _region(op, x, arg, axis, start, extent):
@@ -408,9 +408,9 @@ class _Localizer:
         self.op, self.x, self.arg, self.axis = op, x, arg, axis
         self.name = x.name
         self.D = len(out_shape)
-        self.lead = self.D - x.ndim if op != "repeat" else 0  # output axes before x's first
+        self.lead = self.D - x.ndim if op != _REPEAT else 0  # output axes before x's first
         self.bounds = [_np.concatenate(([0], _np.cumsum(c, dtype=_np.int64))) for c in x.chunks]
-        if op == "repeat" and isinstance(arg, _np.ndarray):
+        if op == _REPEAT and isinstance(arg, _np.ndarray):
             self.prefix = _np.concatenate(([0], _np.cumsum(arg, dtype=_np.int64)))
 
     def _blocks(self, j, lo, hi):
@@ -431,7 +431,7 @@ class _Localizer:
         pieces = []            # per input axis: the (lo, hi) ranges of x read, in order
         local_start = []       # the region's start in the local problem, per output axis
         local_arg = None
-        if self.op == "tile":
+        if self.op == _TILE:
             local_reps = []
             for i in range(self.D):
                 a, n = start[i], extent[i]
@@ -450,7 +450,7 @@ class _Localizer:
                     local_start.append(0)
                     local_reps.append(1)
             local_arg = tuple(local_reps)
-        elif self.op == "broadcast_to":
+        elif self.op == _BROADCAST_TO:
             for i in range(self.D):
                 if i < self.lead:
                     local_start.append(0)

@@ -38,6 +38,7 @@ try:
 except ImportError as _error:  # pragma: no cover - exercised only where torch is missing
     raise ImportError(f"tessera.torch needs PyTorch ({_error}); `import tessera` itself works without it") from _error
 
+from . import _OP
 from . import _tessera as _ext
 from . import broadcast_to as _broadcast_to
 from . import repeat as _repeat
@@ -348,5 +349,5 @@ def repeat_interleave(x, repeats, dim=None, output_size=None):
     _check_tensor(x, "repeat_interleave")
     if isinstance(repeats, _torch.Tensor):
         repeats = repeats.detach().cpu().numpy()
-    counts, dim, output_size = _ext.canonical_args("repeat", repeats, dim, output_size, None, None)
+    counts, dim, output_size = _ext.canonical_args(_OP["repeat"], repeats, dim, output_size, None, None)
     return _RepeatInterleave.apply(x, counts, dim, output_size)
