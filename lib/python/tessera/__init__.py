@@ -53,6 +53,17 @@ _INPUT_NAME = {op: "grad_out" if reduction and arg != "shape" else "A"
                for op, _name, arg, reduction, _gradient in _ext.operations}
 
 
+def _run(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps, accumulate):
+    """Operation `op` (an id of _OP) on A, a torch tensor or anything numpy.asarray takes; in_shape
+    (tile_backward, repeat_backward), arg (reps, a shape or repeat's counts), axis and output_size
+    (repeat) as the operation takes them, None where it has none."""
+    if type(A) is not _ndarray and _is_tensor(A):
+        return _tensor_call(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps,
+                            accumulate)
+    return _ext.call(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps,
+                     accumulate)
+
+
 def __getattr__(name):
     # tessera.torch and tessera.dask, imported on first use: `import tessera` neither needs nor
     # imports torch or dask.
@@ -1173,17 +1184,6 @@ class Plan(_ext.Plan):
 def _is_tensor(A):
     torch = _sys.modules.get("torch")  # a tensor exists only where torch is imported
     return torch is not None and isinstance(A, torch.Tensor)
-
-
-def _run(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps, accumulate):
-    """Operation `op` (an id of _OP) on A, a torch tensor or anything numpy.asarray takes; in_shape
-    (tile_backward, repeat_backward), arg (reps, a shape or repeat's counts), axis and output_size
-    (repeat) as the operation takes them, None where it has none."""
-    if type(A) is not _ndarray and _is_tensor(A):
-        return _tensor_call(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps,
-                            accumulate)
-    return _ext.call(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps,
-                     accumulate)
 
 
 def _tensor_call(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps, accumulate):
