@@ -10,6 +10,8 @@
 // shape argument (in_shape, target), and the options (c_options); the same order
 // (check_reduce_tensors, the operation's own arguments, the result's shape, byte_strides, the
 // options, the plan, execute_reduce_into).
+// Each entry point is one call of a driver per kind, copy_dlpack or reduce_dlpack, which read the
+// operation's row of the table (its name, its argument kind) and plan it with Plan::make.
 // tessera::dlpack_view (the header's C++ part) is the same translation of one tensor in one call,
 // for other bindings (the Python extension).
 // Compiled only when tessera is built with DLPack (lib/meson.build).
@@ -198,6 +200,55 @@ void execute_reduce_into(const Plan& plan, const DLTensor& in, const DLTensor& o
                origin(static_cast<unsigned char*>(out.data), out.byte_offset), plan.nbytes());
 }
 
+// ---- One driver per kind, for every row of the operation table ----------------------------------
+
+// The entry point's name for messages: "tessera_<operation>_dlpack".
+std::string entry_point(Operation op) { return std::string("tessera_") + operation_info(op).name + "_dlpack"; }
+
+// A copy (tile, broadcast_to, expand, repeat) from src into dst, in the header's order:
+// check_tensors, the call's own arguments (`read_args`, returning them as Arguments), src's byte
+// strides, the plan (Plan::make), execute_into (`call` names the operation in its messages).
+template <class ReadArgs>
+void copy_dlpack(Operation op, const DLTensor* src, DLTensor* dst, const ReadArgs& read_args, const char* call) {
+  const Source in = check_tensors(src, dst, entry_point(op).c_str());
+  const Arguments args = read_args();
+  const Dims strides = byte_strides(*src, in);
+  execute_into(Plan::make(op, in.shape, strides, in.itemsize, args), *src, *dst, call);
+}
+
+// A reduction (tile_backward, sum_to_shape, repeat_backward) from the gradient `in` into the
+// result `out`, in the header's order: check_reduce_tensors, the call's own list (`read_args`),
+// the result's shape (the target of an operation whose argument is a shape, else in_shape), the
+// gradient's byte strides, the options, the plan (Plan::make), execute_reduce_into. The tensors
+// are "src" and "dst" where the result's shape is the argument, else "grad_out" and "grad_in".
+template <class ReadArgs>
+void reduce_dlpack(Operation op, const DLTensor* in, DLTensor* out, const tessera_options* options,
+                   const ReadArgs& read_args) {
+  const bool to_target = operation_info(op).arg == ArgKind::shape;
+  const char* in_name = to_target ? "src" : "grad_out";
+  const char* out_name = to_target ? "dst" : "grad_in";
+  const Gradient g = check_reduce_tensors(in, out, in_name, out_name, entry_point(op).c_str());
+  Arguments args = read_args();
+  (to_target ? args.dims : args.in_shape) = shape_of(*out, out_name);
+  const Dims strides = byte_strides(*in, g.src, in_name);
+  const Options o = c_options(options);
+  args.dtype = g.dtype;
+  execute_reduce_into(Plan::make(op, g.src.shape, strides, g.src.itemsize, args, o), *in, *out, in_name, out_name);
+}
+
+// The Arguments of reps (`nreps` values at `reps`), or of repeat counts and an axis.
+Arguments reps_arguments(int nreps, const int64_t* reps) {
+  Arguments a;
+  a.dims = c_dims(nreps, reps, "reps", "nreps");
+  return a;
+}
+Arguments repeat_arguments(int64_t nrepeats, const int64_t* repeats, int axis) {
+  Arguments a;
+  a.repeats = c_repeats(nrepeats, repeats);
+  a.axis = c_axis(axis);
+  return a;
+}
+
 }  // namespace
 }  // namespace tessera::detail
 
@@ -236,32 +287,31 @@ tessera_status tessera_tile_dlpack_shape(const DLTensor* src, int nreps, const i
 tessera_status tessera_tile_dlpack(const DLTensor* src, int nreps, const int64_t* reps, DLTensor* dst) {
   using namespace tessera::detail;
   return c_guarded([&] {
-    const Source in = check_tensors(src, dst, "tessera_tile_dlpack");
-    const tessera::Dims rep = c_dims(nreps, reps, "reps", "nreps");
-    const tessera::Dims strides = byte_strides(*src, in);
-    // The plan validates shape, reps and sizes; then dst must be exactly its C-contiguous output.
-    execute_into(tessera::Plan(in.shape, strides, in.itemsize, rep), *src, *dst, "tile(src, reps)");
+    copy_dlpack(tessera::Operation::tile, src, dst, [&] { return reps_arguments(nreps, reps); }, "tile(src, reps)");
   });
 }
 
 tessera_status tessera_broadcast_to_dlpack(const DLTensor* src, DLTensor* dst) {
   using namespace tessera::detail;
   return c_guarded([&] {
-    const Source in = check_tensors(src, dst, "tessera_broadcast_to_dlpack");
-    const tessera::Dims target = shape_of(*dst, "dst");
-    const tessera::Dims strides = byte_strides(*src, in);
-    execute_into(tessera::Plan::broadcast_to(in.shape, strides, in.itemsize, target), *src, *dst,
-                 "broadcast_to(src, dst->shape)");
+    const auto target = [&] {
+      tessera::Arguments a;
+      a.dims = shape_of(*dst, "dst");
+      return a;
+    };
+    copy_dlpack(tessera::Operation::broadcast_to, src, dst, target, "broadcast_to(src, dst->shape)");
   });
 }
 
 tessera_status tessera_expand_dlpack(const DLTensor* src, int target_ndim, const int64_t* target, DLTensor* dst) {
   using namespace tessera::detail;
   return c_guarded([&] {
-    const Source in = check_tensors(src, dst, "tessera_expand_dlpack");
-    const tessera::Dims t = c_dims(target_ndim, target, "target", "target_ndim");
-    const tessera::Dims strides = byte_strides(*src, in);
-    execute_into(tessera::Plan::expand(in.shape, strides, in.itemsize, t), *src, *dst, "expand(src, target)");
+    const auto read = [&] {
+      tessera::Arguments a;
+      a.dims = c_dims(target_ndim, target, "target", "target_ndim");
+      return a;
+    };
+    copy_dlpack(tessera::Operation::expand, src, dst, read, "expand(src, target)");
   });
 }
 
@@ -269,12 +319,8 @@ tessera_status tessera_repeat_dlpack(const DLTensor* src, int64_t nrepeats, cons
                                      DLTensor* dst) {
   using namespace tessera::detail;
   return c_guarded([&] {
-    const Source in = check_tensors(src, dst, "tessera_repeat_dlpack");
-    const tessera::Repeats r = c_repeats(nrepeats, repeats);
-    const tessera::Dims strides = byte_strides(*src, in);
-    const std::optional<int> ax = c_axis(axis);
-    execute_into(tessera::Plan::repeat(in.shape, strides, in.itemsize, r, ax), *src, *dst,
-                 ax ? "repeat(src, repeats, axis)" : "repeat(src, repeats) (no axis)");
+    copy_dlpack(tessera::Operation::repeat, src, dst, [&] { return repeat_arguments(nrepeats, repeats, axis); },
+                axis == TESSERA_AXIS_NONE ? "repeat(src, repeats) (no axis)" : "repeat(src, repeats, axis)");
   });
 }
 
@@ -282,41 +328,23 @@ tessera_status tessera_tile_backward_dlpack(const DLTensor* grad_out, int nreps,
                                             DLTensor* grad_in, const tessera_options* options) {
   using namespace tessera::detail;
   return c_guarded([&] {
-    const Gradient g = check_reduce_tensors(grad_out, grad_in, "grad_out", "grad_in", "tessera_tile_backward_dlpack");
-    const tessera::Dims rep = c_dims(nreps, reps, "reps", "nreps");
-    const tessera::Dims in_shape = shape_of(*grad_in, "grad_in");
-    const tessera::Dims strides = byte_strides(*grad_out, g.src, "grad_out");
-    const tessera::Options o = tessera::detail::c_options(options);
-    execute_reduce_into(tessera::Plan::tile_backward(g.src.shape, strides, g.dtype, in_shape, rep, o), *grad_out,
-                        *grad_in, "grad_out", "grad_in");
+    reduce_dlpack(tessera::Operation::tile_backward, grad_out, grad_in, options,
+                  [&] { return reps_arguments(nreps, reps); });
   });
 }
 
 tessera_status tessera_sum_to_shape_dlpack(const DLTensor* src, DLTensor* dst, const tessera_options* options) {
   using namespace tessera::detail;
-  return c_guarded([&] {
-    const Gradient g = check_reduce_tensors(src, dst, "src", "dst", "tessera_sum_to_shape_dlpack");
-    const tessera::Dims target = shape_of(*dst, "dst");
-    const tessera::Dims strides = byte_strides(*src, g.src, "src");
-    const tessera::Options o = tessera::detail::c_options(options);
-    execute_reduce_into(tessera::Plan::sum_to_shape(g.src.shape, strides, g.dtype, target, o), *src, *dst, "src",
-                        "dst");
-  });
+  return c_guarded(
+      [&] { reduce_dlpack(tessera::Operation::sum_to_shape, src, dst, options, [] { return tessera::Arguments(); }); });
 }
 
 tessera_status tessera_repeat_backward_dlpack(const DLTensor* grad_out, int64_t nrepeats, const int64_t* repeats,
                                               int axis, DLTensor* grad_in, const tessera_options* options) {
   using namespace tessera::detail;
   return c_guarded([&] {
-    const Gradient g =
-        check_reduce_tensors(grad_out, grad_in, "grad_out", "grad_in", "tessera_repeat_backward_dlpack");
-    const tessera::Repeats r = c_repeats(nrepeats, repeats);
-    const tessera::Dims in_shape = shape_of(*grad_in, "grad_in");
-    const tessera::Dims strides = byte_strides(*grad_out, g.src, "grad_out");
-    const tessera::Options o = tessera::detail::c_options(options);
-    const std::optional<int> ax = c_axis(axis);
-    execute_reduce_into(tessera::Plan::repeat_backward(g.src.shape, strides, g.dtype, in_shape, r, ax, o), *grad_out,
-                        *grad_in, "grad_out", "grad_in");
+    reduce_dlpack(tessera::Operation::repeat_backward, grad_out, grad_in, options,
+                  [&] { return repeat_arguments(nrepeats, repeats, axis); });
   });
 }
 
