@@ -176,7 +176,7 @@ py::tuple to_tuple(const tessera::Dims& d) {
 tessera::Options to_options(PyObject* max_threads, PyObject* nontemporal, PyObject* negative_reps) {
   tessera::Options o;
   if (max_threads != Py_None) {
-    // An int or a numpy integer: no user-defined __index__ runs (see tile_dlpack).
+    // An int or a numpy integer: no user-defined __index__ runs (see call_dlpack).
     if (PyBool_Check(max_threads) || !(PyLong_Check(max_threads) || PyArray_IsScalar(max_threads, Integer)))
       throw py::type_error("tessera: max_threads = " + repr(max_threads) + " (" + type_name(max_threads) +
                            "); give an int >= 1 or None");
