@@ -301,7 +301,7 @@ struct Case {
   std::vector<int64_t> counts;
   // Trailing, optional fields.
   unsigned opt_mode = kPlain;
-  tessera_options opt{sizeof(tessera_options), 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO, 0};
+  tessera_options opt{sizeof(tessera_options), 0, TESSERA_NEGATIVE_REPS_ERROR, TESSERA_NONTEMPORAL_AUTO, 0, 0};
   bool region = false, dlpack = false, arena = false, huge_asked = false;
   // A reduction (rop >= 0; see ROp): shape, strides, ndim and naxes above describe the gradient
   // (the input read); itemsize is the dtype's. tile_backward and repeat_backward: the result's
@@ -1125,13 +1125,17 @@ std::map<std::string, long>& path_counts() {
 }
 
 // The executor path a plan's description names: the "[path]" after "kernel: " (the family), or
-// the reductions' "kernel: reduce.<path> (...)".
+// the reductions' kernel, "kernel: reduce.<path> (<kernel>: ...)" (the path alone when it has no
+// kernel call: none, zeros, segments).
 std::string described_path(const char* description) {
   const char* k = std::strstr(description, "kernel: ");
   if (k != nullptr && std::strncmp(k + 8, "reduce.", 7) == 0) {
     const char* end = k + 8;
     while (*end != '\0' && *end != ' ' && *end != '\n') ++end;
-    return std::string(k + 8, end);
+    if (std::strncmp(end, " (reduce.", 9) != 0) return std::string(k + 8, end);  // none, zeros, segments
+    const char* kernel = end + 2;  // "<path> (<kernel>: <layout>)"
+    const char* colon = std::strchr(kernel, ':');
+    return colon ? std::string(kernel, colon) : std::string(k + 8, end);
   }
   const char* open = k ? std::strchr(k, '[') : nullptr;
   const char* close = open ? std::strchr(open, ']') : nullptr;
