@@ -223,17 +223,19 @@ using K = ArgKind;
 
 // In the order of Operation (checked below).
 constexpr OperationRow kOperations[operation_count] = {
-    {{O::tile, "tile", K::reps, false, O::tile_backward, "numpy.tile"}, nest_tile_row, nullptr},
-    {{O::broadcast_to, "broadcast_to", K::shape, false, O::sum_to_shape, "numpy.broadcast_to"},
+    {{O::tile, "tile", K::reps, false, O::tile_backward, "numpy.tile", "A", false}, nest_tile_row, nullptr},
+    {{O::broadcast_to, "broadcast_to", K::shape, false, O::sum_to_shape, "numpy.broadcast_to", "A", false},
      nest_broadcast_to_row, nullptr},
-    {{O::expand, "expand", K::shape, false, O::sum_to_shape, "ONNX Expand"}, nest_expand_row, nullptr},
-    {{O::repeat, "repeat", K::repeats, false, O::repeat_backward, "numpy.repeat"}, nest_repeat_row, nullptr},
-    {{O::tile_backward, "tile_backward", K::reps, true, O::tile, "the gradient of numpy.tile"}, nullptr,
-     tile_backward_row},
-    {{O::sum_to_shape, "sum_to_shape", K::shape, true, O::broadcast_to, "torch.Tensor.sum_to_size"}, nullptr,
-     sum_to_shape_row},
-    {{O::repeat_backward, "repeat_backward", K::repeats, true, O::repeat, "the gradient of numpy.repeat"}, nullptr,
-     repeat_backward_row},
+    {{O::expand, "expand", K::shape, false, O::sum_to_shape, "ONNX Expand", "A", false}, nest_expand_row, nullptr},
+    {{O::repeat, "repeat", K::repeats, false, O::repeat_backward, "numpy.repeat", "A", false}, nest_repeat_row,
+     nullptr},
+    {{O::tile_backward, "tile_backward", K::reps, true, O::tile, "the gradient of numpy.tile", "grad_out", true},
+     nullptr, tile_backward_row},
+    {{O::sum_to_shape, "sum_to_shape", K::shape, true, O::broadcast_to, "torch.Tensor.sum_to_size", "A", false},
+     nullptr, sum_to_shape_row},
+    {{O::repeat_backward, "repeat_backward", K::repeats, true, O::repeat, "the gradient of numpy.repeat", "grad_out",
+      true},
+     nullptr, repeat_backward_row},
 };
 
 constexpr bool table_ok() {
@@ -241,13 +243,14 @@ constexpr bool table_ok() {
     const OperationRow& r = kOperations[i];
     if (static_cast<int>(r.info.op) != i || (r.nest == nullptr) != r.info.reduction ||
         (r.reduce == nullptr) == r.info.reduction ||
-        kOperations[static_cast<int>(r.info.gradient)].info.reduction == r.info.reduction)
+        kOperations[static_cast<int>(r.info.gradient)].info.reduction == r.info.reduction ||
+        r.info.in_shape != (r.info.input[0] == 'g'))
       return false;
   }
   return true;
 }
 static_assert(table_ok(), "kOperations: row i is Operation i; a copy has a nest step, a reduction a planner, "
-                          "and each one's gradient is of the other kind");
+                          "each one's gradient is of the other kind, and a grad_out input goes with in_shape");
 
 // The row of a copying (reduction = false) or reducing operation.
 const OperationRow& row_of_kind(Operation op, bool reduction) {

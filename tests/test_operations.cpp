@@ -81,6 +81,8 @@ TEST_CASE("operations: every row of the table is its operation's, named once, wi
     const tessera::OperationInfo& grad = tessera::operation_info(info.gradient);
     CHECK(grad.reduction != info.reduction);
     CHECK(grad.arg == info.arg);  // a gradient takes its forward operation's kind of argument
+    CHECK(info.in_shape == (info.reduction && info.arg != tessera::ArgKind::shape));
+    CHECK(std::string(info.input) == (info.in_shape ? "grad_out" : "A"));
   }
   CHECK(names == std::set<std::string>{"tile", "broadcast_to", "expand", "repeat", "tile_backward", "sum_to_shape",
                                       "repeat_backward"});

@@ -344,6 +344,9 @@ struct OperationInfo {
   Operation gradient;   ///< the operation that computes its gradient (tile <-> tile_backward,
                         ///< broadcast_to and expand -> sum_to_shape -> broadcast_to, repeat <-> repeat_backward)
   const char* source;   ///< where its semantics come from ("numpy.tile", ...)
+  const char* input;    ///< its input's name in messages: "A", or "grad_out" for a gradient that takes the
+                        ///< forward input's shape
+  bool in_shape;        ///< takes the forward input's shape (Arguments::in_shape): tile_backward, repeat_backward
 };
 
 /// The row of `op`. Throws InvalidArgument naming the value if it is not an Operation.

@@ -46,11 +46,11 @@ __version__ = _ext.version()
 _ndarray = _np.ndarray
 
 #: tessera's operations by name: their ids in the extension's table (``_ext.operations``: id, name,
-#: argument kind, reduction, gradient's id), which every call passes instead of a name.
-_OP = {name: op for op, name, _arg, _reduction, _gradient in _ext.operations}
-#: The name of each operation's input in messages: "grad_out" for the gradients of tile and repeat.
-_INPUT_NAME = {op: "grad_out" if reduction and arg != "shape" else "A"
-               for op, _name, arg, reduction, _gradient in _ext.operations}
+#: argument kind, reduction, gradient's id, input's name), which every call passes instead of a name.
+_OP = {name: op for op, name, _arg, _reduction, _gradient, _input in _ext.operations}
+#: The name of each operation's input in messages (the table's): "grad_out" for the gradients of
+#: tile and repeat, "A" for the others.
+_INPUT_NAME = {op: input_name for op, _name, _arg, _reduction, _gradient, input_name in _ext.operations}
 
 
 def _run(op, A, in_shape, arg, axis, output_size, out, max_threads, nontemporal, negative_reps, accumulate):

@@ -440,14 +440,14 @@ Op to_op(py::handle id, std::optional<bool> is_copy = std::nullopt) {
 }
 
 // The module's `operations`: per row of tessera's table (id, name, argument kind, reduction,
-// gradient's id), in the order of the ids.
+// gradient's id, input's name), in the order of the ids.
 py::tuple operations_table() {
   static constexpr const char* kArgNames[] = {"reps", "shape", "repeats"};
   py::tuple t(tessera::operation_count);
   for (int i = 0; i < tessera::operation_count; ++i) {
     const tessera::OperationInfo& o = info(static_cast<Op>(i));
     t[i] = py::make_tuple(static_cast<int>(o.op), o.name, kArgNames[static_cast<int>(o.arg)], o.reduction,
-                          static_cast<int>(o.gradient));
+                          static_cast<int>(o.gradient), o.input);
   }
   return t;
 }
@@ -474,7 +474,7 @@ struct OpArgs {
 
 // A reduction whose argument is not its result's shape (tile_backward, repeat_backward) also
 // takes in_shape, the forward input's shape.
-bool takes_in_shape(Op op) { return is_reduction(op) && info(op).arg != ArgKind::shape; }
+bool takes_in_shape(Op op) { return info(op).in_shape; }
 
 // repeat's counts as numpy.repeat reads them: an integer (numpy integers and bools included); an
 // integer or bool ndarray of at most 1 axis (read through numpy's cast to int64, uint64 values
@@ -678,7 +678,7 @@ tessera::Dims shape_for(const OpArgs& a, const tessera::Dims& shape, const tesse
 }
 
 // What a reduction reads: grad_out (tile_backward, repeat_backward), or A.
-const char* input_name(Op op) { return takes_in_shape(op) ? "grad_out" : "A"; }
+const char* input_name(Op op) { return info(op).input; }
 
 [[noreturn]] void not_summable(Op op, const std::string& dtype, const std::string& why = "") {
   throw py::type_error(std::string("tessera: ") + op_name(op) + ": " + input_name(op) + " has dtype " + dtype +
