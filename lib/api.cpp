@@ -4,6 +4,7 @@
 #include "allocator.hpp"
 #include "executor.hpp"
 #include "kernels/kernels.hpp"
+#include "operation_info.hpp"
 #include "operations.hpp"
 #include "planner.hpp"
 
@@ -27,7 +28,7 @@ struct ArrayAccess {
     if (plan.nbytes > 0) {
       bool fresh = false;
       out.data_.reset(allocate_output(plan.nbytes, &fresh));
-      if (CopyPlan* copy = std::get_if<CopyPlan>(&data.plan); copy && fresh) plan_for_fresh_output(*copy);
+      if (fresh) std::visit(Overloaded{[](CopyPlan& c) { plan_for_fresh_output(c); }, [](ReducePlan&) {}}, data.plan);
       execute_checked(data, src, out.data_.get(), plan.nbytes);  // first touch: by the executor's threads
     }
     out.shape_ = plan.out_shape;
@@ -184,17 +185,8 @@ Plan Plan::repeat_backward(const Dims& shape, const Dims& strides, DType dtype, 
                                                       repeat_args(repeats, axis, in_shape), options)));
 }
 
-Operation Plan::operation() const noexcept {
-  if (const detail::CopyPlan* c = data_->copy()) return c->op;
-  switch (data_->reduce()->op) {
-    case detail::ReduceOp::tile_backward: return Operation::tile_backward;
-    case detail::ReduceOp::sum_to_shape: return Operation::sum_to_shape;
-    case detail::ReduceOp::repeat_backward: break;
-  }
-  return Operation::repeat_backward;
-}
 
-bool Plan::is_reduction() const noexcept { return data_->reduce() != nullptr; }
+bool Plan::is_reduction() const noexcept { return detail::info_of(operation()).reduction; }
 
 int Plan::ndim() const noexcept { return data_->base().out_shape.size(); }
 const Dims& Plan::shape() const noexcept { return data_->base().out_shape; }
@@ -203,17 +195,21 @@ std::size_t Plan::nbytes() const noexcept { return data_->base().nbytes; }
 std::size_t Plan::itemsize() const noexcept { return data_->base().itemsize; }
 int64_t Plan::input_size() const noexcept { return data_->base().input_size; }
 const Options& Plan::options() const noexcept { return data_->base().options; }
+Operation Plan::operation() const noexcept { return data_->base().op; }
 std::string Plan::describe() const {
-  const detail::ReducePlan* r = data_->reduce();
-  return r ? detail::describe_reduce(*r) : detail::describe(*data_->copy());
+  return std::visit(detail::Overloaded{[](const detail::CopyPlan& c) { return detail::describe(c); },
+                                       [](const detail::ReducePlan& r) { return detail::describe_reduce(r); }},
+                    data_->plan);
 }
 const char* Plan::kernel_name() const noexcept {
-  const detail::CopyPlan* c = data_->copy();
-  return c ? detail::kernel_name(c->kernel()) : "reduce";
+  return std::visit(detail::Overloaded{[](const detail::CopyPlan& c) { return detail::kernel_name(c.kernel()); },
+                                       [](const detail::ReducePlan&) { return "reduce"; }},
+                    data_->plan);
 }
 const char* Plan::kernel_path() const noexcept {
-  const detail::ReducePlan* r = data_->reduce();
-  return r ? detail::reduce_path_name(*r) : detail::path_info(data_->copy()->path).name;
+  return std::visit(detail::Overloaded{[](const detail::CopyPlan& c) { return detail::path_info(c.path).name; },
+                                       [](const detail::ReducePlan& r) { return detail::reduce_path_name(r); }},
+                    data_->plan);
 }
 std::vector<std::string> Plan::kernel_paths() {
   std::vector<std::string> paths;
@@ -228,7 +224,7 @@ void Plan::execute(const void* src, void* dst, std::size_t dst_bytes) const {
 
 Array Plan::execute(const void* src) const {
   // A copy of the plan: the allocating call may re-choose its path for fresh pages.
-  if (data_->reduce() && data_->base().options.accumulate)
+  if (is_reduction() && options().accumulate)
     throw InvalidArgument("tessera: Plan::execute(src) allocates a new array: a plan made with accumulate = true "
                           "needs the output to add into (execute(src, dst, dst_bytes))");
   return detail::ArrayAccess::run(detail::PlanData(*data_), src);

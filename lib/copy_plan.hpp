@@ -62,7 +62,6 @@ inline constexpr int kMaxLoops = 2 * max_ndim;
 /// A copying operation's plan (see the file comment); PlanBase holds what Plan's accessors return.
 struct CopyPlan : PlanBase {
   // What was asked.
-  Operation op = Operation::tile;  // a copying one (describe() and regions need it; the kernels do not)
   Dims in_shape;
   Dims in_strides;  // bytes, after filling in C-contiguous strides
   Dims reps;        // tile: as given (negative ones 0 under NegativeReps::clamp_to_zero); else empty

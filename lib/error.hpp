@@ -1,5 +1,6 @@
-// The library's error messages: every planner, executor and entry point throws through these, so
-// each message starts "tessera: " and names shapes the same way. Internal.
+// The library's message helpers: each message starts "tessera: " and names shapes the same way
+// (the planners throw through them; the executors and entry points build a few messages of their
+// own, with the same prefix). Internal.
 #ifndef TESSERA_LIB_ERROR_HPP
 #define TESSERA_LIB_ERROR_HPP
 

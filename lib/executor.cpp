@@ -8,6 +8,7 @@
 // Nothing here allocates memory proportional to the output.
 #include "executor.hpp"
 
+#include "error.hpp"
 #include "kernels/kernels.hpp"
 #include "planner.hpp"
 #include "parallel.hpp"
@@ -105,10 +106,16 @@ void execute_checked(const PlanData& p, const void* src, void* dst, std::size_t 
 
 void execute_region_checked(const PlanData& data, const void* src, const Dims& start, const Dims& extent, void* dst,
                             std::size_t dst_bytes) {
-  if (const ReducePlan* r = data.reduce())
-    throw InvalidArgument("tessera: execute_region is not available for a reduction's plan (" +
-                          std::string(reduce_path_name(*r)) + "); execute it whole");
-  const CopyPlan& p = *data.copy();
+  std::visit(Overloaded{[&](const CopyPlan& p) { execute_region_checked(p, src, start, extent, dst, dst_bytes); },
+                        [](const ReducePlan& r) {
+                          invalid("execute_region is not available for a reduction's plan (" +
+                                  std::string(reduce_path_name(r)) + "); execute it whole");
+                        }},
+             data.plan);
+}
+
+void execute_region_checked(const CopyPlan& p, const void* src, const Dims& start, const Dims& extent, void* dst,
+                            std::size_t dst_bytes) {
   const int n = p.out_shape.size();
   if (start.size() != n || extent.size() != n)
     throw InvalidArgument("tessera: region start has " + std::to_string(start.size()) + " values and extent " +

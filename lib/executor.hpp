@@ -35,6 +35,8 @@ void execute(const ReducePlan& plan, const unsigned char* in, unsigned char* out
 /// regions (InvalidArgument).
 void execute_region_checked(const PlanData& plan, const void* src, const Dims& start, const Dims& extent, void* dst,
                             std::size_t dst_bytes);
+void execute_region_checked(const CopyPlan& plan, const void* src, const Dims& start, const Dims& extent, void* dst,
+                            std::size_t dst_bytes);
 
 }  // namespace tessera::detail
 

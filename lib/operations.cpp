@@ -4,6 +4,7 @@
 #include "operations.hpp"
 
 #include "error.hpp"
+#include "operation_info.hpp"
 #include "planner.hpp"
 
 #include <algorithm>
@@ -218,39 +219,34 @@ ReducePlan repeat_backward_row(const Dims& shape, const Dims& strides, DType dty
                               a.axis.has_value(), a.axis.value_or(0), options);
 }
 
-using O = Operation;
-using K = ArgKind;
-
-// In the order of Operation (checked below).
+// In the order of Operation, each with its row of kOperationInfo (checked below).
 constexpr OperationRow kOperations[operation_count] = {
-    {{O::tile, "tile", K::reps, false, O::tile_backward, "numpy.tile", "A", false}, nest_tile_row, nullptr},
-    {{O::broadcast_to, "broadcast_to", K::shape, false, O::sum_to_shape, "numpy.broadcast_to", "A", false},
-     nest_broadcast_to_row, nullptr},
-    {{O::expand, "expand", K::shape, false, O::sum_to_shape, "ONNX Expand", "A", false}, nest_expand_row, nullptr},
-    {{O::repeat, "repeat", K::repeats, false, O::repeat_backward, "numpy.repeat", "A", false}, nest_repeat_row,
-     nullptr},
-    {{O::tile_backward, "tile_backward", K::reps, true, O::tile, "the gradient of numpy.tile", "grad_out", true},
-     nullptr, tile_backward_row},
-    {{O::sum_to_shape, "sum_to_shape", K::shape, true, O::broadcast_to, "torch.Tensor.sum_to_size", "A", false},
-     nullptr, sum_to_shape_row},
-    {{O::repeat_backward, "repeat_backward", K::repeats, true, O::repeat, "the gradient of numpy.repeat", "grad_out",
-      true},
-     nullptr, repeat_backward_row},
+    {kOperationInfo[0], nest_tile_row, nullptr},
+    {kOperationInfo[1], nest_broadcast_to_row, nullptr},
+    {kOperationInfo[2], nest_expand_row, nullptr},
+    {kOperationInfo[3], nest_repeat_row, nullptr},
+    {kOperationInfo[4], nullptr, tile_backward_row},
+    {kOperationInfo[5], nullptr, sum_to_shape_row},
+    {kOperationInfo[6], nullptr, repeat_backward_row},
 };
 
 constexpr bool table_ok() {
   for (int i = 0; i < operation_count; ++i) {
     const OperationRow& r = kOperations[i];
     if (static_cast<int>(r.info.op) != i || (r.nest == nullptr) != r.info.reduction ||
-        (r.reduce == nullptr) == r.info.reduction ||
-        kOperations[static_cast<int>(r.info.gradient)].info.reduction == r.info.reduction ||
-        r.info.in_shape != (r.info.input[0] == 'g'))
+        (r.reduce == nullptr) == r.info.reduction)
       return false;
   }
   return true;
 }
-static_assert(table_ok(), "kOperations: row i is Operation i; a copy has a nest step, a reduction a planner, "
-                          "each one's gradient is of the other kind, and a grad_out input goes with in_shape");
+static_assert(table_ok(), "kOperations: row i is Operation i; a copy has a nest step, a reduction a planner");
+
+// "tile, broadcast_to, ...": every operation's name, for messages.
+std::string operation_names() {
+  std::string s;
+  for (const OperationInfo& info : kOperationInfo) s += (s.empty() ? "" : ", ") + std::string(info.name);
+  return s;
+}
 
 // The row of a copying (reduction = false) or reducing operation.
 const OperationRow& row_of_kind(Operation op, bool reduction) {
@@ -266,7 +262,7 @@ const OperationRow& operation_row(Operation op) {
   const int v = static_cast<int>(op);
   if (v < 0 || v >= operation_count)
     invalid("operation " + std::to_string(v) + " is not a tessera operation (0-" + std::to_string(operation_count - 1) +
-            ": tile, broadcast_to, expand, repeat, tile_backward, sum_to_shape, repeat_backward)");
+            ": " + operation_names() + ")");
   return kOperations[v];
 }
 
@@ -299,7 +295,10 @@ PlanData make_plan(Operation op, const Dims& shape, const Dims& strides, std::si
 
 Dims shape_only(Operation op, const Dims& shape, const Arguments& args, const Options& options) {
   const OperationRow& row = operation_row(op);
-  if (row.info.reduction) return row.reduce(shape, Dims(), args.dtype.value_or(DType::uint8), args, options).out_shape;
+  if (row.info.reduction) {  // the byte sizes are checked as the plan checks them: for its dtype
+    if (!args.dtype) invalid(std::string(row.info.name) + " sums: give its element type (Arguments::dtype)");
+    return row.reduce(shape, Dims(), *args.dtype, args, options).out_shape;
+  }
   CopyPlan p;
   init_input(p, shape, Dims(), 1, options);
   row.nest(p, args);

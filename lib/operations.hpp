@@ -41,12 +41,14 @@ CopyPlan make_copy_plan(Operation op, const Dims& shape, const Dims& strides, st
 ReducePlan make_reduce_plan(Operation op, const Dims& shape, const Dims& strides, DType dtype, const Arguments& args,
                             const Options& options);
 
-/// Either kind of plan (Plan::make): a reduction needs args.dtype, of `itemsize` bytes.
+/// Either kind of plan (Plan::make): a reduction needs args.dtype, of `itemsize` bytes. Throws
+/// InvalidArgument (`op` not an Operation; a reduction without args.dtype, or with a dtype of
+/// another itemsize, naming both) or as the operation's planner.
 PlanData make_plan(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize, const Arguments& args,
                    const Options& options);
 
 /// The output shape only (tessera::output_shape): a copying operation's steps 1-3 without data; a
-/// reduction's plan, with args.dtype or 1-byte elements.
+/// reduction's plan (args.dtype required, as make_plan requires it).
 Dims shape_only(Operation op, const Dims& shape, const Arguments& args, const Options& options);
 
 }  // namespace tessera::detail

@@ -123,8 +123,8 @@ constexpr bool name_matches(const PathInfo& e) {
 constexpr bool same_fields(const PathInfo& a, const PathInfo& b) {
   return a.kernel == b.kernel && a.variant == b.variant && a.route == b.route && a.blocked == b.blocked;
 }
-// Every entry named by its fields, no two with the same fields, and each streamed entry after the
-// entry of ordinary stores it falls back to (without_streaming).
+// Every entry named by its fields, and no two with the same fields (fallbacks_ok below checks that
+// each streamed entry has an entry of ordinary stores to fall back to).
 constexpr bool table_ok() {
   for (int i = 0; i < kPathCount; ++i) {
     if (!name_matches(kPathInfo[i])) return false;

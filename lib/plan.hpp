@@ -12,6 +12,14 @@
 
 namespace tessera::detail {
 
+/// Calls the overload of `fs` that takes the plan's kind: std::visit(Overloaded{...}, data.plan).
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
 struct PlanData {
   PlanData(CopyPlan p) : plan(std::move(p)) {}    // NOLINT: implicit, as the variant's
   PlanData(ReducePlan p) : plan(std::move(p)) {}  // NOLINT: implicit
@@ -22,10 +30,6 @@ struct PlanData {
   const PlanBase& base() const noexcept {
     return std::visit([](const auto& p) -> const PlanBase& { return p; }, plan);
   }
-  /// The copy plan, or null for a reduce plan.
-  const CopyPlan* copy() const noexcept { return std::get_if<CopyPlan>(&plan); }
-  /// The reduce plan, or null for a copy plan.
-  const ReducePlan* reduce() const noexcept { return std::get_if<ReducePlan>(&plan); }
 };
 
 }  // namespace tessera::detail

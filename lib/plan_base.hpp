@@ -11,6 +11,7 @@
 namespace tessera::detail {
 
 struct PlanBase {
+  Operation op = Operation::tile;  // the operation it was made for (set by its planner)
   Dims out_shape;
   int64_t out_size = 0;      // output elements
   std::size_t nbytes = 0;    // output bytes; fits int64_t

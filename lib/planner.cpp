@@ -8,6 +8,7 @@
 #include "planner.hpp"
 
 #include "error.hpp"
+#include "operation_info.hpp"
 #include "kernels/kernels.hpp"
 
 #include <algorithm>
@@ -419,10 +420,10 @@ Region plan_region(const CopyPlan& plan, const Dims& start, const Dims& extent) 
 
 std::string describe(const CopyPlan& p) {
   std::ostringstream os;
-  os << operation_info(p.op).name << " plan: input " << dims_str(p.in_shape);
+  os << info_of(p.op).name << " plan: input " << dims_str(p.in_shape);
   if (p.out_size > 0) os << " strides " << dims_str(p.in_strides) << " B";
   os << ", itemsize " << p.itemsize << " B";
-  switch (operation_info(p.op).arg) {
+  switch (info_of(p.op).arg) {
     case ArgKind::reps: os << ", reps " << dims_str(p.reps); break;
     case ArgKind::shape: os << ", shape " << dims_str(p.target); break;
     case ArgKind::repeats:

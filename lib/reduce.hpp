@@ -47,9 +47,6 @@ namespace tessera::detail {
 enum class Elem : uint8_t { f32, f64, f16, bf16, u8, u16, u32, u64 };
 inline constexpr int kElemCount = 8;
 
-/// The reduction a plan computes (describe() needs it; the kernels do not).
-enum class ReduceOp : uint8_t { tile_backward, sum_to_shape, repeat_backward };
-
 /// Leaf length of both orders (addends per leaf, or blocks per leaf).
 inline constexpr int64_t kLeaf = 8;
 /// Slots of the periodic order's blocks (a multiple of every target's lanes of a 16-lane cap).
@@ -243,7 +240,6 @@ struct ReduceProblem {
 /// A reduction plan: the problem, plus what describe() and the executor need; PlanBase holds what
 /// Plan's accessors return (options: accumulate, max_threads and nontemporal as validated).
 struct ReducePlan : PlanBase {
-  ReduceOp op = ReduceOp::tile_backward;
   DType dtype = DType::float32;
   Dims grad_shape, grad_strides;  // the input (the gradient in), strides in bytes
   Dims reps, target;              // tile_backward's reps, sum_to_shape's target

@@ -1,11 +1,12 @@
 // The reductions' planner: a gradient's arguments -> ReducePlan (reduce.hpp). The forward
 // planner's steps check the forward operation's arguments and give the shape the gradient must
-// have (tile_shape, repeat_shape); then the gradient's axes become the problem's kept and reduced
+// have (nest_tile, nest_repeat); then the gradient's axes become the problem's kept and reduced
 // axes, and the steps simplify_reduce, choose_reduce_path, lay_out_reduce and choose_reduce_kernel
 // (the last asks the dispatched target what it can do, reduce_caps) plan the work once.
 #include "reduce.hpp"
 
 #include "error.hpp"
+#include "operation_info.hpp"
 #include "kernels/kernels.hpp"
 #include "planner.hpp"
 
@@ -50,7 +51,7 @@ void contiguous(const Dims& shape, int64_t* st) {
 }
 
 // The gradient in: its shape, byte strides (C-contiguous if empty) and dtype; the result's shape.
-ReducePlan init_reduce(ReduceOp op, const Dims& shape, const Dims& strides, DType dtype, const Dims& out_shape,
+ReducePlan init_reduce(Operation op, const Dims& shape, const Dims& strides, DType dtype, const Dims& out_shape,
                        const Options& options) {
   validate_options(options);
   const std::size_t isz = itemsize_of(dtype);  // throws for a bad dtype
@@ -393,8 +394,11 @@ ReducePlan make_tile_backward(const Dims& shape, const Dims& strides, DType dtyp
                               const Dims& reps, const Options& options) {
   Options forward = options;
   forward.accumulate = false;
-  const Dims expected = tile_shape(in_shape, reps, forward);  // checks in_shape and reps
-  ReducePlan r = init_reduce(ReduceOp::tile_backward, shape, strides, dtype, in_shape, options);
+  CopyPlan f;  // the forward tile's checks and output shape (the planner's steps 1-3)
+  init_input(f, in_shape, Dims(), 1, forward);
+  nest_tile(f, reps);
+  const Dims expected = output_shape_only(std::move(f));
+  ReducePlan r = init_reduce(Operation::tile_backward, shape, strides, dtype, in_shape, options);
   check_grad_shape(shape, expected, "tile_backward");
   r.reps = reps;
   const int D = expected.size(), n = in_shape.size(), d = reps.size();
@@ -403,7 +407,7 @@ ReducePlan make_tile_backward(const Dims& shape, const Dims& strides, DType dtyp
   for (int i = 0; i < D; ++i) {
     const int64_t s = i - (D - n) >= 0 ? in_shape[i - (D - n)] : 1;
     int64_t rep = i - (D - d) >= 0 ? reps[i - (D - d)] : 1;
-    if (rep < 0) rep = 0;  // clamp_to_zero (tile_shape has checked the policy)
+    if (rep < 0) rep = 0;  // clamp_to_zero (nest_tile has checked the policy)
     const int64_t g = r.grad_strides[i];
     if (rep != 1) push(r.problem, rep, rep > 1 && s > 0 ? stride_product(s, g) : 0, 0, false);
     if (i - (D - n) >= 0) push(r.problem, s, g, dst[i - (D - n)], true);
@@ -413,7 +417,7 @@ ReducePlan make_tile_backward(const Dims& shape, const Dims& strides, DType dtyp
 
 ReducePlan make_sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                              const Options& options) {
-  ReducePlan r = init_reduce(ReduceOp::sum_to_shape, shape, strides, dtype, target, options);
+  ReducePlan r = init_reduce(Operation::sum_to_shape, shape, strides, dtype, target, options);
   r.target = target;
   const int m = shape.size(), k = target.size();
   if (k > m)
@@ -447,7 +451,7 @@ ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
   init_input(f, in_shape, Dims(), 1, forward);
   nest_repeat(f, repeats, count, has_axis, axis);
   size_output(f);
-  ReducePlan r = init_reduce(ReduceOp::repeat_backward, shape, strides, dtype, in_shape, options);
+  ReducePlan r = init_reduce(Operation::repeat_backward, shape, strides, dtype, in_shape, options);
   check_grad_shape(shape, f.out_shape, "repeat_backward");
   r.axis = f.axis;
   r.repeats = f.repeats;
@@ -490,11 +494,10 @@ std::vector<const char*> reduce_path_names() {
 
 std::string describe_reduce(const ReducePlan& r) {
   std::ostringstream s;
-  static const char* const ops[] = {"tile_backward", "sum_to_shape", "repeat_backward"};
-  s << ops[static_cast<int>(r.op)] << " plan: gradient " << dims_str(r.grad_shape) << " strides "
+  s << info_of(r.op).name << " plan: gradient " << dims_str(r.grad_shape) << " strides "
     << dims_str(r.grad_strides) << " B, dtype " << dtype_name(r.dtype);
-  if (r.op == ReduceOp::tile_backward) s << ", reps " << dims_str(r.reps);
-  if (r.op == ReduceOp::repeat_backward) {
+  if (r.op == Operation::tile_backward) s << ", reps " << dims_str(r.reps);
+  if (r.op == Operation::repeat_backward) {
     if (r.repeats == kSegmentReps) s << ", " << r.prefix.size() - 1 << " per-element repeats";
     else s << ", repeats " << r.repeats;
     s << (r.axis < 0 ? std::string(" of the flattened input") : " along axis " + std::to_string(r.axis));

@@ -136,6 +136,15 @@ TEST_CASE("operations: a reduction through Plan::make needs its dtype, of the it
                        doctest::Contains("itemsize = 4 but dtype float64 has 8 bytes"), tessera::InvalidArgument);
   CHECK_THROWS_WITH_AS(Plan::make(op_at(9), {2, 3}, {}, 4, a), doctest::Contains("operation 9 is not"),
                        tessera::InvalidArgument);
+  CHECK_THROWS_WITH_AS(Plan::make(op_at(9), {2, 3}, {}, 4, a), doctest::Contains("tile, broadcast_to, expand"),
+                       tessera::InvalidArgument);
+  // output_shape asks for the dtype too: a reduction's byte sizes are checked for its elements
+  Arguments no_dtype;
+  no_dtype.dims = Dims{1};
+  CHECK_THROWS_WITH_AS(tessera::output_shape(Operation::sum_to_shape, {int64_t{1} << 61}, no_dtype),
+                       doctest::Contains("sum_to_shape sums: give its element type"), tessera::InvalidArgument);
+  no_dtype.dtype = DType::float64;
+  CHECK_THROWS_AS(tessera::output_shape(Operation::sum_to_shape, {int64_t{1} << 61}, no_dtype), tessera::Overflow);
   // a copy ignores the dtype: it moves bytes of any itemsize
   a.dims = Dims{2};
   CHECK(Plan::make(Operation::tile, {2, 3}, {}, 3, a).nbytes() == 2 * 6 * 3);

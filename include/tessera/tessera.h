@@ -175,8 +175,10 @@ TESSERA_API tessera_status tessera_tile_shape_ex(int ndim, const int64_t *shape,
  * dst:      dst_bytes writable bytes; may be NULL only if the output is empty.
  * Errors: TESSERA_INVALID_ARGUMENT, TESSERA_OVERFLOW, TESSERA_BUFFER_TOO_SMALL (dst_bytes less than
  * the output's byte size), TESSERA_OUT_OF_MEMORY, TESSERA_INTERNAL. On error dst is untouched.
- * When several arguments are bad, the first in argument order is reported (so in every call of
- * this header: the _ex calls' options where they stand in the list).
+ * When several arguments are bad, the one reported follows the order of the checks, the same in
+ * every call of this header: the arrays' counts and pointers (shape, strides, reps or repeats) and
+ * the options first, then the input (itemsize, extents, strides, src) and the values of the
+ * operation's arguments, then the output (dst, dst_bytes; the allocating calls' output pointers).
  */
 TESSERA_API tessera_status tessera_tile(const void *src, int ndim, const int64_t *shape, const int64_t *strides,
                                         size_t itemsize, int nreps, const int64_t *reps, void *dst,
@@ -191,8 +193,9 @@ TESSERA_API tessera_status tessera_tile_ex(const void *src, int ndim, const int6
  * Allocating tile: like tessera_tile, but allocates the output (64-byte aligned) itself.
  * On success *out_data owns *out_bytes bytes (free it with tessera_free; it may be NULL when the
  * output is empty), and *out_ndim / out_shape receive the output shape (as tessera_tile_shape).
- * On error nothing is allocated and *out_data is left unchanged. Arguments are checked in argument
- * order (the input's, reps, options, then the four output pointers).
+ * On error nothing is allocated and *out_data is left unchanged. Arguments are checked in the
+ * order: the arrays' counts and pointers (shape, strides, reps) and the options, the four output
+ * pointers, then the input (itemsize, extents, strides, src) and the values of reps.
  */
 TESSERA_API tessera_status tessera_tile_alloc(const void *src, int ndim, const int64_t *shape,
                                               const int64_t *strides, size_t itemsize, int nreps,

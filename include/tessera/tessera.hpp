@@ -314,8 +314,7 @@ TESSERA_API Dims repeat_shape(const Dims& shape, const Repeats& repeats, std::op
                               const Options& options);
 
 /// The family's operations and their gradients: the rows of tessera's operation table, in its
-/// order. The values are stable (the C API, the DLPack entry points and the Python module pass
-/// them as integers).
+/// order. The values are stable: bindings may pass them as integers (the Python module does).
 enum class Operation : int {
   tile = 0,             ///< numpy.tile, torch.tile, ONNX Tile, OpenVINO Tile-1
   broadcast_to = 1,     ///< numpy.broadcast_to, torch.broadcast_to
@@ -353,18 +352,23 @@ struct OperationInfo {
 TESSERA_API const OperationInfo& operation_info(Operation op);
 
 /// An operation's arguments besides its input, for Plan::make and output_shape. Each operation
-/// reads the fields its ArgKind names and ignores the others.
+/// reads the fields its ArgKind names, and the reductions in_shape (OperationInfo::in_shape) and
+/// dtype; it ignores the others. `repeats` is a view (see Repeats): the counts it points to must
+/// outlive every call that reads these Arguments — assign it from a named vector or array, not a
+/// temporary. It defaults to one count of 1.
 struct Arguments {
   Dims dims;                 ///< tile, tile_backward: reps; broadcast_to, expand, sum_to_shape: the target shape
   Repeats repeats = int64_t{1};  ///< repeat, repeat_backward: one count, or one per element along the axis (a view)
   std::optional<int> axis;   ///< repeat, repeat_backward: the axis (negative: from the end); none: flattened
   Dims in_shape;             ///< tile_backward, repeat_backward: the forward operation's input shape
-  std::optional<DType> dtype;  ///< the reductions: the element type (required; its itemsize must be the one given)
+  std::optional<DType> dtype;  ///< the reductions: the element type (required, also by output_shape; its itemsize
+                               ///< must be the one given to Plan::make)
 };
 
 /// Output shape of `op` for an input of `shape` (elements) — tile_shape, broadcast_shape,
 /// expand_shape, repeat_shape; a reduction's is its result's (in_shape, or sum_to_shape's target),
-/// after checking that `shape` is the forward output's. Throws as that function or plan does.
+/// after checking that `shape` is the forward output's. Throws as that function or plan does (a
+/// reduction without args.dtype: InvalidArgument, as Plan::make).
 TESSERA_API Dims output_shape(Operation op, const Dims& shape, const Arguments& args, const Options& options = {});
 
 namespace detail {
