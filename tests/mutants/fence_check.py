@@ -1,6 +1,6 @@
 # The "fence" suite of tests/mutants/run, a gdb script (x86-64):
 #
-#   FENCE_LIB=<build>/lib/libtessera.so.0 FENCE_PLAN_HPP=<src>/lib/plan.hpp \
+#   FENCE_LIB=<build>/lib/libtessera.so.0 FENCE_PATHS_HPP=<src>/lib/paths.hpp \
 #     gdb -batch -nx -x fence_check.py --args <fence_driver>
 #
 # No output test can see a missing store fence after non-temporal stores on x86: the thread that
@@ -10,7 +10,7 @@
 # libtessera and tracks, per thread, whether a non-temporal store is still unfenced; when the
 # driver's call returns (fence_mark), no thread may have one. Each case must also have executed
 # at least one non-temporal store (otherwise it checked nothing), and every streaming executor path
-# that plan.hpp's kPathInfo lists (the names with ".nt") must have had a case (a new streaming path
+# that paths.hpp's kPathInfo lists (the names with ".nt") must have had a case (a new streaming path
 # without one fails the check, naming it). Prints one line per case and "fence check: OK" or
 # "fence check: FAILED".
 import os
@@ -20,7 +20,7 @@ import subprocess
 import gdb
 
 LIB = os.environ['FENCE_LIB']
-PLAN_HPP = os.environ['FENCE_PLAN_HPP']
+PATHS_HPP = os.environ['FENCE_PATHS_HPP']
 NT = re.compile(r'^v?movnt')
 FENCE = ('sfence', 'mfence')
 
@@ -37,8 +37,8 @@ for line in dis.splitlines():
 nm = subprocess.run(['nm', '-D', '--defined-only', LIB], check=True, capture_output=True, text=True).stdout
 anchor = next(int(l.split()[0], 16) for l in nm.splitlines() if l.split()[-1].startswith('tessera_tile_ex'))
 
-# The streaming paths the library has: plan.hpp's kPathInfo entries {"name", Kernel::..., Route::...}.
-with open(PLAN_HPP) as f:
+# The streaming paths the library has: paths.hpp's kPathInfo entries {"name", Kernel::..., ...}.
+with open(PATHS_HPP) as f:
     streaming = sorted({m.group(1) for m in re.finditer(r'\{"([a-z0-9.]+)", Kernel::', f.read()) if '.nt' in m.group(1)})
 covered = set()
 
@@ -109,10 +109,10 @@ if not nt_sites or not fence_sites:
 if cases[0] == 0:
     failures.append('no case ran')
 if not streaming:
-    failures.append(f'no streaming path found in {PLAN_HPP} (its kPathInfo table changed? update fence_check.py)')
+    failures.append(f'no streaming path found in {PATHS_HPP} (its kPathInfo table changed? update fence_check.py)')
 for path in streaming:
     if path not in covered:
-        failures.append(f'streaming path {path} (lib/plan.hpp) had no case that ran: add one to tests/mutants/fence_driver.c')
+        failures.append(f'streaming path {path} (lib/paths.hpp) had no case that ran: add one to tests/mutants/fence_driver.c')
 for f in failures:
     print(f'fence: {f}')
 print(f'fence check: {"FAILED" if failures else "OK"} ({cases[0]} cases)')

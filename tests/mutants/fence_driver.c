@@ -6,7 +6,7 @@
  * (tessera_plan_describe) must be the one its case names: every case says which planner rule puts
  * it on its path, and a planner change that moves a case elsewhere fails with that rule, the path
  * taken and the plan's description, never silently. Every case runs (a wrong one does not stop the
- * others); fence_check.py also fails unless every streaming path plan.hpp lists has a case here.
+ * others); fence_check.py also fails unless every streaming path paths.hpp lists has a case here.
  *
  * Build: cc -std=c11 -O1 -I<src>/include fence_driver.c -L<build>/lib -ltessera -Wl,-rpath,<build>/lib
  * Exit status 0 if every case ran, with its expected path and output.
