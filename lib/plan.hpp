@@ -12,7 +12,8 @@
 
 namespace tessera::detail {
 
-/// Calls the overload of `fs` that takes the plan's kind: std::visit(Overloaded{...}, data.plan).
+/// A visitor made of lambdas, one per kind of plan: std::visit(Overloaded{...}, data.plan) calls the
+/// one that takes the plan's kind.
 template <class... F>
 struct Overloaded : F... {
   using F::operator()...;
@@ -20,6 +21,7 @@ struct Overloaded : F... {
 template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
 
+/// What a tessera::Plan holds: one plan of either kind, as its planner made it.
 struct PlanData {
   PlanData(CopyPlan p) : plan(std::move(p)) {}    // NOLINT: implicit, as the variant's
   PlanData(ReducePlan p) : plan(std::move(p)) {}  // NOLINT: implicit
