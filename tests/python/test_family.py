@@ -4,6 +4,7 @@ libonnx-testdata), torch's own samples for repeat_interleave and expand; randomi
 numpy.broadcast_to(...).copy() and numpy.repeat over dtypes and layouts, with and without out=;
 regions; every error class with out untouched; outputs past the thread and fresh-page thresholds."""
 import doctest
+import importlib
 import inspect
 import itertools
 import sys
@@ -13,7 +14,6 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-import numpy.core.tests.test_multiarray as numpy_multiarray_tests
 import numpy.lib.tests.test_stride_tricks as numpy_stride_tests
 import pytest
 import torch
@@ -23,6 +23,10 @@ import tessera
 from test_tile import DTYPES, layouts, random_array, same_values
 
 AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
+# numpy's TestRepeat: numpy/_core/tests from numpy 2 on, numpy/core/tests before.
+numpy_multiarray_tests = importlib.import_module(
+    "numpy._core.tests.test_multiarray" if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else
+    "numpy.core.tests.test_multiarray")
 
 
 def test_docstring_examples_run():

@@ -382,7 +382,7 @@ def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=Non
 
     Raises
     ------
-    numpy.AxisError
+    numpy.exceptions.AxisError
         `axis` out of range (the message names it and A's number of axes); it is a ValueError
         and an IndexError, as numpy's.
     ValueError
@@ -421,7 +421,7 @@ def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=Non
     >>> tessera.repeat(x, 2, axis=2)
     Traceback (most recent call last):
         ...
-    numpy.AxisError: tessera: repeat: axis 2 is out of bounds for array of dimension 2
+    numpy.exceptions.AxisError: tessera: repeat: axis 2 is out of bounds for array of dimension 2
     """
     return _run(_OP["repeat"], A, None, _tensor_arg(repeats), axis, output_size, out, max_threads, nontemporal,
                 "error", False)
@@ -670,7 +670,7 @@ def repeat_backward(grad_out, in_shape, repeats, axis=None, *, out=None, max_thr
 
     Raises
     ------
-    numpy.AxisError
+    numpy.exceptions.AxisError
         `axis` out of range for `in_shape` (named; a ValueError and an IndexError).
     ValueError
         grad_out's shape is not repeat's output shape (the message names the axis and both
@@ -918,7 +918,7 @@ class Plan(_ext.Plan):
 
         Raises
         ------
-        numpy.AxisError, ValueError, TypeError
+        numpy.exceptions.AxisError, ValueError, TypeError
             As `repeat` for a bad axis, counts, strides or option; a dtype as `Plan`.
 
         See Also
@@ -1072,7 +1072,7 @@ class Plan(_ext.Plan):
 
         Raises
         ------
-        numpy.AxisError, ValueError, TypeError
+        numpy.exceptions.AxisError, ValueError, TypeError
             As `repeat_backward` for a bad axis, counts, shape, strides, dtype or option.
 
         See Also

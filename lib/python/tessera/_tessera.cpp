@@ -13,15 +13,20 @@
 // call_dlpack; DLTensors read by tessera::dlpack_view, lib/dlpack.cpp's translation), and Plan.
 //
 // Errors: tessera::Error (a bad value, an output too big) -> ValueError; repeat's axis out of
-// range -> numpy.AxisError; a bad type -> TypeError; an allocation failure -> MemoryError.
+// range -> numpy.exceptions.AxisError; a bad type -> TypeError; an allocation failure -> MemoryError.
 // Messages name the bad value.
 #define PY_SSIZE_T_CLEAN
 #include <pybind11/pybind11.h>
 
+// One build for numpy 1.x and 2.x (numpy's documented way): compiled against numpy 2's headers with
+// NPY_TARGET_VERSION at the oldest numpy supported (1.24, Debian 12's), the module imports under
+// both; what changed between them is read at run time (numpy_max_ndim). Built against numpy 1.x's
+// headers it runs on numpy 1.x only (NPY_TARGET_VERSION is then ignored).
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define NPY_TARGET_VERSION NPY_1_24_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL tessera_PyArray_API
 #include <numpy/arrayobject.h>
-#ifndef PyDataType_ELSIZE  // numpy < 2 (npy_2_compat.h defines it from numpy 2 on)
+#if NPY_ABI_VERSION < 0x02000000  // numpy 1.x's headers (numpy 2's npy_2_compat.h has it, an inline function)
 #define PyDataType_ELSIZE(descr) ((descr)->elsize)
 #endif
 
@@ -304,12 +309,22 @@ tessera::Dims strides_of(PyArrayObject* a) {
   return tessera::Dims(PyArray_STRIDES(a), static_cast<std::size_t>(PyArray_NDIM(a)));
 }
 
-// An output shape must be one numpy can hold: at most NPY_MAXDIMS axes and a byte size that fits
-// Py_ssize_t ("array is too big", as numpy says) — checked before anything is allocated.
+// The most axes the running numpy's arrays may have: 64 from numpy 2 on, 32 before (NPY_MAXDIMS
+// of numpy 2's headers is 64 whatever numpy runs).
+int numpy_max_ndim() {
+#if NPY_ABI_VERSION >= 0x02000000
+  return PyArray_RUNTIME_VERSION >= NPY_2_0_API_VERSION ? NPY_MAXDIMS : NPY_MAXDIMS_LEGACY_ITERS;
+#else
+  return NPY_MAXDIMS;
+#endif
+}
+
+// An output shape must be one numpy can hold: at most numpy_max_ndim() axes and a byte size that
+// fits Py_ssize_t ("array is too big", as numpy says) — checked before anything is allocated.
 void check_numpy_output(const tessera::Dims& shape, std::size_t nbytes, std::size_t itemsize) {
-  if (shape.size() > NPY_MAXDIMS)
+  if (shape.size() > numpy_max_ndim())
     throw py::value_error("tessera: the output would have " + std::to_string(shape.size()) +
-                          " axes; numpy arrays have at most " + std::to_string(NPY_MAXDIMS));
+                          " axes; numpy arrays have at most " + std::to_string(numpy_max_ndim()));
   // numpy also refuses an empty shape whose other extents would overflow (its "as if not empty" rule).
   int64_t size = static_cast<int64_t>(itemsize > 0 ? itemsize : 1);
   bool overflow = false;
@@ -585,7 +600,7 @@ OpArgs read_args(Op op, py::handle in_shape, py::handle arg, py::handle axis, py
   return a;
 }
 
-// repeat's axis for an input of `ndim` axes (repeat_backward's: of in_shape): numpy.AxisError (a
+// repeat's axis for an input of `ndim` axes (repeat_backward's: of in_shape): numpy.exceptions.AxisError (a
 // ValueError and an IndexError) naming it and ndim when out of range. A 0-d input is read as 1-d,
 // as numpy.repeat reads it: axis 0 or -1 repeats its one element (std::nullopt: the flattened input).
 std::optional<int> resolve_axis(const OpArgs& a, int ndim) {
@@ -645,7 +660,7 @@ tessera::Options read_options(Op op, py::handle max_threads, py::handle nontempo
   return to_options(max_threads.ptr(), nontemporal.ptr(), negative_reps.ptr());
 }
 
-// The arguments as tessera::Arguments, repeat's axis resolved (numpy.AxisError when out of range)
+// The arguments as tessera::Arguments, repeat's axis resolved (numpy.exceptions.AxisError when out of range)
 // for an input of `shape` (repeat_backward: of in_shape); `dtype` is a reduction's element type.
 tessera::Arguments arguments(const OpArgs& a, const tessera::Dims& shape, std::optional<tessera::DType> dtype) {
   tessera::Arguments args;

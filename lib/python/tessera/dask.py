@@ -206,7 +206,7 @@ def repeat(x, repeats, axis=None, chunks="auto"):
 
     Raises
     ------
-    numpy.AxisError
+    numpy.exceptions.AxisError
         `axis` out of range.
     ValueError, TypeError
         As `tessera.repeat` for bad counts (naming the value) or dtype; as Dask for bad `chunks`

@@ -15,7 +15,7 @@ thread count and run, float32 summed in float64 and bfloat16 / float16 in float3
 the forward), so ``create_graph=True`` and double backward work.
 
 CPU tensors only (tessera is a CPU library: a tensor on another device is a ValueError). Errors
-are tessera's (ValueError, TypeError, numpy.AxisError), not torch's RuntimeError.
+are tessera's (ValueError, TypeError, numpy.exceptions.AxisError), not torch's RuntimeError.
 
 This module needs torch; ``import tessera`` does not (it imports this module on first use of
 ``tessera.torch``).
@@ -325,7 +325,7 @@ def repeat_interleave(x, repeats, dim=None, output_size=None):
 
     Raises
     ------
-    numpy.AxisError
+    numpy.exceptions.AxisError
         `dim` out of range (a ValueError and an IndexError).
     ValueError, TypeError
         As `tessera.repeat` (negative or non-integer counts, a count tensor of the wrong length,
