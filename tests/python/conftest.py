@@ -61,7 +61,7 @@ def pytest_report_header(config):
 def pytest_configure(config):
     # Markers of numpy's own test files that test_family.py imports (numpy's conftest.py, not
     # installed by Debian, registers them), so that importing them does not warn.
-    for marker in ("slow", "valgrind_error", "leaks_references"):
+    for marker in ("slow", "valgrind_error", "leaks_references", "thread_unsafe"):
         config.addinivalue_line("markers", f"{marker}: a marker of numpy's own tests")
     config.addinivalue_line("markers", "cluster: starts a dask.distributed LocalCluster (-m 'not cluster' skips them)")
 

@@ -55,8 +55,8 @@ def check(x, reps, **kwargs):
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int64, torch.double, torch.complex128])
 def test_sample_repeat_tile(dtype):
-    samples = sample_repeat_tile(TILE_OP, "cpu", dtype, requires_grad=False)
-    assert len(samples) == 9 * 6  # rep_dims x shapes, as listed in torch 1.13
+    samples = list(sample_repeat_tile(TILE_OP, "cpu", dtype, requires_grad=False))  # a generator in torch 2
+    assert len(samples) == 9 * 6  # rep_dims x shapes, as listed in torch 1.13 and 2.13
     checked = 0
     for sample in samples:
         (reps,) = sample.args
