@@ -71,6 +71,8 @@ BlockCache& cache() {
 
 }  // namespace
 
+std::size_t block_cache_limit() noexcept { return cache().budget; }
+
 void* allocate_output(std::size_t nbytes, bool* fresh) {
   // Large outputs: 2 MiB aligned and advised to use transparent huge pages, so that the first
   // touch costs one fault per 2 MiB instead of one per 4 KiB (page faults bound a fresh output).

@@ -15,6 +15,10 @@ inline constexpr std::size_t kHugeMinBytes = std::size_t{32} << 20;
 /// Throws std::bad_alloc.
 void* allocate_output(std::size_t nbytes, bool* fresh);
 
+/// The block cache's bound in bytes (TESSERA_ALLOC_CACHE_BYTES, default 256 MiB; allocator.cpp):
+/// tessera::block_cache_limit_bytes().
+std::size_t block_cache_limit() noexcept;
+
 /// Releases an output of allocate_output (tessera_free): a large one may be kept for reuse. Any
 /// other pointer of malloc's goes to std::free. Null is a no-op.
 void free_output(void* p) noexcept;

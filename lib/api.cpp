@@ -332,4 +332,12 @@ const char* active_target() noexcept { return detail::dispatch_target_name(); }
 
 const char* version() noexcept { return tessera_version(); }
 
+std::vector<std::string> compiled_targets() { return detail::target_names(false); }
+
+std::vector<std::string> supported_targets() { return detail::target_names(true); }
+
+int64_t streaming_threshold_bytes() noexcept { return detail::stream_min_bytes(); }
+
+std::size_t block_cache_limit_bytes() noexcept { return detail::block_cache_limit(); }
+
 }  // namespace tessera

@@ -10,6 +10,9 @@
 #include "reduce.hpp"
 #include "region.hpp"
 
+#include <string>
+#include <vector>
+
 namespace tessera::detail {
 
 /// Writes output elements [begin, end) of the plan to `out` (where element `begin` goes), by the
@@ -50,6 +53,10 @@ ReduceCaps reduce_caps();
 
 /// Name of the Highway target the kernels dispatch to now.
 const char* dispatch_target_name();
+
+/// Names of the Highway targets the kernels were compiled for (HWY_TARGETS), best first; with
+/// `supported_only`, only those hwy::SupportedTargets() has now. Defined in kernels/rows.cpp.
+std::vector<std::string> target_names(bool supported_only);
 
 }  // namespace tessera::detail
 

@@ -263,5 +263,14 @@ KernelCaps kernel_caps() { return HWY_DYNAMIC_DISPATCH(Caps)(); }
 
 const char* dispatch_target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 
+std::vector<std::string> target_names(bool supported_only) {
+  // Highway's target bits: the lower the bit, the better the target (the lowest supported one is
+  // what HWY_DYNAMIC_DISPATCH chooses).
+  const int64_t mask = supported_only ? (hwy::SupportedTargets() & HWY_TARGETS) : int64_t{HWY_TARGETS};
+  std::vector<std::string> names;
+  for (int64_t bits = mask; bits != 0; bits &= bits - 1) names.emplace_back(hwy::TargetName(bits & -bits));
+  return names;
+}
+
 }  // namespace tessera::detail
 #endif  // HWY_ONCE

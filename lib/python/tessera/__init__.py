@@ -38,7 +38,7 @@ import numpy as _np
 from . import _tessera as _ext
 
 __all__ = ["tile", "broadcast_to", "expand", "repeat", "tile_backward", "sum_to_shape", "repeat_backward",
-           "tile_shape", "Plan", "simd_target", "__version__"]
+           "tile_shape", "Plan", "simd_target", "show_config", "__version__"]
 
 #: The version of the tessera library this module carries ("MAJOR.MINOR.PATCH").
 __version__ = _ext.version()
@@ -724,6 +724,102 @@ def simd_target():
         ``"SCALAR"``.
     """
     return _ext.simd_target()
+
+
+def show_config(mode="stdout"):
+    """Show how tessera was built and what it runs with here (as `numpy.show_config`).
+
+    Every value is read from the running library and the libraries this process mapped, not
+    restated: tessera's version; the SIMD targets its kernels were compiled for, those this CPU
+    supports and the one they dispatch to (Highway); oneTBB's version (the mapped library's and
+    the headers') and default concurrency; the streaming threshold and the block cache's limit
+    (bytes); the files the extension, oneTBB and Highway were loaded from (a wheel carries its own
+    copies of oneTBB and Highway in ``tessera.libs/``); numpy's version and C-API versions (the
+    running numpy's, the headers' the module was compiled with, and the oldest it supports); and
+    Python's.
+
+    Parameters
+    ----------
+    mode : {"stdout", "dicts"}, optional
+        "stdout" (default): print the report, one section per heading (YAML, like numpy's).
+        "dicts": return it instead.
+
+    Returns
+    -------
+    None or dict
+        None for "stdout". For "dicts", ``{section: {key: value}}`` with the sections
+        ``"tessera"`` (``version``), ``"SIMD Extensions"`` (``compiled`` and ``supported``: lists
+        of Highway target names, best first; ``dispatched``: `simd_target`;
+        ``highway_compiled_version``: Highway's headers, which libhwy does not report at run
+        time), ``"oneTBB"`` (``version`` and ``interface_version`` of the mapped library;
+        ``compiled_version`` and ``compiled_interface_version`` of the headers;
+        ``default_concurrency``: ``tbb::info::default_concurrency()``, the CPUs of the process's
+        affinity mask when oneTBB first looked; ``max_concurrency``: the calling thread's task
+        arena's, the threads a call without ``max_threads`` may use), ``"Memory"``
+        (``streaming_threshold_bytes``: the smallest output written with streaming stores under
+        ``nontemporal=None``, half the last-level cache clamped to 4-256 MiB, or the environment
+        variable ``TESSERA_STREAM_MIN_BYTES``; ``block_cache_limit_bytes``: the most bytes of freed
+        large outputs tessera keeps for reuse, ``TESSERA_ALLOC_CACHE_BYTES`` or 256 MiB),
+        ``"Native Libraries"`` (``_tessera``, ``libtbb``, ``libhwy``: the real paths of the files
+        mapped, None where unknown), ``"numpy"`` (``version``; ``runtime_abi_version``,
+        ``runtime_api_version``, ``compiled_abi_version``, ``compiled_api_version`` and
+        ``target_api_version``: numpy's C-API version numbers as hexadecimal strings, e.g.
+        ``"0x00000010"``, numpy 1.23's and 1.24's API) and ``"Python Information"``
+        (``version``, ``implementation``, ``executable``).
+
+    Raises
+    ------
+    ValueError
+        `mode` is neither "stdout" nor "dicts" (the message names it).
+
+    See Also
+    --------
+    numpy.show_config, simd_target
+
+    Examples
+    --------
+    >>> import tessera
+    >>> config = tessera.show_config(mode="dicts")
+    >>> list(config)
+    ['tessera', 'SIMD Extensions', 'oneTBB', 'Memory', 'Native Libraries', 'numpy', 'Python Information']
+    >>> config["SIMD Extensions"]["dispatched"] == tessera.simd_target()
+    True
+    >>> tessera.show_config()  # doctest: +ELLIPSIS
+    tessera:
+      version: ...
+    SIMD Extensions:
+      compiled:
+      - ...
+      dispatched: ...
+    oneTBB:
+      version: ...
+    """
+    if mode not in ("stdout", "dicts"):
+        raise ValueError(f"tessera.show_config: mode={mode!r} is not 'stdout' or 'dicts'")
+    import platform
+
+    config = _ext.config()
+    config["numpy"] = {"version": _np.__version__, **config["numpy"]}
+    config["Python Information"] = {"version": platform.python_version(),
+                                    "implementation": platform.python_implementation(),
+                                    "executable": _sys.executable}
+    if mode == "dicts":
+        return config
+    lines = []
+    for section, values in config.items():
+        lines.append(f"{section}:")
+        for key, value in values.items():
+            if isinstance(value, list):
+                lines.append(f"  {key}:")
+                lines.extend(f"  - {item}" for item in value)
+            elif value is None:
+                lines.append(f"  {key}: null")
+            elif key.endswith("_bytes"):
+                lines.append(f"  {key}: {value}  # {value / 2**20:g} MiB")
+            else:
+                lines.append(f"  {key}: {value}")
+    print("\n".join(lines))
+    return None
 
 
 class Plan(_ext.Plan):

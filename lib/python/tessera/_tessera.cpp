@@ -33,7 +33,16 @@
 #include <tessera/tessera.hpp>
 #include <tessera/tessera_dlpack.h>
 
+#include <hwy/highway.h>  // HWY_MAJOR, HWY_MINOR, HWY_PATCH; hwy::SupportedTargets (config)
+#include <tbb/info.h>
+#include <tbb/task_arena.h>
+#include <tbb/version.h>
+
+#include <dlfcn.h>
+
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -1075,6 +1084,77 @@ auto checked(R (PyPlan::*method)(Args...) const) {
   return [method](py::handle self, Args... args) -> R { return (plan_of(self).*method)(args...); };
 }
 
+// The file the dynamic linker mapped the code at `address` from (dladdr), as its real path (the
+// symlinks resolved, as /proc/self/maps names it); None if dladdr does not know the address.
+py::object mapped_file(const void* address) {
+  Dl_info info{};
+  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr || *info.dli_fname == '\0') return py::none();
+  char* real = realpath(info.dli_fname, nullptr);
+  const std::string path = real != nullptr ? real : info.dli_fname;
+  std::free(real);
+  return py::str(path);
+}
+
+std::string hex_version(unsigned long v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%08lx", v);
+  return buf;
+}
+
+// tessera.show_config()'s native facts, read from the running library and the libraries this process
+// mapped: {section: {key: value}}. The front end (__init__.py) adds what Python itself knows.
+py::dict config() {
+  py::dict tessera_section;
+  tessera_section["version"] = std::string(tessera::version());
+
+  py::dict simd;
+  const auto names = [](const std::vector<std::string>& v) {
+    py::list l;
+    for (const std::string& n : v) l.append(py::str(n));
+    return l;
+  };
+  simd["compiled"] = names(tessera::compiled_targets());
+  simd["supported"] = names(tessera::supported_targets());
+  simd["dispatched"] = std::string(tessera::active_target());
+  simd["highway_compiled_version"] =
+      std::to_string(HWY_MAJOR) + "." + std::to_string(HWY_MINOR) + "." + std::to_string(HWY_PATCH);
+
+  py::dict tbb_section;
+  tbb_section["version"] = std::string(TBB_runtime_version());  // the mapped libtbb's
+  tbb_section["interface_version"] = TBB_runtime_interface_version();
+  tbb_section["compiled_version"] = std::string(TBB_VERSION_STRING);  // the headers'
+  tbb_section["compiled_interface_version"] = TBB_INTERFACE_VERSION;
+  tbb_section["default_concurrency"] = tbb::info::default_concurrency();
+  tbb_section["max_concurrency"] = tbb::this_task_arena::max_concurrency();
+
+  py::dict memory;
+  memory["streaming_threshold_bytes"] = tessera::streaming_threshold_bytes();
+  memory["block_cache_limit_bytes"] = tessera::block_cache_limit_bytes();
+
+  // A function of each object: this module's own, oneTBB's and Highway's (the Highway and TBB code
+  // linked into this module calls them). A static link would name this module.
+  py::dict libraries;
+  libraries["_tessera"] = mapped_file(reinterpret_cast<const void*>(&mapped_file));
+  libraries["libtbb"] = mapped_file(reinterpret_cast<const void*>(&TBB_runtime_version));
+  libraries["libhwy"] = mapped_file(reinterpret_cast<const void*>(&hwy::SupportedTargets));
+
+  py::dict numpy_section;
+  numpy_section["runtime_abi_version"] = hex_version(PyArray_GetNDArrayCVersion());
+  numpy_section["runtime_api_version"] = hex_version(PyArray_GetNDArrayCFeatureVersion());
+  numpy_section["compiled_abi_version"] = hex_version(NPY_ABI_VERSION);
+  numpy_section["compiled_api_version"] = hex_version(NPY_API_VERSION);
+  numpy_section["target_api_version"] = hex_version(NPY_FEATURE_VERSION);  // NPY_TARGET_VERSION when set
+
+  py::dict out;
+  out["tessera"] = tessera_section;
+  out["SIMD Extensions"] = simd;
+  out["oneTBB"] = tbb_section;
+  out["Memory"] = memory;
+  out["Native Libraries"] = libraries;
+  out["numpy"] = numpy_section;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tessera, m) {
@@ -1104,6 +1184,7 @@ PYBIND11_MODULE(_tessera, m) {
         "reps read once as tessera reads them (int, sequence, iterable, ndarray), as a tuple of ints.");
   m.def("simd_target", [] { return std::string(tessera::active_target()); }, "See tessera.simd_target.");
   m.def("version", [] { return std::string(tessera::version()); }, "The C library's version.");
+  m.def("config", &config, "tessera.show_config()'s facts from the native code, {section: {key: value}}.");
   m.attr("max_ndim") = tessera::max_ndim;
 
   // Every method and property goes through plan_of(self), which raises instead of reading a Plan

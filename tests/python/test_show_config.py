@@ -1,0 +1,296 @@
+"""tessera.show_config(): the report's sections, keys and types, and its values checked against
+sources independent of tessera's own accessors: the package's version and simd_target, the CPU's
+flags, the process's affinity mask (os.sched_getaffinity, in a child process whose mask is narrowed
+before oneTBB starts), the files the process maps (/proc/self/maps) and their sonames, the running
+numpy's own headers and C version, the plans' streaming paths, the environment variables that
+override tessera's defaults (in child processes), and Python's platform module."""
+import inspect
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tessera
+from conftest import BUILD_PYTHONPATH, ROOT
+
+MIB = 1 << 20
+
+# Every section and its keys with their types, in the order the report gives them.
+LAYOUT = {
+    "tessera": {"version": str},
+    "SIMD Extensions": {"compiled": list, "supported": list, "dispatched": str, "highway_compiled_version": str},
+    "oneTBB": {"version": str, "interface_version": int, "compiled_version": str,
+               "compiled_interface_version": int, "default_concurrency": int, "max_concurrency": int},
+    "Memory": {"streaming_threshold_bytes": int, "block_cache_limit_bytes": int},
+    "Native Libraries": {"_tessera": str, "libtbb": str, "libhwy": str},
+    "numpy": {"version": str, "runtime_abi_version": str, "runtime_api_version": str,
+              "compiled_abi_version": str, "compiled_api_version": str, "target_api_version": str},
+    "Python Information": {"version": str, "implementation": str, "executable": str},
+}
+
+
+def config():
+    return tessera.show_config(mode="dicts")
+
+
+def child_config(env_changes=None, before_import=""):
+    """The dicts of show_config() in a new interpreter (this one, the build under test first on its
+    path), with `env_changes` applied to the environment (None: unset) and `before_import` run
+    before tessera is imported; also the files that child maps, from its /proc/self/maps."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(BUILD_PYTHONPATH)] + [p for p in [env.get("PYTHONPATH")] if p])
+    for k, v in (env_changes or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    code = (before_import + "\n"
+            "import json, tessera\n"
+            "c = tessera.show_config(mode='dicts')\n"
+            "rows = [line.split(None, 5) for line in open('/proc/self/maps')]\n"
+            "maps = sorted({row[5].strip() for row in rows if len(row) == 6})\n"
+            "print(json.dumps({'config': c, 'maps': maps, 'file': tessera.__file__}))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True).stdout
+    result = json.loads(out)
+    assert Path(result["file"]).resolve().parent == BUILD_PYTHONPATH / "tessera"
+    return result["config"], set(result["maps"])
+
+
+def mapped_files():
+    """The files this process maps (the kernel's real paths)."""
+    with open("/proc/self/maps") as f:
+        return {parts[5].strip() for parts in (line.split(None, 5) for line in f) if len(parts) == 6}
+
+
+def soname_version(path):
+    """(major, minor or None) of a shared library's file name: libtbb.so.12.8 -> (12, 8); also a
+    wheel's renamed copy, libtbb-1a2b3c4d.so.12.8."""
+    m = re.search(r"\.so\.(\d+)(?:\.(\d+))?", os.path.basename(path))
+    assert m, path
+    return int(m.group(1)), (int(m.group(2)) if m.group(2) is not None else None)
+
+
+def numpy_header_define(name):
+    """The value of `#define name 0x...` in the running numpy's own headers."""
+    inc = Path(np.get_include()) / "numpy"
+    for header in ("_numpyconfig.h", "numpyconfig.h"):
+        m = re.search(rf"^#define {name} (0x[0-9a-fA-F]+)\s*$", (inc / header).read_text(), re.M)
+        if m:
+            return int(m.group(1), 16)
+    raise AssertionError(f"{name} is not in {inc}'s headers")
+
+
+def test_signature_and_export():
+    assert "show_config" in tessera.__all__
+    assert str(inspect.signature(tessera.show_config)) == "(mode='stdout')"
+
+
+def test_sections_keys_and_types():
+    c = config()
+    assert list(c) == list(LAYOUT)
+    for section, keys in LAYOUT.items():
+        assert list(c[section]) == list(keys), section
+        for key, kind in keys.items():
+            value = c[section][key]
+            assert type(value) is kind, (section, key, value)
+            if kind is list:
+                assert value and all(type(v) is str and v for v in value), (section, key, value)
+            if kind is str:
+                assert value, (section, key)
+    # A new dict each call: a caller may change it.
+    c["tessera"]["version"] = "x"
+    assert config()["tessera"]["version"] == tessera.__version__
+
+
+def test_version_and_targets():
+    c = config()
+    assert c["tessera"]["version"] == tessera.__version__
+    simd = c["SIMD Extensions"]
+    assert simd["dispatched"] == tessera.simd_target()
+    assert simd["supported"][0] == simd["dispatched"]
+    # supported: the compiled targets this CPU has, in the same (best first) order.
+    compiled = simd["compiled"]
+    assert len(set(compiled)) == len(compiled)
+    assert [t for t in compiled if t in simd["supported"]] == simd["supported"]
+    assert "Unknown" not in compiled
+    expect = os.environ.get("TESSERA_EXPECT_TARGET")  # tests/run's reading of /proc/cpuinfo
+    if expect:
+        assert simd["dispatched"] == expect
+    # The CPU's own flags: a target supported needs its instructions.
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith(("flags", "Features")):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    needs = {"AVX3": {"avx512f", "avx512vl", "avx512dq", "avx512bw"}, "AVX2": {"avx2", "fma", "bmi2", "f16c"},
+             "SSE4": {"sse4_1", "sse4_2", "pclmulqdq", "aes"}, "SSSE3": {"ssse3"}, "SVE": {"sve"}, "SVE2": {"sve2"}}
+    for target in simd["supported"]:
+        if target in needs and platform.machine() in ("x86_64", "aarch64"):
+            assert needs[target] <= flags, (target, needs[target] - flags)
+    # Highway's major version is libhwy's soname major.
+    assert soname_version(c["Native Libraries"]["libhwy"])[0] == int(simd["highway_compiled_version"].split(".")[0])
+
+
+def test_native_libraries_are_the_mapped_files():
+    c = config()
+    libs = c["Native Libraries"]
+    maps = mapped_files()
+    for name, path in libs.items():
+        assert os.path.isabs(path) and os.path.isfile(path), (name, path)
+        assert os.path.realpath(path) == path, (name, path)
+        assert path in maps, (name, path)
+    assert libs["_tessera"] == os.path.realpath(tessera._tessera.__file__)
+    assert os.path.basename(libs["libtbb"]).startswith(("libtbb.so", "libtbb-"))
+    assert os.path.basename(libs["libhwy"]).startswith(("libhwy.so", "libhwy-"))
+
+
+def test_the_only_tbb_and_highway_a_fresh_process_maps():
+    c, maps = child_config()
+    libs = c["Native Libraries"]
+    tbbs = {m for m in maps if re.match(r"libtbb(-[0-9a-f]+)?\.so", os.path.basename(m))}
+    hwys = {m for m in maps if re.match(r"libhwy(-[0-9a-f]+)?\.so", os.path.basename(m))}
+    assert tbbs == {libs["libtbb"]}
+    assert hwys == {libs["libhwy"]}
+
+
+def test_tbb_version_is_the_mapped_library():
+    tbb = config()["oneTBB"]
+    path = config()["Native Libraries"]["libtbb"]
+    major, minor = soname_version(path)
+    # oneTBB's interface version is soname major * 1000 + minor * 10 (12080: libtbb.so.12.8, 2021.8).
+    assert tbb["interface_version"] // 1000 == major
+    if minor is not None:
+        assert tbb["interface_version"] % 1000 // 10 == minor
+        assert int(tbb["version"].split(".")[1]) == minor
+    assert re.fullmatch(r"\d{4}\.\d+(\.\d+)?\S*", tbb["version"])
+    # The library runs code compiled against its headers: the same major, no older than them.
+    assert tbb["compiled_interface_version"] // 1000 == major
+    assert tbb["interface_version"] >= tbb["compiled_interface_version"]
+
+
+def test_tbb_default_concurrency_is_the_affinity_mask():
+    # oneTBB (2021) counts the CPUs of the process's affinity mask when it first starts (cgroup CPU
+    # quotas are not counted), and keeps that number; nothing in this process narrows the mask.
+    tbb = config()["oneTBB"]
+    cpus = len(os.sched_getaffinity(0))
+    assert tbb["default_concurrency"] == cpus
+    assert tbb["max_concurrency"] == cpus  # this thread is in no arena of its own: the default's
+
+
+def test_tbb_default_concurrency_of_a_narrowed_mask():
+    # One CPU of this process's mask, set before tessera (and so oneTBB) is imported: oneTBB sees one.
+    cpu = min(os.sched_getaffinity(0))
+    c, _ = child_config(before_import=f"import os; os.sched_setaffinity(0, {{{cpu}}})")
+    assert c["oneTBB"]["default_concurrency"] == 1
+    assert c["oneTBB"]["max_concurrency"] == 1
+
+
+def test_streaming_threshold_is_where_plans_stream():
+    t = config()["Memory"]["streaming_threshold_bytes"]
+    if "TESSERA_STREAM_MIN_BYTES" not in os.environ:
+        assert 4 * MIB <= t <= 256 * MIB
+
+    def streams(n):
+        return ".nt" in tessera.Plan((n,), 1, np.uint8).kernel_path
+
+    assert streams(t) and streams(t + 4096)
+    assert not streams(t - 1)
+    c, _ = child_config({"TESSERA_STREAM_MIN_BYTES": "65536"})
+    assert c["Memory"]["streaming_threshold_bytes"] == 65536
+
+
+def test_block_cache_limit_from_the_environment():
+    limit = config()["Memory"]["block_cache_limit_bytes"]
+    env = os.environ.get("TESSERA_ALLOC_CACHE_BYTES")
+    if not env:
+        assert limit == 256 * MIB  # the documented default
+    c, _ = child_config({"TESSERA_ALLOC_CACHE_BYTES": "41943040"})
+    assert c["Memory"]["block_cache_limit_bytes"] == 40 * MIB
+    c, _ = child_config({"TESSERA_ALLOC_CACHE_BYTES": "0"})
+    assert c["Memory"]["block_cache_limit_bytes"] == 0
+    c, _ = child_config({"TESSERA_ALLOC_CACHE_BYTES": None})
+    assert c["Memory"]["block_cache_limit_bytes"] == 256 * MIB
+
+
+def test_numpy_versions():
+    n = config()["numpy"]
+    assert n["version"] == np.__version__
+    for key in ("runtime_abi_version", "runtime_api_version", "compiled_abi_version", "compiled_api_version",
+                "target_api_version"):
+        assert re.fullmatch(r"0x[0-9a-f]{8}", n[key]), (key, n[key])
+    v = {key: int(value, 16) for key, value in n.items() if key != "version"}
+    # The running numpy's: its own headers say the same, and so does its C version call.
+    assert v["runtime_abi_version"] == numpy_header_define("NPY_ABI_VERSION")
+    assert v["runtime_api_version"] == numpy_header_define("NPY_API_VERSION")
+    try:
+        from numpy._core import _multiarray_umath
+    except ImportError:  # numpy 1.x
+        from numpy.core import _multiarray_umath
+    assert v["runtime_abi_version"] == _multiarray_umath._get_ndarray_c_version()
+    assert v["runtime_abi_version"] >> 24 == int(np.__version__.split(".")[0])
+    # The module's target: the NPY_TARGET_VERSION _tessera.cpp sets, as the running numpy's headers
+    # define it; no newer than the headers it was compiled with or the numpy it runs on.
+    source = (ROOT / "lib" / "python" / "tessera" / "_tessera.cpp").read_text()
+    target_macro = re.search(r"^#define NPY_TARGET_VERSION (NPY_\w+)\s*$", source, re.M).group(1)
+    assert v["target_api_version"] == numpy_header_define(target_macro)
+    assert v["target_api_version"] <= v["compiled_api_version"]
+    assert v["target_api_version"] <= v["runtime_api_version"]
+    # Compiled against numpy 1.x's headers, a module does not import under numpy 2.
+    assert v["compiled_abi_version"] >> 24 >= v["runtime_abi_version"] >> 24
+
+
+def test_python_information():
+    p = config()["Python Information"]
+    assert p["version"] == platform.python_version() == "%d.%d.%d" % sys.version_info[:3]
+    assert p["implementation"] == platform.python_implementation()
+    assert p["executable"] == sys.executable
+
+
+def parse_report(text):
+    """The printed report read back: {section: {key: str, or list of str}}."""
+    out, section, key = {}, None, None
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            assert line.endswith(":"), line
+            section = out.setdefault(line[:-1], {})
+        elif line.startswith("  - "):
+            section[key].append(line[4:])
+        else:
+            m = re.fullmatch(r"  ([\w]+):(?: (.*?))?(?:  # (.*))?", line)
+            assert m, line
+            key = m.group(1)
+            section[key] = m.group(2) if m.group(2) is not None else []
+    return out
+
+
+def test_stdout_prints_every_section_and_returns_none(capsys):
+    assert tessera.show_config() is None
+    printed = capsys.readouterr().out
+    assert tessera.show_config("stdout") is None
+    assert capsys.readouterr().out == printed
+    report = parse_report(printed)
+    c = config()
+    assert list(report) == list(c)
+    for section, values in c.items():
+        assert list(report[section]) == list(values), section
+        for key, value in values.items():
+            if isinstance(value, list):
+                assert report[section][key] == value, (section, key)
+            else:
+                assert report[section][key] == ("null" if value is None else str(value)), (section, key)
+    assert re.search(r"^  streaming_threshold_bytes: \d+  # [\d.]+ MiB$", printed, re.M)
+
+
+@pytest.mark.parametrize("mode", ["DICTS", "dict", "", None, 1, "json"])
+def test_bad_mode_raises_naming_it(mode, capsys):
+    with pytest.raises(ValueError) as e:
+        tessera.show_config(mode)
+    assert repr(mode) in str(e.value)
+    assert capsys.readouterr().out == ""
