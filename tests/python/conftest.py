@@ -2,6 +2,9 @@
 
 The module under test is the one tests/run built: TESSERA_PYTHONPATH (default: build/tests/lib/python
 of this checkout) goes first on sys.path, and the tests check that `tessera` came from there.
+Installed mode (TESSERA_INSTALLED=1, tests/run's 'wheel' suite): nothing is prepended; `tessera` must
+be the one installed in the running interpreter's site-packages (platlib), which BUILD_PYTHONPATH
+then names, so the same checks assert that the installed copy is the one under test.
 
 No silent skips: a test may skip only if tests/python/expected-skips lists it (with the reason);
 any other skip (a test's or a whole module's) makes the run fail, after pytest's summary names it.
@@ -12,8 +15,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-BUILD_PYTHONPATH = Path(os.environ.get("TESSERA_PYTHONPATH", ROOT / "build" / "tests" / "lib" / "python")).resolve()
-sys.path.insert(0, str(BUILD_PYTHONPATH))
+INSTALLED = os.environ.get("TESSERA_INSTALLED") == "1"
+if INSTALLED:
+    import importlib.util
+    import sysconfig
+
+    assert "TESSERA_PYTHONPATH" not in os.environ, "TESSERA_INSTALLED=1 tests the installed tessera: unset TESSERA_PYTHONPATH"
+    BUILD_PYTHONPATH = Path(sysconfig.get_paths()["platlib"]).resolve()
+    _spec = importlib.util.find_spec("tessera")
+    assert _spec is not None and _spec.origin is not None, f"TESSERA_INSTALLED=1: no tessera installed for {sys.executable}"
+    assert Path(_spec.origin).resolve().parent == BUILD_PYTHONPATH / "tessera", \
+        f"TESSERA_INSTALLED=1: tessera found at {_spec.origin}, not in {BUILD_PYTHONPATH}"
+else:
+    BUILD_PYTHONPATH = Path(os.environ.get("TESSERA_PYTHONPATH", ROOT / "build" / "tests" / "lib" / "python")).resolve()
+    sys.path.insert(0, str(BUILD_PYTHONPATH))
 
 
 def longest_pause_during(call, times=2):
