@@ -1,0 +1,143 @@
+"""tessera's types: the stubs (lib/python/tessera/*.pyi, with py.typed) as the build directory holds
+them (TESSERA_PYTHONPATH, where meson copies them beside the module), checked three ways:
+
+- `mypy --strict` on tests/python/typed_user.py -- a typed user's code over every public function,
+  numpy arrays, array-likes, torch tensors, out=, plans, tessera.torch and tessera.dask, whose
+  `assert_type`s state what the stubs must give -- passes with no error, and mypy read tessera,
+  tessera.torch and tessera.dask from the build directory's .pyi files (its -v log says which);
+- `mypy --strict` on tests/python/typed_user_errors.py reports errors on exactly the lines marked
+  `# E: <code>`, with that code (so the stubs are precise, not Any);
+- `python -m mypy.stubtest tessera` (which also checks the submodules tessera.torch and
+  tessera.dask) finds every public name of the runtime in the stubs and the same signatures
+  (tests/python/stubtest-allowlist: what it may report, each with its reason) -- and fails on stubs
+  with a parameter misnamed in each module;
+
+and typed_user.py is run, checking that each result is what its static type says.
+
+Both stacks run all of it: the newest (mypy 2, numpy 2, torch 2) and Debian's (mypy 1.0.1, numpy
+1.24, torch 1.13). Each mypy run analyses numpy's and torch's own types, the bulk of the time: the
+two mypy runs share a cache of this run's own (the first pays: about 10 s on the newest stack, 35 s
+on Debian's), each stubtest run (which uses no cache) pays again; about a minute in all on the
+newest stack, a minute and a half on Debian's.
+"""
+import os
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import mypy.api
+import pytest
+
+from conftest import BUILD_PYTHONPATH
+
+HERE = Path(__file__).resolve().parent
+USER = HERE / "typed_user.py"
+USER_ERRORS = HERE / "typed_user_errors.py"
+ALLOWLIST = HERE / "stubtest-allowlist"
+STUBS = {"tessera": "__init__.pyi", "tessera.torch": "torch.pyi", "tessera.dask": "dask.pyi"}
+
+
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+def run_mypy(path, cache, *flags):
+    """mypy --strict on `path`, with this interpreter's packages and the build directory's tessera
+    (MYPYPATH); returns (stdout, stderr, exit status)."""
+    old = os.environ.get("MYPYPATH")
+    os.environ["MYPYPATH"] = str(BUILD_PYTHONPATH)
+    try:
+        return mypy.api.run(["--strict", "--no-pretty", "--no-color-output", "--no-error-summary",
+                             "--python-executable", sys.executable, "--cache-dir", str(cache), *flags, str(path)])
+    finally:
+        if old is None:
+            del os.environ["MYPYPATH"]
+        else:
+            os.environ["MYPYPATH"] = old
+
+
+def errors_by_line(stdout, path):
+    """{line: [error code, ...]} of mypy's errors in `path` (notes left out)."""
+    found = {}
+    for line in stdout.splitlines():
+        m = re.match(r"(.*?):(\d+): error: .*\[([a-z-]+)\]$", line)
+        if m:
+            assert Path(m.group(1)).resolve() == path, line  # no error from another file (the stubs)
+            found.setdefault(int(m.group(2)), []).append(m.group(3))
+        else:
+            assert ": note: " in line or not line.strip(), line
+    return found
+
+
+def test_typed_user_passes_mypy_strict_against_the_build_stubs(mypy_cache):
+    stdout, stderr, status = run_mypy(USER, mypy_cache, "-v")
+    assert status == 0 and stdout == "", stdout
+    # Where mypy read each module from: "Parsing <file> (<module>)", or from its cache "Metadata
+    # fresh for <module>: file <file>".
+    for module, stub in STUBS.items():
+        read = re.findall(rf"Parsing (\S+) \({re.escape(module)}\)|Metadata fresh for {re.escape(module)}: file (\S+)",
+                          stderr)
+        assert read, f"mypy's log does not say where it read {module} from"
+        assert {Path(a or b).resolve() for a, b in read} == {BUILD_PYTHONPATH / "tessera" / stub}, (module, read)
+
+
+def test_typed_user_errors_are_exactly_the_marked_lines(mypy_cache):
+    expected = {}
+    for number, line in enumerate(USER_ERRORS.read_text().splitlines(), 1):
+        m = re.search(r"# E: ([a-z-]+)", line)
+        if m:
+            expected[number] = m.group(1)
+    assert len(expected) >= 20
+    stdout, _, status = run_mypy(USER_ERRORS, mypy_cache)
+    assert status == 1
+    found = errors_by_line(stdout, USER_ERRORS)
+    assert sorted(found) == sorted(expected), stdout
+    # One marked error per line; newer mypy may say more than one thing about it (a keyword that no
+    # overload takes: "Unexpected keyword argument" and "No overload variant"), with the same code.
+    assert {n: set(codes) for n, codes in found.items()} == {n: {code} for n, code in expected.items()}, stdout
+
+
+def test_typed_user_runs():
+    # At run time each result is checked against its static type (typed_user.expect).
+    import tessera
+
+    assert Path(tessera.__file__).resolve().parent == BUILD_PYTHONPATH / "tessera"
+    runpy.run_path(str(USER), run_name="__main__")
+
+
+def stubtest(package_dir, cwd):
+    """python -m mypy.stubtest tessera, with the runtime module and the stubs both from
+    `package_dir` (a directory holding tessera/)."""
+    env = dict(os.environ, PYTHONPATH=str(package_dir), MYPYPATH=str(package_dir))
+    return subprocess.run([sys.executable, "-m", "mypy.stubtest", "--allowlist", str(ALLOWLIST), "tessera"],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_stubtest(tmp_path):
+    run = stubtest(BUILD_PYTHONPATH, tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    # tessera, tessera.torch, tessera.dask (the stubs' modules) and tessera._tessera (private)
+    assert re.search(r"Success: no issues found in 4 modules", run.stdout), run.stdout
+
+
+def test_stubtest_fails_on_a_wrong_stub(tmp_path):
+    """The same check on a copy of the package whose stubs misname one parameter in each module:
+    stubtest reports exactly those (so it does check tessera.torch and tessera.dask too)."""
+    package = tmp_path / "site" / "tessera"
+    shutil.copytree(BUILD_PYTHONPATH / "tessera", package, ignore=shutil.ignore_patterns("*.p", "__pycache__"))
+    edits = {"__init__.pyi": ("def tile_shape(shape: _Ints,", "def tile_shape(shap: _Ints,"),
+             "torch.pyi": ("def broadcast_to(x: _torch.Tensor, shape:", "def broadcast_to(x: _torch.Tensor, size:"),
+             "dask.pyi": ("def repeat(x: ArrayLike | _DaskArray, repeats:",
+                          "def repeat(x: ArrayLike | _DaskArray, counts:")}
+    for name, (old, new) in edits.items():
+        text = (package / name).read_text()
+        assert text.count(old) == 1, (name, old)
+        (package / name).write_text(text.replace(old, new))
+    run = stubtest(package.parent, tmp_path)
+    assert run.returncode == 1
+    reported = re.findall(r"^error: (\S+) is inconsistent", run.stdout, re.MULTILINE)
+    assert sorted(reported) == ["tessera.dask.repeat", "tessera.tile_shape", "tessera.torch.broadcast_to"], run.stdout
