@@ -14,6 +14,10 @@ them (TESSERA_PYTHONPATH, where meson copies them beside the module), checked th
 
 and typed_user.py is run, checking that each result is what its static type says.
 
+Installed mode (TESSERA_INSTALLED=1, tests/run's 'wheel' suite): the stubs are the installed ones
+in site-packages, where mypy and stubtest find them as a user's mypy does (PEP 561: py.typed), with
+no MYPYPATH (mypy refuses site-packages there).
+
 Both stacks run all of it: the newest (mypy 2, numpy 2, torch 2) and Debian's (mypy 1.0.1, numpy
 1.24, torch 1.13). Each mypy run analyses numpy's and torch's own types, the bulk of the time: the
 two mypy runs share a cache of this run's own (the first pays: about 10 s on the newest stack, 35 s
@@ -31,7 +35,7 @@ from pathlib import Path
 import mypy.api
 import pytest
 
-from conftest import BUILD_PYTHONPATH
+from conftest import BUILD_PYTHONPATH, INSTALLED
 
 HERE = Path(__file__).resolve().parent
 USER = HERE / "typed_user.py"
@@ -47,16 +51,16 @@ def mypy_cache(tmp_path_factory):
 
 def run_mypy(path, cache, *flags):
     """mypy --strict on `path`, with this interpreter's packages and the build directory's tessera
-    (MYPYPATH); returns (stdout, stderr, exit status)."""
-    old = os.environ.get("MYPYPATH")
-    os.environ["MYPYPATH"] = str(BUILD_PYTHONPATH)
+    (MYPYPATH; installed mode: the installed one, no MYPYPATH); returns (stdout, stderr, exit status)."""
+    old = os.environ.pop("MYPYPATH", None)
+    if not INSTALLED:
+        os.environ["MYPYPATH"] = str(BUILD_PYTHONPATH)
     try:
         return mypy.api.run(["--strict", "--no-pretty", "--no-color-output", "--no-error-summary",
                              "--python-executable", sys.executable, "--cache-dir", str(cache), *flags, str(path)])
     finally:
-        if old is None:
-            del os.environ["MYPYPATH"]
-        else:
+        os.environ.pop("MYPYPATH", None)
+        if old is not None:
             os.environ["MYPYPATH"] = old
 
 
@@ -111,8 +115,10 @@ def test_typed_user_runs():
 
 def stubtest(package_dir, cwd):
     """python -m mypy.stubtest tessera, with the runtime module and the stubs both from
-    `package_dir` (a directory holding tessera/)."""
-    env = dict(os.environ, PYTHONPATH=str(package_dir), MYPYPATH=str(package_dir))
+    `package_dir` (a directory holding tessera/; in installed mode, site-packages: as installed)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
+    if not (INSTALLED and package_dir == BUILD_PYTHONPATH):
+        env.update(PYTHONPATH=str(package_dir), MYPYPATH=str(package_dir))
     return subprocess.run([sys.executable, "-m", "mypy.stubtest", "--allowlist", str(ALLOWLIST), "tessera"],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
@@ -129,6 +135,8 @@ def test_stubtest_fails_on_a_wrong_stub(tmp_path):
     stubtest reports exactly those (so it does check tessera.torch and tessera.dask too)."""
     package = tmp_path / "site" / "tessera"
     shutil.copytree(BUILD_PYTHONPATH / "tessera", package, ignore=shutil.ignore_patterns("*.p", "__pycache__"))
+    if (BUILD_PYTHONPATH / "tessera.libs").is_dir():  # a repaired wheel's libraries (RUNPATH $ORIGIN/../tessera.libs)
+        shutil.copytree(BUILD_PYTHONPATH / "tessera.libs", package.parent / "tessera.libs")
     edits = {"__init__.pyi": ("def tile_shape(shape: _Ints,", "def tile_shape(shap: _Ints,"),
              "torch.pyi": ("def broadcast_to(x: _torch.Tensor, shape:", "def broadcast_to(x: _torch.Tensor, size:"),
              "dask.pyi": ("def repeat(x: ArrayLike | _DaskArray, repeats:",
