@@ -71,7 +71,7 @@ BlockCache& cache() {
 
 }  // namespace
 
-std::size_t block_cache_limit() noexcept { return cache().budget; }
+std::size_t block_cache_limit() { return cache().budget; }
 
 void* allocate_output(std::size_t nbytes, bool* fresh) {
   // Large outputs: 2 MiB aligned and advised to use transparent huge pages, so that the first

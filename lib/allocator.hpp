@@ -17,7 +17,7 @@ void* allocate_output(std::size_t nbytes, bool* fresh);
 
 /// The block cache's bound in bytes (TESSERA_ALLOC_CACHE_BYTES, default 256 MiB; allocator.cpp):
 /// tessera::block_cache_limit_bytes().
-std::size_t block_cache_limit() noexcept;
+std::size_t block_cache_limit();
 
 /// Releases an output of allocate_output (tessera_free): a large one may be kept for reuse. Any
 /// other pointer of malloc's goes to std::free. Null is a no-op.

@@ -336,8 +336,8 @@ std::vector<std::string> compiled_targets() { return detail::target_names(false)
 
 std::vector<std::string> supported_targets() { return detail::target_names(true); }
 
-int64_t streaming_threshold_bytes() noexcept { return detail::stream_min_bytes(); }
+int64_t streaming_threshold_bytes() { return detail::stream_min_bytes(); }
 
-std::size_t block_cache_limit_bytes() noexcept { return detail::block_cache_limit(); }
+std::size_t block_cache_limit_bytes() { return detail::block_cache_limit(); }
 
 }  // namespace tessera

@@ -649,26 +649,29 @@ TESSERA_API const char* version() noexcept;
 /// The Highway targets tessera's kernels were compiled for (HWY_TARGETS of the library's build,
 /// which the compiler, its flags and Highway's defaults decide), best first, by Highway's names
 /// (hwy::TargetName: "AVX3", "AVX2", "SSE4", "SSSE3", "SCALAR", "NEON", "SVE", ...). Never empty.
+/// Throws std::bad_alloc.
 TESSERA_API std::vector<std::string> compiled_targets();
 
 /// Those of compiled_targets() this CPU and OS support now (hwy::SupportedTargets(), from the
 /// CPU's feature bits; narrowed by hwy::DisableTargets and hwy::SetSupportedTargetsForTest), best
 /// first: dispatch chooses the first, so after any change of those masks active_target() is
-/// front() once the kernels dispatch again. Never empty.
+/// front() once the kernels dispatch again. Never empty. Throws std::bad_alloc.
 TESSERA_API std::vector<std::string> supported_targets();
 
 /// Bytes: the smallest output NonTemporal::automatic writes with streaming stores (Plan::execute
 /// and execute_region; the allocating calls' new outputs of 32 MiB or more excepted, see
 /// NonTemporal). Half the last-level cache of CPU 0 (Linux sysfs), clamped to 4-256 MiB, 16 MiB
 /// where sysfs does not say; the environment variable TESSERA_STREAM_MIN_BYTES (a positive
-/// integer) overrides. Computed on the first call (or first plan) and fixed for the process.
-TESSERA_API int64_t streaming_threshold_bytes() noexcept;
+/// integer) overrides. Computed on the first call (or first plan) and fixed for the process; that
+/// first call reads sysfs and may throw std::bad_alloc.
+TESSERA_API int64_t streaming_threshold_bytes();
 
 /// Bytes: the most the allocating calls' block cache keeps of the outputs tessera_free released,
 /// for reuse by the next allocating calls (only outputs of 32 MiB or more go to it). The
 /// environment variable TESSERA_ALLOC_CACHE_BYTES, read on the first allocating call (or this
-/// call) and fixed for the process; 256 MiB where it is unset or empty; 0: nothing is kept.
-TESSERA_API std::size_t block_cache_limit_bytes() noexcept;
+/// call) and fixed for the process; 256 MiB where it is unset or empty; 0: nothing is kept. The
+/// first call sets the cache up and may throw std::bad_alloc.
+TESSERA_API std::size_t block_cache_limit_bytes();
 
 }  // namespace tessera
 

@@ -77,6 +77,15 @@ def main(wheel):
     print("installed tags:", tags)
     if not tags or not all(MANYLINUX.fullmatch(t.split("-")[-1]) for t in tags):
         fail(f"installed dist-info WHEEL tags {tags}, not all manylinux")
+    # the wheel holds the package, the copied libraries and its metadata only: no C/C++ headers, no
+    # libtessera (the module links tessera in; `meson install` installs the C/C++ library)
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    stray = [n for n in names if not n.startswith(("tessera/", "tessera.libs/", "tessera-"))
+             or n.endswith((".h", ".hpp")) or "libtessera" in n]
+    if stray or not any(n.startswith("tessera-") and ".dist-info/" in n for n in names):
+        fail(f"{Path(wheel).name}: files beyond tessera/, tessera.libs/ and the dist-info: {stray or names}")
 
     # the extension's RUNPATH and needed libraries
     exts = list((SITE / "tessera").glob("_tessera*.so"))

@@ -383,8 +383,8 @@ def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=Non
     Raises
     ------
     numpy.exceptions.AxisError
-        `axis` out of range (the message names it and A's number of axes); it is a ValueError
-        and an IndexError, as numpy's.
+        (numpy.AxisError before numpy 1.25) `axis` out of range (the message names it and A's
+        number of axes); it is a ValueError and an IndexError, as numpy's.
     ValueError
         A negative count, a count list whose length is neither 1 nor A's extent along the axis,
         a count list of more than one axis (each names the value); an `output_size` that
@@ -671,7 +671,8 @@ def repeat_backward(grad_out, in_shape, repeats, axis=None, *, out=None, max_thr
     Raises
     ------
     numpy.exceptions.AxisError
-        `axis` out of range for `in_shape` (named; a ValueError and an IndexError).
+        (numpy.AxisError before numpy 1.25) `axis` out of range for `in_shape` (named; a
+        ValueError and an IndexError).
     ValueError
         grad_out's shape is not repeat's output shape (the message names the axis and both
         extents); a negative count, a count list whose length is neither 1 nor the axis' extent
@@ -757,7 +758,8 @@ def show_config(mode="stdout"):
         affinity mask when oneTBB first looked; ``max_concurrency``: the calling thread's task
         arena's, the threads a call without ``max_threads`` may use), ``"Memory"``
         (``streaming_threshold_bytes``: the smallest output written with streaming stores under
-        ``nontemporal=None``, half the last-level cache clamped to 4-256 MiB, or the environment
+        ``nontemporal=None``, half the last-level cache clamped to 4-256 MiB (16 MiB where Linux's
+        sysfs does not give the cache's size), or the environment
         variable ``TESSERA_STREAM_MIN_BYTES``; ``block_cache_limit_bytes``: the most bytes of freed
         large outputs tessera keeps for reuse, ``TESSERA_ALLOC_CACHE_BYTES`` or 256 MiB),
         ``"Native Libraries"`` (``_tessera``, ``libtbb``, ``libhwy``: the real paths of the files

@@ -207,7 +207,7 @@ def repeat(x, repeats, axis=None, chunks="auto"):
     Raises
     ------
     numpy.exceptions.AxisError
-        `axis` out of range.
+        (numpy.AxisError before numpy 1.25) `axis` out of range.
     ValueError, TypeError
         As `tessera.repeat` for bad counts (naming the value) or dtype; as Dask for bad `chunks`
         -- when the graph is built.

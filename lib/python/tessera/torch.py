@@ -326,7 +326,7 @@ def repeat_interleave(x, repeats, dim=None, output_size=None):
     Raises
     ------
     numpy.exceptions.AxisError
-        `dim` out of range (a ValueError and an IndexError).
+        (numpy.AxisError before numpy 1.25) `dim` out of range (a ValueError and an IndexError).
     ValueError, TypeError
         As `tessera.repeat` (negative or non-integer counts, a count tensor of the wrong length,
         an `output_size` that differs, ...).
