@@ -654,8 +654,9 @@ TESSERA_API std::vector<std::string> compiled_targets();
 
 /// Those of compiled_targets() this CPU and OS support now (hwy::SupportedTargets(), from the
 /// CPU's feature bits; narrowed by hwy::DisableTargets and hwy::SetSupportedTargetsForTest), best
-/// first: dispatch chooses the first, so after any change of those masks active_target() is
-/// front() once the kernels dispatch again. Never empty. Throws std::bad_alloc.
+/// first by Highway's order. Dispatch (active_target()) takes one of them, usually the first: not
+/// always (Highway 1.0.3 takes SVE2 over SVE2_128 on a 128-bit SVE2 CPU). Never empty. Throws
+/// std::bad_alloc.
 TESSERA_API std::vector<std::string> supported_targets();
 
 /// Bytes: the smallest output NonTemporal::automatic writes with streaming stores (Plan::execute

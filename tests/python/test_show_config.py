@@ -113,7 +113,7 @@ def test_version_and_targets():
     assert c["tessera"]["version"] == tessera.__version__
     simd = c["SIMD Extensions"]
     assert simd["dispatched"] == tessera.simd_target()
-    assert simd["supported"][0] == simd["dispatched"]
+    assert simd["dispatched"] in simd["supported"]  # usually the first (not SVE2_128 under Highway 1.0.3)
     # supported: the compiled targets this CPU has, in the same (best first) order.
     compiled = simd["compiled"]
     assert len(set(compiled)) == len(compiled)
