@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 INSTALLED = os.environ.get("TESSERA_INSTALLED") == "1"
@@ -29,6 +31,10 @@ if INSTALLED:
 else:
     BUILD_PYTHONPATH = Path(os.environ.get("TESSERA_PYTHONPATH", ROOT / "build" / "tests" / "lib" / "python")).resolve()
     sys.path.insert(0, str(BUILD_PYTHONPATH))
+
+
+#: numpy's AxisError: numpy.exceptions.AxisError from numpy 1.25 on (numpy.AxisError is gone in numpy 2).
+AxisError = getattr(np, "exceptions", np).AxisError
 
 
 def longest_pause_during(call, times=2):
@@ -78,6 +84,9 @@ def pytest_configure(config):
     # installed by Debian, registers them), so that importing them does not warn.
     for marker in ("slow", "valgrind_error", "leaks_references", "thread_unsafe"):
         config.addinivalue_line("markers", f"{marker}: a marker of numpy's own tests")
+    # Deprecation warnings of Debian's Dask 2022.12 and tornado, raised inside them.
+    for message in ("distutils Version classes are deprecated", "make_current is deprecated"):
+        config.addinivalue_line("filterwarnings", f"ignore:{message}:DeprecationWarning")
     config.addinivalue_line("markers", "cluster: starts a dask.distributed LocalCluster (-m 'not cluster' skips them)")
 
 

@@ -27,12 +27,10 @@ import zarr  # noqa: F401 - the out-of-core test writes a Zarr store
 from dask.array.utils import assert_eq
 from dask.core import get_dependencies
 
-AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions from numpy 1.25 on; numpy.AxisError gone in 2
-
 import tessera
 import tessera.dask as td
 
-from conftest import BUILD_PYTHONPATH
+from conftest import BUILD_PYTHONPATH, AxisError
 
 SYNC = {"scheduler": "threads", "num_workers": 2}
 

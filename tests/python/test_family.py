@@ -20,9 +20,9 @@ import torch
 
 import tessera
 
+from conftest import AxisError
 from test_tile import DTYPES, NUMPY_MAX_NDIM, layouts, random_array, same_values
 
-AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
 # numpy's TestRepeat: numpy/_core/tests from numpy 2 on, numpy/core/tests before.
 numpy_multiarray_tests = importlib.import_module(
     "numpy._core.tests.test_multiarray" if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else

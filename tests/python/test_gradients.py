@@ -24,9 +24,7 @@ import torch
 import tessera
 import tessera.torch as tt
 
-from conftest import BUILD_PYTHONPATH, assert_gil_released, longest_pause_during
-
-AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
+from conftest import BUILD_PYTHONPATH, AxisError, assert_gil_released, longest_pause_during
 
 NP_DTYPES = [np.float16, np.float32, np.float64, np.complex64, np.complex128, np.int8, np.int16, np.int32,
              np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
