@@ -1,13 +1,17 @@
-// The reductions' `read` limit for the Python benchmark (bench/python_bench.py loads this module
-// through ctypes): the float32 vector sum of tile_bench's limit/read (limit_loops.h), split over
-// `threads` threads as tile_bench splits it — one contiguous piece per thread, on 64-byte
-// boundaries, in a oneTBB task arena of that many threads (one per count for the process).
+// The reductions' `read` limit for the Python benchmarks (bench/python_bench.py and bench/sweep.py
+// load this module through ctypes): the float32 vector sum of tile_bench's limit/read
+// (limit_loops.h), split over `threads` threads as tile_bench splits it — one contiguous piece per
+// thread, on 64-byte boundaries, in a oneTBB task arena of that many threads (one per count for the
+// process). The caller rotates among tessera_bench_copies() copies of the gradient, the copies
+// tessera, numpy and torch rotate among too, so that every one of them reads from DRAM.
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -58,4 +62,21 @@ extern "C" __attribute__((visibility("default"))) double tessera_bench_read(cons
   double total = 0;
   for (double s : sums) total += s;
   return total;
+}
+
+// The last-level cache's size in bytes (last_level_cache_bytes(), limit_loops.h: sysfs), or 0 after
+// printing why it cannot be read to stderr (the caller stops).
+extern "C" __attribute__((visibility("default"))) std::size_t tessera_bench_llc_bytes() {
+  try {
+    return tessera::bench::last_level_cache_bytes();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera_bench_llc_bytes: %s\n", e.what());
+    return 0;
+  }
+}
+
+// How many copies of a `bytes`-byte gradient to rotate among (rotation_copies(), limit_loops.h).
+extern "C" __attribute__((visibility("default"))) std::size_t tessera_bench_copies(std::size_t bytes,
+                                                                                  std::size_t llc_bytes) {
+  return tessera::bench::rotation_copies(bytes, llc_bytes);
 }
