@@ -105,11 +105,13 @@ def evict(np, llc):
 
 
 def same_tile(np, out, A, view):
-    """Whether out, viewed as `view`, is A broadcast to it (compared in slices of the first axis)."""
+    """Whether out, viewed as `view`, is A broadcast to it: outer's view (4, r, c) is 4 copies of A
+    (r, c); column's (n, 16) is A (n, 1) broadcast across. Compared in slices of 16 Mi elements."""
     v = out.reshape(view)
-    src = A[None] if len(view) == 3 else A
-    step = max(1, (16 << 20) // max(1, math.prod(view[1:])))
-    return all(np.array_equal(v[i:i + step], np.broadcast_to(src if len(view) == 2 else src[0], v[i:i + step].shape))
+    if len(view) == 3:
+        return all(np.array_equal(v[k], A) for k in range(view[0]))
+    step = 1 << 20
+    return all(np.array_equal(v[i:i + step], np.broadcast_to(A[i:i + step], v[i:i + step].shape))
                for i in range(0, view[0], step))
 
 
