@@ -49,7 +49,11 @@ def last_level_cache_bytes(root=SYSFS_CACHE):
 
 def rotation_copies(nbytes, llc_bytes):
     """Copies of an nbytes input to rotate among so that the others, read since a copy's previous read,
-    span at least twice the last-level cache (at least 2)."""
+    span at least twice the last-level cache (at least 2); 1 from 8x the cache up, where a byte's
+    reuse distance (the buffer itself) is already twice that of two alternating 64 MiB buffers in a
+    32 MiB cache, which read at DRAM's speed (and two 4 GiB copies would not fit beside the rest)."""
+    if nbytes >= 8 * llc_bytes:
+        return 1
     if nbytes <= 0:
         return 2
     return max(2, -(-2 * llc_bytes // nbytes) + 1)

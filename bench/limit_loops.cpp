@@ -152,6 +152,7 @@ std::size_t last_level_cache_bytes() {
 }
 
 std::size_t rotation_copies(std::size_t bytes, std::size_t llc_bytes) {
+  if (bytes >= 8 * llc_bytes) return 1;
   if (bytes == 0) return 2;
   return std::max<std::size_t>(2, (2 * llc_bytes + bytes - 1) / bytes + 1);
 }

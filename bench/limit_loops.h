@@ -38,8 +38,10 @@ std::size_t last_level_cache_bytes();
 
 // How many copies of a `bytes`-byte buffer to rotate among so that none is read from the last-level
 // cache of `llc_bytes`: the other copies read since a copy's previous read span at least twice the
-// cache (at least 2 copies). Every input of the `read` limit and of the reductions (tessera's plan,
-// Eigen, numpy, torch) rotates among this many copies.
+// cache (at least 2 copies; 1 from 8x the cache up, where the buffer itself is a reuse distance
+// of twice that of two alternating 64 MiB buffers in a 32 MiB L3, which read at DRAM's speed).
+// Every input of the `read` limit and of the reductions (tessera's plan, Eigen, numpy, torch)
+// rotates among this many copies.
 std::size_t rotation_copies(std::size_t bytes, std::size_t llc_bytes);
 
 }  // namespace tessera::bench

@@ -31,14 +31,14 @@ Each point is printed beside limits measured in the same run, interleaved with t
 once, the output streamed) from it, for the out= and warm modes; `fresh_thp` (memset into a fresh
 mapping advised MADV_HUGEPAGE, then munmap) for the first call; for outer_bwd `read` (a float32
 vector sum) in every mode. The gradient of outer_bwd has rotation_copies() copies (bench/caches.py:
-together more than twice the last-level cache read from sysfs) and every call of tessera, numpy,
+together more than twice the last-level cache read from sysfs; one from 8x the cache up) and every call of tessera, numpy,
 torch and `read` takes the next copy, so that all of them read G from DRAM at every size — the
 backward curve is DRAM's, not the caches'; the forward cases re-read their (small) input as
 tile_bench does.
 
 GB/s are 1e9 bytes of output per second (outer_bwd: of gradient read). Repetitions: 5 samples of at
 least 20 ms up to 64 MiB, 3 up to 1 GiB, 2 at 4 GiB (medians). A size whose buffers do not fit in
-MemAvailable (minus 1 GiB) is skipped with a message naming it. The sweep takes about 10 minutes on
+MemAvailable (minus 2 GiB) is skipped with a message naming it. The sweep takes about 10 minutes on
 2 cores. Must run on the interpreter tessera was built for (PYTHONPATH=<build>/lib/python), as
 bench/run --sweep runs it.
 """
@@ -419,8 +419,8 @@ def main():
         for size in sizes:
             need = needed_bytes(case, size, caches.rotation_copies(size, llc))
             avail = mem_available()
-            if need + GIB > avail:
-                msg = (f"{case} at {fmt_size(size)}: needs {need / GIB:.1f} GiB + 1 GiB spare, "
+            if need + 2 * GIB > avail:
+                msg = (f"{case} at {fmt_size(size)}: needs {need / GIB:.1f} GiB + 2 GiB spare, "
                        f"MemAvailable is {avail / GIB:.1f} GiB")
                 print(f"sweep.py: SKIPPED {msg}", file=sys.stderr)
                 skipped.append(msg)
@@ -429,6 +429,9 @@ def main():
             gbps = point(np, torch, tessera, lib, case, size, llc, rng)  # its buffers freed on return
             gbps.update(first_point(case, size))
             results.append({"case": case, "size": size, "gbps": {"|".join(k): v for k, v in gbps.items()}})
+            if args.json:  # kept point by point: a run stopped on the way (e.g. out of memory) keeps its points
+                with open(args.json, "w") as f:
+                    json.dump({"partial": True, "llc_bytes": llc, "results": results, "skipped": skipped}, f)
             print(f"sweep.py: {case} {fmt_size(size)} in {time.time() - t0:.0f} s", file=sys.stderr)
     data = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "tessera_version": tessera.__version__ if hasattr(tessera, "__version__") else "?",
