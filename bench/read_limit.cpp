@@ -13,11 +13,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
-#include <cstring>
-#include <cstdio>
-#include <exception>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,10 +38,6 @@ tbb::task_arena& arena(int threads) {
   if (!a) a = std::make_unique<tbb::task_arena>(threads);
   return *a;
 }
-
-}  // namespace
-
-namespace {
 
 // Runs piece(k, begin, end) for the pieces of `bytes` (one, or one per thread from
 // kParallelMinBytes up) in the arena of `threads` threads.
