@@ -2,7 +2,11 @@
 // foreach_target.h re-includes this file once per target, then HWY_ONCE emits the dispatchers.
 #include "limit_loops.h"
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "limit_loops.cpp"
@@ -116,6 +120,42 @@ uint64_t sum_bytes(const void* src, std::size_t bytes) {
 float sum_floats(const float* src, std::size_t count) { return HWY_DYNAMIC_DISPATCH(SumFloats)(src, count); }
 
 const char* limits_target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target)()); }
+
+std::size_t last_level_cache_bytes() {
+  const std::string dir = "/sys/devices/system/cpu/cpu0/cache";
+  int best_level = 0;
+  std::size_t best = 0;
+  for (int i = 0; i < 16; ++i) {
+    const std::string index = dir + "/index" + std::to_string(i) + "/";
+    std::ifstream level_file(index + "level"), type_file(index + "type"), size_file(index + "size");
+    if (!level_file) break;
+    int level = 0;
+    std::string type, size;
+    level_file >> level;
+    type_file >> type;
+    size_file >> size;
+    if (type == "Instruction" || size.empty()) continue;
+    std::size_t digits = 0;
+    unsigned long long value = 0;
+    try {
+      value = std::stoull(size, &digits);
+    } catch (const std::exception&) {
+      throw std::runtime_error("cannot parse the cache size '" + size + "' in " + index + "size");
+    }
+    const std::string unit = size.substr(digits);
+    const std::size_t scale = unit.empty() ? 1 : unit == "K" ? 1024 : unit == "M" ? 1024 * 1024 : 0;
+    if (scale == 0) throw std::runtime_error("unknown unit in the cache size '" + size + "' in " + index + "size");
+    if (level > best_level) best_level = level, best = static_cast<std::size_t>(value) * scale;
+  }
+  if (best == 0) throw std::runtime_error("no data or unified cache size readable in " + dir + "/index*/");
+  return best;
+}
+
+std::size_t rotation_copies(std::size_t bytes, std::size_t llc_bytes) {
+  if (bytes >= 8 * llc_bytes) return 1;
+  if (bytes == 0) return 2;
+  return std::max<std::size_t>(2, (2 * llc_bytes + bytes - 1) / bytes + 1);
+}
 
 }  // namespace tessera::bench
 #endif  // HWY_ONCE

@@ -28,6 +28,22 @@ float sum_floats(const float* src, std::size_t count);
 // Name of the Highway target these loops dispatch to (e.g. "AVX2").
 const char* limits_target();
 
+// The size in bytes of the last-level cache (the highest `level` of the data or unified caches) of
+// cpu0, read from sysfs: /sys/devices/system/cpu/cpu0/cache/index*/{level,type,size} (size as
+// "32768K"). sysconf(_SC_LEVEL3_CACHE_SIZE) is not used: glibc reports the whole package's L3 there
+// (384 MiB on a 12-CCD EPYC) where one core can use only its CCX's (32 MiB). Throws
+// std::runtime_error naming the directory when no cache size can be read: a limit that cannot be
+// checked against the cache must not be reported.
+std::size_t last_level_cache_bytes();
+
+// How many copies of a `bytes`-byte buffer to rotate among so that none is read from the last-level
+// cache of `llc_bytes`: the other copies read since a copy's previous read span at least twice the
+// cache (at least 2 copies; 1 from 8x the cache up, where the buffer itself is a reuse distance
+// of twice that of two alternating 64 MiB buffers in a 32 MiB L3, which read at DRAM's speed).
+// Every input of the `read` limit and of the reductions (tessera's plan, Eigen, numpy, torch)
+// rotates among this many copies.
+std::size_t rotation_copies(std::size_t bytes, std::size_t llc_bytes);
+
 }  // namespace tessera::bench
 
 #endif  // TESSERA_BENCH_LIMIT_LOOPS_H

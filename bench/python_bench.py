@@ -45,6 +45,12 @@ with the reference bit for bit) go to a table of their own, the backward table:
                 default arena), interleaved with the calls above like another call
 GB/s there are bytes of gradient read per second. Targets (reported): tessera faster than the
 fastest peer (numpy, torch), and at least 2x as fast where that peer runs below half of `read`.
+Every backward call reads from DRAM: G has copies (bench/caches.py: views of one numpy array, which
+numpy advises MADV_HUGEPAGE from 4 MiB, as tile_bench's copies are) that together span more than
+twice the last-level cache read from sysfs (the run stops if it cannot be read), and each call of
+each method — numpy, torch, tessera, the C API and read alike — takes the next copy. Before, every
+call re-read one G that the L3 partly held, so `read` and the ratios against it meant something
+else in earlier tables.
 
 Each repetition runs one sample of each call, in a random order (the machine is shared and noisy:
 only ratios measured in the same run mean something). A sample repeats the call enough times to
@@ -58,6 +64,8 @@ and python3-torch). PYTHONPATH=<build>/lib/python, or run it through bench/run.
 import argparse
 import ctypes
 import datetime
+import functools
+import itertools
 import json
 import math
 import os
@@ -68,6 +76,8 @@ import statistics
 import sys
 import time
 import timeit
+
+import caches  # bench/caches.py, beside this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MiB = 2**20
@@ -540,10 +550,20 @@ def calibrate(timer, target_s):
         n *= 10 if t < target_s / 100 else 2
 
 
+def rotating(fns):
+    """A callable that calls fns[0], fns[1], ... in turn, one per call, cycling."""
+    it = itertools.cycle(fns)
+    return lambda: next(it)()
+
+
 def run_backward_case(np, torch, tessera, capi, read_lib, case, args, rng):
     """A reduction case: numpy, torch autograd, tessera, the C API and the read limit, interleaved."""
     op = Backward(np, case)
-    G = op.gradient(np)
+    G0 = op.gradient(np)
+    # The copies every method rotates among (bench/caches.py), G the first, checked below.
+    Gs = caches.copies(np, G0, caches.rotation_copies(G0.nbytes, caches.last_level_cache_bytes()))
+    del G0
+    G = Gs[0]
     Gt = torch.from_numpy(G)
     expect = op.numpy_sum(np, G.astype(np.float64)).astype(op.dtype)  # exact: sums of k / 8
     X, Y = op.torch_graph(torch)
@@ -553,17 +573,20 @@ def run_backward_case(np, torch, tessera, capi, read_lib, case, args, rng):
         missing = f"this tessera module has no tessera.{op.name}"
         print(f"python_bench: case {case['name']}: {missing} (not built in yet); no tessera column (the C API "
               "column still measures the library)", file=sys.stderr)
-    calls = op.calls(np, torch, tessera, G, X, Y, Gt, f)
+    per_copy = [op.calls(np, torch, tessera, g, X, Y, torch.from_numpy(g), f) for g in Gs]
     buf = np.zeros(op.out_shape, dtype=op.dtype)  # touched
     keep = []
     if capi:
-        c_fn, c_args = getattr(capi.lib, f"tessera_{op.name}_ex"), op.c_args(G, buf, keep)
-        calls["c_api"] = lambda: c_fn(*c_args)
+        c_fn = getattr(capi.lib, f"tessera_{op.name}_ex")
+        for g, c in zip(Gs, per_copy):
+            c["c_api"] = functools.partial(c_fn, *op.c_args(g, buf, keep))
     threads = os.cpu_count() or 1
     if read_lib:
-        r_fn, r_ptr, r_bytes = read_lib.tessera_bench_read, ctypes.c_void_p(G.ctypes.data), ctypes.c_size_t(G.nbytes)
-        r_threads = ctypes.c_int(threads)
-        calls["read"] = lambda: r_fn(r_ptr, r_bytes, r_threads)
+        r_fn, r_threads = read_lib.tessera_bench_read, ctypes.c_int(threads)
+        for g, c in zip(Gs, per_copy):
+            c["read"] = functools.partial(r_fn, ctypes.c_void_p(g.ctypes.data), ctypes.c_size_t(g.nbytes), r_threads)
+    # Each method's calls cycle through the copies; the check below runs on the first (G).
+    calls = {m: rotating([c[m] for c in per_copy]) for m in per_copy[0]}
 
     # Every call checked once against the exact result before it is timed.
     wrong = []
@@ -603,6 +626,7 @@ def run_backward_case(np, torch, tessera, capi, read_lib, case, args, rng):
         "name": case["name"], "op": op.name, "args": op.args_text, "dtype": case["dtype"], "shape": list(G.shape),
         "strides": list(G.strides), "out_shape": list(op.out_shape), "out_bytes": buf.nbytes,
         "in_bytes": G.nbytes, "kernel_path": kernel_path, "read_threads": threads if read_lib else None,
+        "copies": len(Gs),
         "tessera_missing": missing,
         "methods": {m: {"inner": inner[m], "samples_s": samples[m], "median_s": statistics.median(samples[m]),
                         "gbps": G.nbytes / statistics.median(samples[m]) / 1e9} for m in methods},
@@ -807,7 +831,9 @@ def print_results(results, ctx):
                            f"{m[best]['median_s'] / m['c_api']['median_s']:.2f}x" if "c_api" in m else "-",
                            r.get("kernel_path") or "-", text])
         print("backward (the gradients): time per call and GB/s of gradient read; read = the same bytes summed by a "
-              f"float32 vector loop on {backward[0].get('read_threads') or '-'} threads")
+              f"float32 vector loop on {backward[0].get('read_threads') or '-'} threads; every call of every column "
+              f"takes the next of {'/'.join(sorted({str(r.get('copies', '?')) for r in backward}))} copies of the "
+              "gradient spanning > 2x the last-level cache: from DRAM")
         print_table(["case", "op", "gradient", "result"] + [BACKWARD_LABELS[k] for k in BACKWARD_METHODS]
                     + ["%read", "C %read", "fastest peer", "vs fastest", "C vs fastest", "kernel path", "targets"],
                     rows)

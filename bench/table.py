@@ -18,13 +18,24 @@ it, the kernel path and two verdicts: gradients of 60 MiB or more at least READ_
 faster than Eigen, and at least SLOW_PEER_SPEEDUP times as fast where Eigen runs below
 SLOW_PEER_SHARE of `read`. Then the limits themselves. Every value is the median over the run's
 repetitions.
+
+Every row shows `read` next to `stream`: the copying rows the percentage of each (`read` there is
+the output's byte count read once from DRAM), the reductions both limits' GB/s and percentages
+(`stream` there: the gradient read as bytes and the small result streamed).
+
+`read` reads from DRAM: tile_bench rotates the limit and the reductions themselves (tessera's plan,
+Eigen) among copies of their input that together span more than twice the last-level cache (read
+from sysfs; tile_bench stops if it cannot), on pages advised MADV_HUGEPAGE, as numpy's large arrays
+are. Before, the `read` limit and the reductions re-read one 64 MiB buffer that the 32 MiB L3 partly
+held (up to 165 GB/s from two cores): every ratio against `read`, and every reduction's GB/s, now
+means bytes from DRAM and is not comparable with tables of earlier runs.
 """
 import json
 import statistics
 import sys
 
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-LIMITS = ["stream", "store", "memcpy", "fresh", "fresh_thp"]
+LIMITS = ["stream", "store", "memcpy", "fresh", "fresh_thp", "read"]
 OPS = ["tile", "broadcast_to", "expand", "repeat"]  # tile_bench's benchmark families, by the case's op
 REDUCTIONS = ["tile_backward", "sum_to_shape", "repeat_backward"]  # their gradients (limit: read)
 
@@ -175,11 +186,12 @@ def main():
                 tile = get("tile", case, t)
                 alloc = get("tile_alloc", case, t)
                 rows.append([case, size(output_bytes[case]), t, gbps(tile),
-                             percent(tile, get("limit/stream", case, t)), percent(tile, get("limit/store", case, t)),
+                             percent(tile, get("limit/stream", case, t)), percent(tile, get("limit/read", case, t)),
+                             percent(tile, get("limit/store", case, t)),
                              gbps(alloc), percent(alloc, get("limit/fresh_thp", case, t)),
                              duration(get("tile", case, t, "ns")), duration(get("tile_c", case, t, "ns")),
                              label_of("tile", case, t)])
-        print_table(["case", "output", "thr", "tile GB/s", "%stream", "%store", "alloc GB/s", "%fresh_thp",
+        print_table(["case", "output", "thr", "tile GB/s", "%stream", "%read", "%store", "alloc GB/s", "%fresh_thp",
                      "tile time", "C one-shot", "kernel path"], rows)
 
     misses, met = [], []
@@ -205,11 +217,11 @@ def main():
                     (met if ok else misses).append(
                         f"{case} at {t} thr {100 * run / stream:.0f}% (>= {100 * need:.0f}%)")
                 rows.append([case, op, size(output_bytes[case]), t, gbps(run), percent(run, stream),
-                             percent(run, get("limit/store", case, t)), gbps(alloc),
+                             percent(run, get("limit/read", case, t)), percent(run, get("limit/store", case, t)), gbps(alloc),
                              percent(alloc, get("limit/fresh_thp", case, t)), gbps(eig),
                              f"{run / eig:.2f}x" if run and eig else "-", duration(get(op, case, t, "ns")),
                              label_of(op, case, t), verdict])
-        print_table(["case", "op", "output", "thr", "GB/s", "%stream", "%store", "alloc GB/s", "%fresh_thp",
+        print_table(["case", "op", "output", "thr", "GB/s", "%stream", "%read", "%store", "alloc GB/s", "%fresh_thp",
                      "Eigen GB/s", "vs Eigen", "time", "kernel path", "target (%stream)"], rows)
         eigen_rows = [(c, label_of("peer/eigen", c, threads[0])) for c in other_cases]
         eigen_rows = [(c, e) for c, e in eigen_rows if e]
@@ -219,7 +231,7 @@ def main():
     copy_cases = [c for c in cases if c not in reduction_cases]
     if copy_cases:
         print()
-        print("limits, GB/s of output:")
+        print("limits, GB/s of output (read: the output's byte count read once from DRAM):")
         rows = [[case, t] + [gbps(get("limit/" + k, case, t)) for k in LIMITS] for case in copy_cases for t in threads]
         print_table(["case", "thr"] + LIMITS, rows)
     if met or misses:
@@ -233,7 +245,10 @@ def main():
             print()
         eigen = ctx.get("eigen_peer", "")
         print("backward (the gradients: tile_backward, sum_to_shape, repeat_backward): Plan::execute into a touched "
-              "result, GB/s of gradient read; read = the same bytes summed by a float32 vector loop (8 accumulators); "
+              "result, GB/s of gradient read; read = the same bytes summed by a float32 vector loop (8 accumulators), "
+              "every call (tessera, Eigen, read, stream) on the next of copies spanning > 2x the last-level cache "
+              f"({int(ctx.get('last_level_cache_bytes', 0)) // 2**20 or '?'} MiB): from DRAM; stream = the bytes "
+              "summed as bytes and the result streamed; "
               "Eigen's Tensor sum" + (f" ({eigen})" if eigen else " (not built: no Eigen column)"))
         rows, read_met, read_missed, peer_met, peer_missed = [], [], [], [], []
         for case in reduction_cases:
@@ -252,11 +267,13 @@ def main():
                     (peer_met if peer[0] else peer_missed).append(
                         f"{case} at {t} thr {run / eig:.2f}x Eigen ({peer[1].split()[1]})")
                 rows.append([case, op, size(input_bytes.get(case, 0)), size(output_bytes[case]), t, gbps(run),
-                             percent(run, read), gbps(read), duration(get(op, case, t, "ns")),
+                             percent(run, read), gbps(read), percent(run, get("limit/stream", case, t)),
+                             gbps(get("limit/stream", case, t)), duration(get(op, case, t, "ns")),
                              duration(get("peer/eigen", case, t, "ns")), percent(eig, read),
                              f"{run / eig:.2f}x" if run and eig else "-", label_of(op, case, t), read_verdict,
                              peer[1] if peer else "-"])
-        print_table(["case", "op", "gradient", "result", "thr", "GB/s", "%read", "read GB/s", "time", "Eigen time",
+        print_table(["case", "op", "gradient", "result", "thr", "GB/s", "%read", "read GB/s", "%stream", "stream GB/s",
+                     "time", "Eigen time",
                      "Eigen %read", "vs Eigen", "kernel path", "target (%read)", "target (vs Eigen)"], rows)
         eigen_rows = [(c, label_of("peer/eigen", c, threads[0])) for c in reduction_cases]
         eigen_rows = [(c, e) for c, e in eigen_rows if e]

@@ -18,8 +18,22 @@
 //   <op>/<case>/threads:<T>          Plan::execute into a preallocated, already touched result
 //   peer/eigen/<case>/threads:<T>    Eigen's Tensor sum over the reshaped gradient, as TensorFlow's
 //                                    reduce_sum runs it (eigen_peer.h)
-//   limit/read/<case>/threads:<T>    the input's bytes read once: a float32 vector sum with eight
-//                                    independent accumulators (sum_floats, limit_loops.h)
+//   limit/read/<case>/threads:<T>    the input's bytes read once from DRAM: a float32 vector sum with
+//                                    eight independent accumulators (sum_floats, limit_loops.h)
+//   limit/stream/<case>/threads:<T>  the input read once (a byte sum) and the result streamed
+// Every copying case also has limit/read: its output's byte count read once from DRAM, beside
+// `stream` (the tables print both on every row).
+//
+// Reading from DRAM (the `read` limit and the reductions): a reduction's input, and the buffers of
+// every `read` limit, are rotation_copies() copies (limit_loops.h: the copies read since a copy's last
+// read span at least twice the last-level cache, read from sysfs; the program stops if it cannot be
+// read), and each timed call reads the next copy — tessera's plan, the Eigen peer, `read` and the
+// reductions' `stream` alike. Re-reading one 64 MiB buffer, as before, kept part of it in the 32 MiB
+// L3 and reported up to 165 GB/s from two cores. So every ratio against `read` (and every reduction's
+// GB/s) is now of bytes that come from DRAM, not partly from the cache: the ratios of runs before
+// this change mean something else. The copies sit in one mapping advised MADV_HUGEPAGE (huge pages
+// change the read speed by ~20% on Zen 5), the kind of pages numpy gives its arrays of 4 MiB and more
+// and that bench/python_bench.py's copies therefore have too.
 // Every benchmark runs inside a tbb::task_arena of T threads (Eigen: its own pool of T threads) and
 // reports bytes_per_second = bytes of output written (reductions: bytes of input read). Before a
 // case is timed, its output (and Eigen's) is checked on sampled indices against the op's index
@@ -48,6 +62,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -74,7 +89,7 @@ constexpr uint8_t kFillByte = 0x5a;
 constexpr int kSamples = 64;  // output elements checked per case, plus the first and the last
 
 // Google Benchmark flags applied unless given on the command line (later flags win): about
-// 8.5 minutes for the 33 cases on 2 cores.
+// 10 minutes for the 33 cases on 2 cores (470 benchmarks).
 const char* const kDefaultFlags[] = {
     "--benchmark_min_time=0.1",
     "--benchmark_repetitions=7",
@@ -202,16 +217,72 @@ bool eigen_runs_here() {
 // The bytes a case's throughput counts: the output written, or for a reduction the input read.
 std::size_t counted_bytes(const Case& c) { return is_reduction(c.op) ? c.input_bytes : c.out_bytes; }
 
-// One case, ready to run: its input, plan and Eigen peer, built and checked on first use.
-struct Prepared {
-  explicit Prepared(const Case& c_) : c(c_), input(c_.input_bytes) {
-    if (is_reduction(c.op))
-      fill_gradient(input.data(), c);
-    else
-      fill_input(input.data(), c.input_bytes);
+// `count` copies of `bytes` bytes in one anonymous mapping advised MADV_HUGEPAGE (each copy 64-byte
+// aligned, 2 MiB aligned from 1 MiB up), touched; next() cycles through them.
+class Copies {
+ public:
+  Copies(std::size_t bytes, std::size_t count)
+      : bytes_(bytes),
+        stride_(round_up(std::max<std::size_t>(bytes, 1), bytes >= (kHugePage >> 1) ? kHugePage : kAlign)),
+        count_(count),
+        length_(stride_ * count + kHugePage) {
+    map_ = mmap(nullptr, length_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map_ == MAP_FAILED)
+      die("out of memory mapping " + std::to_string(count) + " copies of " + std::to_string(bytes) + " bytes");
+    base_ = reinterpret_cast<unsigned char*>(round_up(reinterpret_cast<std::uintptr_t>(map_), kHugePage));
+    if (madvise(base_, stride_ * count_, MADV_HUGEPAGE) != 0) die("madvise(MADV_HUGEPAGE) failed");
   }
+  Copies(const Copies&) = delete;
+  Copies& operator=(const Copies&) = delete;
+  ~Copies() { munmap(map_, length_); }
+
+  // Fills copy 0 with fill(p), then copies it to every other copy.
+  template <class F>
+  void fill(const F& f) {
+    f(base_);
+    for (std::size_t i = 1; i < count_; ++i) std::memcpy(at(i), base_, bytes_);
+  }
+  unsigned char* at(std::size_t i) const { return base_ + i % count_ * stride_; }
+  unsigned char* next() { return at(next_++); }
+  std::size_t count() const { return count_; }
+
+ private:
+  std::size_t bytes_, stride_, count_, length_;
+  void* map_ = nullptr;
+  unsigned char* base_ = nullptr;
+  std::size_t next_ = 0;
+};
+
+// The last-level cache's size (sysfs), once; the program stops if it cannot be read.
+std::size_t llc_bytes() {
+  static const std::size_t bytes = [] {
+    try {
+      return last_level_cache_bytes();
+    } catch (const std::exception& e) {
+      die(std::string("the last-level cache's size, which the read limit is checked against: ") + e.what());
+    }
+  }();
+  return bytes;
+}
+
+// One case, ready to run: its input (a reduction: rotation_copies() copies of it), plan and Eigen
+// peer, built and checked on first use.
+struct Prepared {
+  explicit Prepared(const Case& c_) : c(c_), input(is_reduction(c_.op) ? 0 : c_.input_bytes) {
+    if (is_reduction(c.op)) {
+      grads.emplace(c.input_bytes, rotation_copies(c.input_bytes, llc_bytes()));
+      grads->fill([&](unsigned char* p) { fill_gradient(p, c); });
+    } else {
+      fill_input(input.data(), c.input_bytes);
+    }
+  }
+  // The input (a reduction: its first copy), as checked.
+  const unsigned char* in() const { return grads ? grads->at(0) : input.data(); }
+  // The input of the next timed call: a reduction's next copy, else the one input.
+  const unsigned char* next_in() { return grads ? grads->next() : input.data(); }
   const Case& c;
-  Buffer input;
+  Buffer input;                 // a copying case's input
+  std::optional<Copies> grads;  // a reduction's input copies
   std::optional<tessera::Plan> plan;
   std::unique_ptr<EigenPeer> eigen;  // broadcast_to, expand and reduction cases, when built
 };
@@ -255,6 +326,15 @@ class Bench {
   unsigned char* output() { return touched(output_); }
   // A second touched buffer, the source of the memcpy limit.
   unsigned char* copy_source() { return touched(copy_source_); }
+  // The copies a copying case's `read` limit reads `bytes` of, shared by the cases of that size.
+  Copies& read_copies(std::size_t bytes) {
+    auto& copies = read_copies_[bytes];
+    if (!copies) {
+      copies = std::make_unique<Copies>(bytes, rotation_copies(bytes, llc_bytes()));
+      copies->fill([&](unsigned char* p) { std::memset(p, kFillByte, bytes); });
+    }
+    return *copies;
+  }
 
  private:
   unsigned char* touched(std::optional<Buffer>& buffer) {
@@ -277,12 +357,12 @@ class Bench {
     for (int t : threads_) {
       tbb::task_arena& arena = this->arena(t);
       std::memset(out, 0, c.out_bytes);  // poison: input bytes are never 0
-      arena.execute([&] { plan.execute(p.input.data(), out, c.out_bytes); });
+      arena.execute([&] { plan.execute(p.in(), out, c.out_bytes); });
       check_samples(p, out, op_name(c.op), t);
 
       const std::string alloc = std::string(op_name(c.op)) + "_alloc";
       tessera::Array array;
-      arena.execute([&] { array = make_array(c, p.input.data()); });
+      arena.execute([&] { array = make_array(c, p.in()); });
       if (array.shape().to_vector() != c.out_shape || array.nbytes() != c.out_bytes)
         die("case \"" + c.name + "\": " + alloc + " returned shape " + join(array.shape().to_vector()) + " (" +
             std::to_string(array.nbytes()) + " bytes), expected " + join(c.out_shape));
@@ -292,7 +372,7 @@ class Bench {
 
       if (p.eigen) {
         std::memset(out, 0, c.out_bytes);
-        p.eigen->run(p.input.data(), out, t);
+        p.eigen->run(p.in(), out, t);
         check_samples(p, out, "the Eigen peer", t);
       }
     }
@@ -302,11 +382,11 @@ class Bench {
   void check_reduction(const Prepared& p, unsigned char* out) {
     for (int t : threads_) {
       std::memset(out, 0xff, p.c.out_bytes);
-      arena(t).execute([&] { p.plan->execute(p.input.data(), out, p.c.out_bytes); });
+      arena(t).execute([&] { p.plan->execute(p.in(), out, p.c.out_bytes); });
       check_sums(p, out, op_name(p.c.op), t);
       if (p.eigen) {
         std::memset(out, 0xff, p.c.out_bytes);
-        p.eigen->run(p.input.data(), out, t);
+        p.eigen->run(p.in(), out, t);
         check_sums(p, out, "the Eigen peer", t);
       }
     }
@@ -335,7 +415,7 @@ class Bench {
       while (!empty) {
         int64_t offset = 0;
         for (std::size_t j = 0; j < nd; ++j) offset += axes[j][at[j]] * c.strides[j];
-        want += element(p.input.data(), c, offset);
+        want += element(p.in(), c, offset);
         std::size_t j = nd;
         while (j-- > 0 && ++at[j] == axes[j].size()) at[j] = 0;
         if (j == static_cast<std::size_t>(-1)) break;
@@ -366,7 +446,7 @@ class Bench {
       int64_t offset = 0;
       for (std::size_t i = 0; i < c.shape.size(); ++i) offset += in_index[i] * c.strides[i];
       const unsigned char* got = out + k * c.itemsize;
-      const unsigned char* want = p.input.data() + offset;
+      const unsigned char* want = p.in() + offset;
       if (std::memcmp(got, want, c.itemsize) != 0)
         die("WRONG OUTPUT: case \"" + c.name + "\", " + what + " at " + std::to_string(threads) +
             " thread(s): output " + join(out_index) + " holds 0x" + hex(got, c.itemsize) + ", input " + join(in_index) +
@@ -380,6 +460,7 @@ class Bench {
   std::vector<std::unique_ptr<Prepared>> prepared_;
   std::size_t max_out_bytes_ = 0;
   std::optional<Buffer> output_, copy_source_;
+  std::map<std::size_t, std::unique_ptr<Copies>> read_copies_;
 };
 
 void report_bytes(benchmark::State& state, const Case& c) {
@@ -393,7 +474,7 @@ void run_tile(benchmark::State& state, Bench& bench, std::size_t index, int thre
   unsigned char* out = bench.output();
   tbb::task_arena& arena = bench.arena(threads);
   arena.execute([&] {
-    for (auto _ : state) p.plan->execute(p.input.data(), out, p.c.out_bytes);
+    for (auto _ : state) p.plan->execute(p.next_in(), out, p.c.out_bytes);
   });
   state.SetLabel(p.plan->kernel_path());
   report_bytes(state, p.c);
@@ -404,7 +485,7 @@ void run_tile_alloc(benchmark::State& state, Bench& bench, std::size_t index, in
   tbb::task_arena& arena = bench.arena(threads);
   arena.execute([&] {
     for (auto _ : state) {
-      tessera::Array array = make_array(p.c, p.input.data());
+      tessera::Array array = make_array(p.c, p.in());
       benchmark::DoNotOptimize(array.data());
     }
   });
@@ -420,7 +501,7 @@ void run_eigen(benchmark::State& state, Bench& bench, std::size_t index, int thr
     return;
   }
   for (auto _ : state) {
-    p.eigen->run(p.input.data(), out, threads);
+    p.eigen->run(p.next_in(), out, threads);
     benchmark::ClobberMemory();
   }
   state.SetLabel(p.eigen->describe());
@@ -439,7 +520,7 @@ void run_tile_c(benchmark::State& state, Bench& bench, std::size_t index, int th
   tessera_status status = TESSERA_OK;
   arena.execute([&] {
     for (auto _ : state) {
-      status = c_one_shot(c, p.input.data(), out, c.out_bytes);
+      status = c_one_shot(c, p.in(), out, c.out_bytes);
       benchmark::DoNotOptimize(status);
     }
   });
@@ -447,9 +528,8 @@ void run_tile_c(benchmark::State& state, Bench& bench, std::size_t index, int th
   report_bytes(state, c);
 }
 
+// The limits of the copying ops (all six) and of a reduction (read and stream).
 enum class Limit { stream, store, memcpy, fresh, fresh_thp, read };
-// The limits of the copying ops; a reduction has `read` alone.
-constexpr Limit kLimits[] = {Limit::stream, Limit::store, Limit::memcpy, Limit::fresh, Limit::fresh_thp};
 
 const char* limit_name(Limit kind) {
   switch (kind) {
@@ -489,10 +569,13 @@ bool memset_fresh(std::size_t bytes, int threads, bool huge_pages) {
 }
 
 void run_limit(benchmark::State& state, Bench& bench, std::size_t index, int threads, Limit kind) {
-  const Prepared& p = bench.prepare(index);
+  Prepared& p = bench.prepare(index);
   const std::size_t bytes = p.c.out_bytes, in_bytes = p.c.input_bytes;
   unsigned char* out = bench.output();
-  const unsigned char* in = p.input.data();
+  const unsigned char* in = p.in();
+  // `read`: a reduction's input copies, else copies of the output's byte count.
+  const std::size_t read_bytes = counted_bytes(p.c);
+  Copies* read_from = kind != Limit::read ? nullptr : p.grads ? &*p.grads : &bench.read_copies(read_bytes);
   const unsigned char* copy_src = kind == Limit::memcpy ? bench.copy_source() : nullptr;
   const char* error = nullptr;
   std::vector<float> sums(static_cast<std::size_t>(threads), 0.0f);
@@ -501,16 +584,19 @@ void run_limit(benchmark::State& state, Bench& bench, std::size_t index, int thr
     for (auto _ : state) {
       switch (kind) {
         case Limit::read: {
-          for_each_piece(in_bytes, threads, [&](std::size_t k, std::size_t n) {
-            const std::size_t begin = piece_begin(in_bytes, k, n), end = piece_begin(in_bytes, k + 1, n);
-            sums[k] = sum_floats(reinterpret_cast<const float*>(in + begin), (end - begin) / sizeof(float));
+          const unsigned char* src = read_from->next();
+          for_each_piece(read_bytes, threads, [&](std::size_t k, std::size_t n) {
+            const std::size_t begin = piece_begin(read_bytes, k, n), end = piece_begin(read_bytes, k + 1, n);
+            sums[k] = sum_floats(reinterpret_cast<const float*>(src + begin), (end - begin) / sizeof(float));
           });
           benchmark::DoNotOptimize(sums.data());
           break;
         }
         case Limit::stream: {
+          if (p.grads) in = p.grads->next();  // a reduction's input from DRAM, as its plan reads it
           std::atomic<uint64_t> sum{0};
-          for_each_piece(bytes, threads, [&](std::size_t k, std::size_t n) {
+          // Split by the larger of input and output (a reduction's result may be small).
+          for_each_piece(std::max(bytes, in_bytes), threads, [&](std::size_t k, std::size_t n) {
             // Read this piece's share of the input once, then stream this piece of the output.
             const std::size_t in_begin = piece_begin(in_bytes, k, n), in_end = piece_begin(in_bytes, k + 1, n);
             sum += sum_bytes(in + in_begin, in_end - in_begin);
@@ -563,9 +649,10 @@ void register_benchmarks(Bench& bench) {
           benchmark::RegisterBenchmark(("peer/eigen/" + suffix).c_str(), [=](benchmark::State& s) {
             run_eigen(s, *b, i, t);
           })->UseRealTime();
-        benchmark::RegisterBenchmark(("limit/read/" + suffix).c_str(), [=](benchmark::State& s) {
-          run_limit(s, *b, i, t, Limit::read);
-        })->UseRealTime();
+        for (Limit kind : {Limit::read, Limit::stream})
+          benchmark::RegisterBenchmark(("limit/" + std::string(limit_name(kind)) + "/" + suffix).c_str(),
+                                       [=](benchmark::State& s) { run_limit(s, *b, i, t, kind); })
+              ->UseRealTime();
         continue;
       }
       benchmark::RegisterBenchmark((op + "_alloc/" + suffix).c_str(), [=](benchmark::State& s) {
@@ -579,7 +666,7 @@ void register_benchmarks(Bench& bench) {
         benchmark::RegisterBenchmark(("peer/eigen/" + suffix).c_str(), [=](benchmark::State& s) {
           run_eigen(s, *b, i, t);
         })->UseRealTime();
-      for (Limit kind : kLimits)
+      for (Limit kind : {Limit::stream, Limit::store, Limit::memcpy, Limit::fresh, Limit::fresh_thp, Limit::read})
         benchmark::RegisterBenchmark(("limit/" + std::string(limit_name(kind)) + "/" + suffix).c_str(),
                                      [=](benchmark::State& s) { run_limit(s, *b, i, t, kind); })
             ->UseRealTime();
@@ -721,6 +808,7 @@ int bench_main(int argc, char** argv) {
   benchmark::AddCustomContext("eigen_peer", eigen_runs_here() ? eigen_info() : "");
   benchmark::AddCustomContext("cases", names);
   benchmark::AddCustomContext("threads", thread_list);
+  benchmark::AddCustomContext("last_level_cache_bytes", std::to_string(llc_bytes()));
 
   Bench bench(std::move(cases), threads);
   register_benchmarks(bench);
