@@ -88,27 +88,54 @@ int repeat_axis(const Dims& shape, bool has_axis, int axis) {
   return axis < 0 ? axis + nd : axis;
 }
 
+// The first negative of `count` counts of type T, `stride` bytes apart, named (unless clamp).
+template <class T>
+void check_negative(const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
+  for (int64_t i = 0; i < count && !clamp; ++i) {
+    const int64_t v = *reinterpret_cast<const T*>(base + i * stride);
+    if (v < 0)
+      invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(v) +
+              " is negative (numpy.repeat needs counts >= 0)");
+  }
+}
+
+[[noreturn]] void sum_overflows(int64_t i) {
+  overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
+}
+
+// The sum of `count` counts of type T, `stride` bytes apart (output_shape's: no prefix sums), with
+// prefix_sums' checks.
+template <class T>
+int64_t count_sum(const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
+  int64_t total = 0;
+  bool negative = false;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t v = *reinterpret_cast<const T*>(base + i * stride);
+    negative |= v < 0;
+    if (__builtin_add_overflow(total, v < 0 ? 0 : v, &total)) {
+      check_negative<T>(base, stride, count, clamp);
+      sum_overflows(i);
+    }
+  }
+  if (negative) check_negative<T>(base, stride, count, clamp);
+  return total;
+}
+
 // The prefix sums of `count` per-element counts of type T, `stride` bytes apart, in one pass over
 // them: p.prefix (count + 1 values from 0) and p.seg_max_count. A negative count is an error
 // naming the first one (nothing is written to any output), or 0 under clamp_to_zero.
+// With p.shape_only the counts are only summed (same checks, no prefix sums written); returns the sum.
 template <class T>
-void prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
+int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
+  if (p.shape_only) return count_sum<T>(base, stride, count, clamp);
   p.prefix.reserve(static_cast<std::size_t>(count) + 1);  // no zero fill: written once
   int64_t* out = p.prefix.mutable_data();
   out[0] = 0;
   int64_t total = 0, max_count = 0;
   bool negative = false;
-  const auto check_negative = [&] {  // the first negative count, named (before any overflow)
-    for (int64_t i = 0; i < count && !clamp; ++i) {
-      const int64_t v = *reinterpret_cast<const T*>(base + i * stride);
-      if (v < 0)
-        invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(v) +
-                " is negative (numpy.repeat needs counts >= 0)");
-    }
-  };
   const auto overflowed = [&](int64_t i) {
-    check_negative();
-    overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
+    check_negative<T>(base, stride, count, clamp);  // a negative count is named before any overflow
+    sum_overflows(i);
   };
   if (stride == static_cast<std::ptrdiff_t>(sizeof(T))) {
     const T* c = reinterpret_cast<const T*>(base);
@@ -130,9 +157,10 @@ void prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, 
       out[i + 1] = total;
     }
   }
-  if (negative) check_negative();
+  if (negative) check_negative<T>(base, stride, count, clamp);
   p.prefix.set_size(static_cast<std::size_t>(count) + 1);
   p.seg_max_count = max_count;
+  return total;
 }
 
 // repeat's counts for `extent` elements: p.repeats (one count for all: given once, or every count
@@ -168,12 +196,10 @@ int64_t read_counts(CopyPlan& p, const Repeats& repeats, int64_t extent) {
     return total;
   }
   const auto* base = static_cast<const unsigned char*>(repeats.bytes());
-  if (repeats.itemsize() == static_cast<int>(sizeof(int32_t)))
-    prefix_sums<int32_t>(p, base, repeats.stride(), count, clamp);
-  else
-    prefix_sums<int64_t>(p, base, repeats.stride(), count, clamp);
   p.repeats = kSegmentReps;
-  return p.prefix.back();
+  if (repeats.itemsize() == static_cast<int>(sizeof(int32_t)))
+    return prefix_sums<int32_t>(p, base, repeats.stride(), count, clamp);
+  return prefix_sums<int64_t>(p, base, repeats.stride(), count, clamp);
 }
 
 // Per-element counts of the flattened input: one segment axis over the input's axes (merged where
@@ -339,6 +365,7 @@ Dims shape_only(Operation op, const Dims& shape, const Arguments& args, const Op
     return row.reduce(shape, Dims(), *args.dtype, args, options).out_shape;
   }
   CopyPlan p;
+  p.shape_only = true;
   init_input(p, shape, Dims(), 1, options);
   row.nest(p, args);
   return output_shape_only(std::move(p));

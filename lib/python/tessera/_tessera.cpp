@@ -488,12 +488,19 @@ struct OpArgs {
   tessera::Dims in_shape;       // tile_backward, repeat_backward: the forward input's shape (the result's)
   std::vector<int64_t> counts;  // ArgKind::repeats: one count (for every element), or one per element
   bool scalar = true;           // ArgKind::repeats: the counts were one integer, not a sequence
+  // ArgKind::repeats given as a 1-d int32 or int64 ndarray (native byte order, aligned): the counts
+  // read in place through `view` (no copy, no conversion), `counts_array` keeping the array alive;
+  // `counts` is then empty.
+  py::object counts_array;
+  tessera::Repeats view = int64_t{0};
   py::object axis;              // ArgKind::repeats: None, or the axis as a Python int (named by AxisError)
   int64_t axis_value = 0;       // its value (INT64_MIN / INT64_MAX beyond int64: out of range)
   bool has_output_size = false;
   int64_t output_size = 0;
 
-  tessera::Repeats repeats() const { return tessera::Repeats(counts.data(), counts.size()); }
+  tessera::Repeats repeats() const {
+    return counts_array ? view : tessera::Repeats(counts.data(), counts.size());
+  }
 };
 
 // A reduction whose argument is not its result's shape (tile_backward, repeat_backward) also
@@ -505,7 +512,7 @@ bool takes_in_shape(Op op) { return info(op).in_shape; }
 // checked); any other sequence or iterable of integers, copied into a tuple first (so an item's
 // __index__ cannot change what is read). Non-integers are a TypeError naming the first one
 // (numpy 1.24 truncates floats; tessera, as for reps, does not guess).
-std::vector<int64_t> to_counts(PyObject* obj, bool* scalar) {
+std::vector<int64_t> to_counts(PyObject* obj, bool* scalar, py::object* array, tessera::Repeats* view) {
   std::vector<int64_t> v;
   *scalar = false;
   const auto one = [&](PyObject* item) {
@@ -521,6 +528,16 @@ std::vector<int64_t> to_counts(PyObject* obj, bool* scalar) {
       throw py::value_error("tessera: repeats is a " + std::to_string(PyArray_NDIM(arr)) +
                             "-d array; give an integer or a 1-d sequence of integers (one per element along the axis)");
     const char kind = PyArray_DESCR(arr)->kind;
+    const int isz = static_cast<int>(PyArray_ITEMSIZE(arr));
+    if (kind == 'i' && (isz == 4 || isz == 8) && PyArray_NDIM(arr) == 1 && PyArray_ISALIGNED(arr) &&
+        PyArray_ISNOTSWAPPED(arr)) {  // read in place by the planner (which names a negative count)
+      const auto n = static_cast<std::size_t>(PyArray_DIM(arr, 0));
+      const std::ptrdiff_t stride = PyArray_STRIDE(arr, 0);
+      *view = isz == 4 ? tessera::Repeats(static_cast<const int32_t*>(PyArray_DATA(arr)), n, stride)
+                       : tessera::Repeats(static_cast<const int64_t*>(PyArray_DATA(arr)), n, stride);
+      *array = py::reinterpret_borrow<py::object>(obj);
+      return v;
+    }
     if (kind == 'b' || kind == 'i' || kind == 'u') {
       PyObject* c = PyArray_FROMANY(obj, NPY_INT64, 0, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
       if (c == nullptr) throw_python();
@@ -597,7 +614,7 @@ OpArgs read_args(Op op, py::handle in_shape, py::handle arg, py::handle axis, py
       a.dims = to_dims(arg.ptr(), "shape", "is too large");
       break;
     case ArgKind::repeats:
-      a.counts = to_counts(arg.ptr(), &a.scalar);
+      a.counts = to_counts(arg.ptr(), &a.scalar, &a.counts_array, &a.view);
       a.axis = py::none();
       if (!axis.is_none()) a.axis = to_index(axis.ptr(), "axis", &a.axis_value);
       if (!output_size.is_none()) {
@@ -777,8 +794,10 @@ py::object call(py::handle op, py::handle A, py::handle in_shape, py::handle arg
   return write_result(plan, src, shape, strides, itemsize, descr, out);
 }
 
-// repeat's counts as a plain Python value: an int (one count) or an int64 ndarray.
+// repeat's counts as a plain Python value: an int (one count) or an int64 ndarray (or the int32 or
+// int64 ndarray they were given as, read in place).
 py::object counts_value(const OpArgs& a) {
+  if (a.counts_array) return a.counts_array;
   if (a.scalar) return py::int_(a.counts[0]);
   npy_intp n = static_cast<npy_intp>(a.counts.size());
   PyObject* arr = PyArray_SimpleNew(1, &n, NPY_INT64);
