@@ -331,13 +331,18 @@ const OperationRow& operation_row(Operation op) {
   return kOperations[v];
 }
 
-CopyPlan make_copy_plan(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize,
-                        const Arguments& args, const Options& options) {
+void make_copy_plan(CopyPlan& p, Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                    const Arguments& args, const Options& options) {
   const OperationRow& row = row_of_kind(op, false);
-  CopyPlan p;
   init_input(p, shape, strides, itemsize, options);
   row.nest(p, args);
   finish_plan(p);
+}
+
+CopyPlan make_copy_plan(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                        const Arguments& args, const Options& options) {
+  CopyPlan p;
+  make_copy_plan(p, op, shape, strides, itemsize, args, options);
   return p;
 }
 

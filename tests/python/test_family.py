@@ -759,3 +759,28 @@ def test_counts_in_place_errors(stack, ctype):
         big = np.full(6, 2**31 - 1, ctype)[::2].copy()
         big[1] = 2**31 - 2  # not one count: per-element sums past int32 are int64 sums, not wrapped
         assert tessera.Plan.repeat((3,), wrap(big), np.float32).out_shape == (3 * (2**31 - 1) - 1,)
+
+
+def test_repeated_small_calls_read_each_calls_arguments():
+    """A loop of small calls (the thread's last plan kept): each call's arguments, dtype, layout and
+    options are its own, and a bad call after good ones is still an error with out untouched."""
+    a = np.arange(4, dtype=np.float32).reshape(2, 2)
+    for _ in range(3):
+        np.testing.assert_array_equal(tessera.tile(a, (2, 3)), np.tile(a, (2, 3)))
+    np.testing.assert_array_equal(tessera.tile(a, (3, 2)), np.tile(a, (3, 2)))
+    np.testing.assert_array_equal(tessera.tile(a.T, (2, 3)), np.tile(a.T, (2, 3)))
+    np.testing.assert_array_equal(tessera.tile(a.astype(np.float64), (2, 3)), np.tile(a.astype(np.float64), (2, 3)))
+    np.testing.assert_array_equal(tessera.tile(a + 1, (2, 3)), np.tile(a + 1, (2, 3)))
+    np.testing.assert_array_equal(tessera.repeat(a, 2, axis=1), np.repeat(a, 2, axis=1))
+    np.testing.assert_array_equal(tessera.repeat(a, 3, axis=1), np.repeat(a, 3, axis=1))
+    np.testing.assert_array_equal(tessera.repeat(a, 3, axis=0), np.repeat(a, 3, axis=0))
+    np.testing.assert_array_equal(tessera.repeat(a, [1, 2], axis=0), np.repeat(a, [1, 2], axis=0))
+    np.testing.assert_array_equal(tessera.repeat(a, [2, 1], axis=0), np.repeat(a, [2, 1], axis=0))
+    out = np.full((4, 6), -1, np.float32)
+    with pytest.raises(ValueError):
+        tessera.tile(a, (2, 2), out=out)
+    assert (out == -1).all()
+    with pytest.raises(ValueError, match="output_size"):
+        tessera.repeat(a, 2, axis=1, output_size=5)
+    assert tessera.tile(a, (2, 3), out=out) is out
+    np.testing.assert_array_equal(out, np.tile(a, (2, 3)))

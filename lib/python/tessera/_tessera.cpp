@@ -702,11 +702,57 @@ tessera::Arguments arguments(const OpArgs& a, const tessera::Dims& shape, std::o
 
 // The plan of `a` on an input of `shape` and byte `strides` (empty: C-contiguous): a copy of
 // elements of `itemsize` bytes, or a reduction of elements of `dtype` (of that itemsize).
+//
+// The thread's last plan is kept with what it was made from (plans are immutable and shared): a call
+// with the same operation, shape, strides, itemsize, dtype, arguments and options (a loop of small
+// calls) takes it instead of planning again. Not kept: per-element repeat counts (their values are
+// not compared).
+struct LastPlan {
+  bool valid = false;
+  Op op = Op::tile;
+  tessera::Dims shape, strides, dims, in_shape;
+  std::size_t itemsize = 0;
+  std::optional<tessera::DType> dtype;
+  int64_t count = 0;
+  std::optional<int> axis;
+  tessera::Options options;
+  std::optional<tessera::Plan> plan;
+
+  bool matches(const OpArgs& a, const tessera::Arguments& args, const tessera::Dims& sh, const tessera::Dims& st,
+               std::size_t isz, std::optional<tessera::DType> dt, const tessera::Options& o) const {
+    return valid && op == a.op && itemsize == isz && dtype == dt && args.repeats.size() == 1 &&
+           args.repeats.at(0) == count && axis == args.axis && shape == sh && strides == st && dims == a.dims &&
+           in_shape == a.in_shape && options.nontemporal == o.nontemporal && options.max_threads == o.max_threads &&
+           options.negative_reps == o.negative_reps && options.accumulate == o.accumulate;
+  }
+};
+
 tessera::Plan plan_for(const OpArgs& a, const tessera::Dims& shape, const tessera::Dims& strides,
                        std::size_t itemsize, std::optional<tessera::DType> dtype, const tessera::Options& options) {
+  thread_local LastPlan tls_last;
+  LastPlan& last = tls_last;  // one TLS lookup
   const tessera::Arguments args = arguments(a, shape, dtype);
+  if (last.matches(a, args, shape, strides, itemsize, dtype, options)) {
+    check_output_size(a, last.plan->shape(), args.axis);
+    return *last.plan;
+  }
   tessera::Plan plan = tessera::Plan::make(a.op, shape, strides, itemsize, args, options);
   check_output_size(a, plan.shape(), args.axis);
+  if (args.repeats.size() == 1) {
+    last.valid = false;
+    last.plan = plan;
+    last.op = a.op;
+    last.shape = shape;
+    last.strides = strides;
+    last.dims = a.dims;
+    last.in_shape = a.in_shape;
+    last.itemsize = itemsize;
+    last.dtype = dtype;
+    last.count = args.repeats.at(0);
+    last.axis = args.axis;
+    last.options = options;
+    last.valid = true;
+  }
   return plan;
 }
 
