@@ -118,7 +118,9 @@ struct OneShotSlot {
            a.accumulate == b.accumulate;
   }
   bool matches(O o, const Dims& sh, const Dims& st, std::size_t isz, const Arguments& a, const Options& opt) const {
-    return valid && !busy && op == o && itemsize == isz && a.repeats.size() == 1 && a.repeats.at(0) == count &&
+    return valid && !busy && op == o && itemsize == isz && a.repeats.size() == 1 &&
+           a.repeats.bytes() != nullptr &&
+           a.repeats.at(0) == count &&
            axis == a.axis && shape == sh && strides == st && dims == a.dims && same_options(options, opt);
   }
 };
@@ -140,7 +142,8 @@ void copy_into(O op, const void* src, const Dims& shape, const Dims& strides, st
     execute_checked(*slot.plan, src, dst, dst_bytes);
     return;
   }
-  if (slot.busy || args.repeats.size() != 1) {  // nested, or per-element counts: on the stack
+  // Nested, or per-element counts (or none): planned on the stack.
+  if (slot.busy || args.repeats.size() != 1 || args.repeats.bytes() == nullptr) {
     execute_checked(make_copy_plan(op, shape, strides, itemsize, args, options), src, dst, dst_bytes);
     return;
   }

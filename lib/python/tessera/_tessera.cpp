@@ -721,6 +721,7 @@ struct LastPlan {
   bool matches(const OpArgs& a, const tessera::Arguments& args, const tessera::Dims& sh, const tessera::Dims& st,
                std::size_t isz, std::optional<tessera::DType> dt, const tessera::Options& o) const {
     return valid && op == a.op && itemsize == isz && dtype == dt && args.repeats.size() == 1 &&
+           args.repeats.bytes() != nullptr &&
            args.repeats.at(0) == count && axis == args.axis && shape == sh && strides == st && dims == a.dims &&
            in_shape == a.in_shape && options.nontemporal == o.nontemporal && options.max_threads == o.max_threads &&
            options.negative_reps == o.negative_reps && options.accumulate == o.accumulate;
@@ -738,7 +739,7 @@ tessera::Plan plan_for(const OpArgs& a, const tessera::Dims& shape, const tesser
   }
   tessera::Plan plan = tessera::Plan::make(a.op, shape, strides, itemsize, args, options);
   check_output_size(a, plan.shape(), args.axis);
-  if (args.repeats.size() == 1) {
+  if (args.repeats.size() == 1 && args.repeats.bytes() != nullptr) {
     last.valid = false;
     last.plan = plan;
     last.op = a.op;
