@@ -507,9 +507,11 @@ struct OpArgs {
 // takes in_shape, the forward input's shape.
 bool takes_in_shape(Op op) { return info(op).in_shape; }
 
-// repeat's counts as numpy.repeat reads them: an integer (numpy integers and bools included); an
-// integer or bool ndarray of at most 1 axis (read through numpy's cast to int64, uint64 values
-// checked); any other sequence or iterable of integers, copied into a tuple first (so an item's
+// repeat's counts as numpy.repeat reads them: an integer (numpy integers and bools included); a
+// 1-d int32 or int64 ndarray (native byte order, aligned, any stride: a torch tensor's numpy view
+// too) read in place by the planner through *view, *array keeping it alive (no copy, no cast;
+// the planner names a negative count); another integer or bool ndarray of at most 1 axis (read
+// through numpy's cast to int64, uint64 values checked); any other sequence or iterable of integers, copied into a tuple first (so an item's
 // __index__ cannot change what is read). Non-integers are a TypeError naming the first one
 // (numpy 1.24 truncates floats; tessera, as for reps, does not guess).
 std::vector<int64_t> to_counts(PyObject* obj, bool* scalar, py::object* array, tessera::Repeats* view) {
