@@ -9,6 +9,7 @@
 #include "planner.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,9 +95,72 @@ Arguments repeat_args(const Repeats& repeats, std::optional<int> axis, const Dim
 
 // The one-shot calls: the plan lives on the stack (a one-shot call allocates nothing but the
 // prefix sums of per-element repeat counts), then the caller's buffer or a new Array.
+//
+// A thread's last one-shot copy plan is kept with the arguments it was planned from: a call with the
+// same operation, shape, strides, itemsize, arguments and options (a loop of small calls) executes
+// it without planning again — the planner's checks passed for exactly these arguments, and what
+// depends on the call (pointers, the buffer's size) is checked by execute_checked as always. Not
+// kept: per-element repeat counts (their values are not compared). A call made while the slot's
+// plan is executing (a nested call on a TBB worker that stole a task) plans on its stack.
+struct OneShotSlot {
+  bool valid = false;  // plan and key are a successful planning's
+  bool busy = false;   // plan is executing
+  O op = O::tile;
+  std::size_t itemsize = 0;
+  Dims shape, strides, dims;
+  int64_t count = 0;  // repeat's one count
+  std::optional<int> axis;
+  Options options;
+  std::optional<CopyPlan> plan;
+
+  static bool same_options(const Options& a, const Options& b) noexcept {
+    return a.nontemporal == b.nontemporal && a.max_threads == b.max_threads && a.negative_reps == b.negative_reps &&
+           a.accumulate == b.accumulate;
+  }
+  bool matches(O o, const Dims& sh, const Dims& st, std::size_t isz, const Arguments& a, const Options& opt) const {
+    return valid && !busy && op == o && itemsize == isz && a.repeats.size() == 1 &&
+           a.repeats.bytes() != nullptr &&
+           a.repeats.at(0) == count &&
+           axis == a.axis && shape == sh && strides == st && dims == a.dims && same_options(options, opt);
+  }
+};
+
+struct BusyGuard {
+  bool& busy;
+  explicit BusyGuard(bool& b) noexcept : busy(b) { busy = true; }
+  ~BusyGuard() { busy = false; }
+  BusyGuard(const BusyGuard&) = delete;
+  BusyGuard& operator=(const BusyGuard&) = delete;
+};
+
 void copy_into(O op, const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
                const Arguments& args, void* dst, std::size_t dst_bytes, const Options& options) {
-  execute_checked(make_copy_plan(op, shape, strides, itemsize, args, options), src, dst, dst_bytes);
+  thread_local OneShotSlot tls_slot;
+  OneShotSlot& slot = tls_slot;  // one TLS lookup
+  if (slot.matches(op, shape, strides, itemsize, args, options)) {
+    const BusyGuard guard(slot.busy);
+    execute_checked(*slot.plan, src, dst, dst_bytes);
+    return;
+  }
+  // Nested, or per-element counts (or none): planned on the stack.
+  if (slot.busy || args.repeats.size() != 1 || args.repeats.bytes() == nullptr) {
+    execute_checked(make_copy_plan(op, shape, strides, itemsize, args, options), src, dst, dst_bytes);
+    return;
+  }
+  slot.valid = false;
+  slot.plan.emplace();
+  make_copy_plan(*slot.plan, op, shape, strides, itemsize, args, options);
+  slot.op = op;
+  slot.itemsize = itemsize;
+  slot.shape = shape;
+  slot.strides = strides;
+  slot.dims = args.dims;
+  slot.count = args.repeats.at(0);
+  slot.axis = args.axis;
+  slot.options = options;
+  slot.valid = true;
+  const BusyGuard guard(slot.busy);
+  execute_checked(*slot.plan, src, dst, dst_bytes);
 }
 Array copy_new(O op, const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
                const Arguments& args, const Options& options) {

@@ -88,53 +88,118 @@ int repeat_axis(const Dims& shape, bool has_axis, int axis) {
   return axis < 0 ? axis + nd : axis;
 }
 
-// repeat's counts for `extent` elements, read once: p.repeats (one count for all: given once, or
-// every count equal after clamping), or kSegmentReps and p.prefix, p.seg_max_count. Returns the
+// The first negative of `count` counts of type T, `stride` bytes apart, named (unless clamp).
+template <class T>
+void check_negative(const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
+  for (int64_t i = 0; i < count && !clamp; ++i) {
+    const int64_t v = *reinterpret_cast<const T*>(base + i * stride);
+    if (v < 0)
+      invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(v) +
+              " is negative (numpy.repeat needs counts >= 0)");
+  }
+}
+
+[[noreturn]] void sum_overflows(int64_t i) {
+  overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
+}
+
+// The sum of `count` counts of type T, `stride` bytes apart (output_shape's: no prefix sums), with
+// prefix_sums' checks.
+template <class T>
+int64_t count_sum(const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
+  int64_t total = 0;
+  bool negative = false;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t v = *reinterpret_cast<const T*>(base + i * stride);
+    negative |= v < 0;
+    if (__builtin_add_overflow(total, v < 0 ? 0 : v, &total)) {
+      check_negative<T>(base, stride, count, clamp);
+      sum_overflows(i);
+    }
+  }
+  if (negative) check_negative<T>(base, stride, count, clamp);
+  return total;
+}
+
+// The prefix sums of `count` per-element counts of type T, `stride` bytes apart, in one pass over
+// them: p.prefix (count + 1 values from 0) and p.seg_max_count. A negative count is an error
+// naming the first one (nothing is written to any output), or 0 under clamp_to_zero.
+// With p.shape_only the counts are only summed (same checks, no prefix sums written); returns the sum.
+template <class T>
+int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
+  if (p.shape_only) return count_sum<T>(base, stride, count, clamp);
+  p.prefix.reserve(static_cast<std::size_t>(count) + 1);  // no zero fill: written once
+  int64_t* out = p.prefix.mutable_data();
+  out[0] = 0;
+  int64_t total = 0, max_count = 0;
+  bool negative = false;
+  const auto overflowed = [&](int64_t i) {
+    check_negative<T>(base, stride, count, clamp);  // a negative count is named before any overflow
+    sum_overflows(i);
+  };
+  if (stride == static_cast<std::ptrdiff_t>(sizeof(T))) {
+    const T* c = reinterpret_cast<const T*>(base);
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t v = c[i];
+      negative |= v < 0;
+      const int64_t k = v < 0 ? 0 : v;
+      if (__builtin_add_overflow(total, k, &total)) overflowed(i);
+      max_count = k > max_count ? k : max_count;
+      out[i + 1] = total;
+    }
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t v = *reinterpret_cast<const T*>(base + i * stride);
+      negative |= v < 0;
+      const int64_t k = v < 0 ? 0 : v;
+      if (__builtin_add_overflow(total, k, &total)) overflowed(i);
+      max_count = k > max_count ? k : max_count;
+      out[i + 1] = total;
+    }
+  }
+  if (negative) check_negative<T>(base, stride, count, clamp);
+  p.prefix.set_size(static_cast<std::size_t>(count) + 1);
+  p.seg_max_count = max_count;
+  return total;
+}
+
+// repeat's counts for `extent` elements: p.repeats (one count for all: given once, or every count
+// equal after clamping), or kSegmentReps and p.prefix, p.seg_max_count. Per-element counts that
+// differ are read once (the scan for equality stops at the first that differs). Returns the
 // output's extent along the axis.
-int64_t read_counts(CopyPlan& p, const int64_t* repeats, int64_t count, int64_t extent) {
+int64_t read_counts(CopyPlan& p, const Repeats& repeats, int64_t extent) {
+  const int64_t count = repeats.size();
   if (count < 0) invalid("repeat: the number of counts " + std::to_string(count) + " is negative");
-  if (count > 0 && repeats == nullptr) invalid("repeat: repeats is null but has " + std::to_string(count) + " counts");
+  if (count > 0 && repeats.bytes() == nullptr)
+    invalid("repeat: repeats is null but has " + std::to_string(count) + " counts");
   if (count != 1 && count != extent)
     invalid("repeat: " + std::to_string(count) + " counts for " + std::to_string(extent) + " elements along " +
             (p.axis >= 0 ? "axis " + std::to_string(p.axis) : std::string("the flattened input")) +
             " (give one count, or one per element)");
   const bool clamp = p.options.negative_reps == NegativeReps::clamp_to_zero;
-  bool negative = false, equal = true;  // any negative count (an error, or 0 under clamp_to_zero)? all equal?
-  const int64_t first = count == 0 ? 0 : repeats[0];
-  for (int64_t i = 0; i < count; ++i) {
-    negative = negative || repeats[i] < 0;
-    equal = equal && repeats[i] == first;
-  }
-  if (negative && !clamp)
-    for (int64_t i = 0; i < count; ++i)
-      if (repeats[i] < 0)
-        invalid("repeat: repeats[" + std::to_string(i) + "] = " + std::to_string(repeats[i]) +
-                " is negative (numpy.repeat needs counts >= 0)");
-  const auto at = [&](int64_t i) { return repeats[i] < 0 ? int64_t{0} : repeats[i]; };
-  bool scalar = count <= 1 || equal;
-  if (!scalar && negative) {  // equal once clamped?
-    scalar = true;
-    for (int64_t i = 1; i < count && scalar; ++i) scalar = at(i) == at(0);
-  }
+  const auto at = [&](int64_t i) {
+    const int64_t v = repeats.at(i);
+    return v < 0 && clamp ? int64_t{0} : v;
+  };
+  // One count for all? (Equal after clamping; unclamped, equal and the first not negative.)
+  const int64_t first = count == 0 ? 0 : at(0);
+  int64_t i = 1;
+  while (i < count && at(i) == first) ++i;
   int64_t total = 0;
-  if (scalar) {
-    p.repeats = count == 0 ? 0 : at(0);
+  if (i >= count) {
+    if (first < 0)
+      invalid("repeat: repeats[0] = " + std::to_string(first) + " is negative (numpy.repeat needs counts >= 0)");
+    p.repeats = first;
     if (__builtin_mul_overflow(extent, p.repeats, &total))
       overflow("repeat: " + std::to_string(extent) + " elements * " + std::to_string(p.repeats) +
                " repeats overflows int64");
     return total;
   }
-  p.prefix.reserve(static_cast<std::size_t>(count) + 1);  // no zero fill: written once
-  p.prefix.push_back(0);
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t c = at(i);
-    if (__builtin_add_overflow(total, c, &total))
-      overflow("repeat: the sum of the counts overflows int64 at repeats[" + std::to_string(i) + "]");
-    p.prefix.push_back(total);
-    p.seg_max_count = c > p.seg_max_count ? c : p.seg_max_count;
-  }
+  const auto* base = static_cast<const unsigned char*>(repeats.bytes());
   p.repeats = kSegmentReps;
-  return total;
+  if (repeats.itemsize() == static_cast<int>(sizeof(int32_t)))
+    return prefix_sums<int32_t>(p, base, repeats.stride(), count, clamp);
+  return prefix_sums<int64_t>(p, base, repeats.stride(), count, clamp);
 }
 
 // Per-element counts of the flattened input: one segment axis over the input's axes (merged where
@@ -161,12 +226,12 @@ void flattened_segments(CopyPlan& p) {
 
 }  // namespace
 
-void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_axis, int axis) {
+void nest_repeat(CopyPlan& p, const Repeats& repeats, bool has_axis, int axis) {
   p.op = Operation::repeat;
   const Dims& shape = p.in_shape;
   const int nd = shape.size();
   p.axis = repeat_axis(shape, has_axis, axis);
-  const int64_t total = read_counts(p, repeats, count, p.axis >= 0 ? shape[p.axis] : p.input_size);
+  const int64_t total = read_counts(p, repeats, p.axis >= 0 ? shape[p.axis] : p.input_size);
   const bool segments = p.repeats == kSegmentReps;
   if (p.axis >= 0) {
     int64_t out[max_ndim];
@@ -202,7 +267,7 @@ void nest_tile_row(CopyPlan& p, const Arguments& a) { nest_tile(p, a.dims); }
 void nest_broadcast_to_row(CopyPlan& p, const Arguments& a) { nest_broadcast(p, a.dims, false); }
 void nest_expand_row(CopyPlan& p, const Arguments& a) { nest_broadcast(p, a.dims, true); }
 void nest_repeat_row(CopyPlan& p, const Arguments& a) {
-  nest_repeat(p, a.repeats.data(), a.repeats.size(), a.axis.has_value(), a.axis.value_or(0));
+  nest_repeat(p, a.repeats, a.axis.has_value(), a.axis.value_or(0));
 }
 
 ReducePlan tile_backward_row(const Dims& shape, const Dims& strides, DType dtype, const Arguments& a,
@@ -215,7 +280,7 @@ ReducePlan sum_to_shape_row(const Dims& shape, const Dims& strides, DType dtype,
 }
 ReducePlan repeat_backward_row(const Dims& shape, const Dims& strides, DType dtype, const Arguments& a,
                                const Options& options) {
-  return make_repeat_backward(shape, strides, dtype, a.in_shape, a.repeats.data(), a.repeats.size(),
+  return make_repeat_backward(shape, strides, dtype, a.in_shape, a.repeats,
                               a.axis.has_value(), a.axis.value_or(0), options);
 }
 
@@ -266,13 +331,18 @@ const OperationRow& operation_row(Operation op) {
   return kOperations[v];
 }
 
-CopyPlan make_copy_plan(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize,
-                        const Arguments& args, const Options& options) {
+void make_copy_plan(CopyPlan& p, Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                    const Arguments& args, const Options& options) {
   const OperationRow& row = row_of_kind(op, false);
-  CopyPlan p;
   init_input(p, shape, strides, itemsize, options);
   row.nest(p, args);
   finish_plan(p);
+}
+
+CopyPlan make_copy_plan(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                        const Arguments& args, const Options& options) {
+  CopyPlan p;
+  make_copy_plan(p, op, shape, strides, itemsize, args, options);
   return p;
 }
 
@@ -300,6 +370,7 @@ Dims shape_only(Operation op, const Dims& shape, const Arguments& args, const Op
     return row.reduce(shape, Dims(), *args.dtype, args, options).out_shape;
   }
   CopyPlan p;
+  p.shape_only = true;
   init_input(p, shape, Dims(), 1, options);
   row.nest(p, args);
   return output_shape_only(std::move(p));

@@ -35,6 +35,9 @@ const OperationRow& operation_row(Operation op);
 /// InvalidArgument / Overflow naming the bad value (a reduction's `op`: InvalidArgument).
 CopyPlan make_copy_plan(Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize,
                         const Arguments& args, const Options& options);
+/// make_copy_plan into `p`, a default-constructed plan (no copy of the plan's arrays).
+void make_copy_plan(CopyPlan& p, Operation op, const Dims& shape, const Dims& strides, std::size_t itemsize,
+                    const Arguments& args, const Options& options);
 
 /// A reduction's plan, by the row's planner. Throws as that planner (a copying `op`:
 /// InvalidArgument).

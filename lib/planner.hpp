@@ -44,10 +44,11 @@ void nest_tile(CopyPlan& p, const Dims& reps);
 /// Step 2 for broadcast_to (numpy.broadcast_to; bidirectional = false) and expand (ONNX Expand,
 /// the numpy broadcast of both shapes; bidirectional = true).
 void nest_broadcast(CopyPlan& p, const Dims& target, bool bidirectional);
-/// Step 2 for repeat (numpy.repeat): `count` counts (1: the same for every element) along `axis`
+/// Step 2 for repeat (numpy.repeat): the counts (one: the same for every element; int64 or int32, any
+/// stride, read in place) along `axis`
 /// (negative counts from the end; has_axis false: the flattened input). Negative counts act as 0
 /// under NegativeReps::clamp_to_zero.
-void nest_repeat(CopyPlan& p, const int64_t* repeats, int64_t count, bool has_axis, int axis);
+void nest_repeat(CopyPlan& p, const Repeats& repeats, bool has_axis, int axis);
 
 /// Step 3.
 void size_output(CopyPlan& p);

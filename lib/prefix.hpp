@@ -24,6 +24,9 @@ class Prefix {
   }
   void push_back(int64_t v) noexcept { buf_.get()[size_++] = v; }  // within the reserved room
   const int64_t* data() const noexcept { return buf_.get(); }
+  /// The reserved room, for writing the values in place; set_size(n) then says n were written.
+  int64_t* mutable_data() noexcept { return buf_.get(); }
+  void set_size(std::size_t n) noexcept { size_ = n; }
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
   int64_t back() const noexcept { return buf_.get()[size_ - 1]; }

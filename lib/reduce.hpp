@@ -282,7 +282,7 @@ ReducePlan make_tile_backward(const Dims& shape, const Dims& strides, DType dtyp
 ReducePlan make_sum_to_shape(const Dims& shape, const Dims& strides, DType dtype, const Dims& target,
                              const Options& options);
 ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
-                                const int64_t* repeats, int64_t count, bool has_axis, int axis,
+                                const Repeats& repeats, bool has_axis, int axis,
                                 const Options& options);
 
 /// The planner's steps for a problem whose axes are pushed (plan_problem runs them in order); each

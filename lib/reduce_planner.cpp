@@ -443,13 +443,13 @@ ReducePlan make_sum_to_shape(const Dims& shape, const Dims& strides, DType dtype
 }
 
 ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dtype, const Dims& in_shape,
-                                const int64_t* repeats, int64_t count, bool has_axis, int axis,
+                                const Repeats& repeats, bool has_axis, int axis,
                                 const Options& options) {
   Options forward = options;
   forward.accumulate = false;
   CopyPlan f;  // the forward repeat's checks, output shape and counts
   init_input(f, in_shape, Dims(), 1, forward);
-  nest_repeat(f, repeats, count, has_axis, axis);
+  nest_repeat(f, repeats, has_axis, axis);
   size_output(f);
   ReducePlan r = init_reduce(Operation::repeat_backward, shape, strides, dtype, in_shape, options);
   check_grad_shape(shape, f.out_shape, "repeat_backward");

@@ -213,3 +213,57 @@ TEST_CASE("The element types: one table behind names, sizes, numpy kinds and DLP
   CHECK_THROWS_WITH_AS(tessera::itemsize_of(static_cast<DType>(14)), doctest::Contains("dtype 14 is not a tessera_dtype"),
                        tessera::InvalidArgument);
 }
+
+TEST_CASE("C: repeated one-shot calls (a thread's last plan kept) read each call's arguments and buffers") {
+  // The same small call again and again, then with one argument changed at a time: every result is
+  // the reference's, and bad input after good is still named with nothing written.
+  const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+  const int64_t shape[2] = {2, 2}, reps23[2] = {2, 3}, reps32[2] = {3, 2}, strides_t[2] = {4, 8};
+  float dst[24];
+  const auto expect = [&](const float* src, const int64_t* strides, const int64_t* reps) {
+    for (int i = 0; i < 2 * static_cast<int>(reps[0]); ++i)
+      for (int j = 0; j < 2 * static_cast<int>(reps[1]); ++j) {
+        const int64_t r = i % 2, c = j % 2;
+        const float want = strides == nullptr ? src[r * 2 + c] : src[c * 2 + r];
+        CHECK(dst[i * 2 * reps[1] + j] == want);
+      }
+  };
+  for (int k = 0; k < 3; ++k) {
+    const float* src = k % 2 ? b : a;
+    std::memset(dst, 0, sizeof dst);
+    REQUIRE(tessera_tile(src, 2, shape, nullptr, 4, 2, reps23, dst, sizeof dst) == TESSERA_OK);
+    expect(src, nullptr, reps23);
+  }
+  REQUIRE(tessera_tile(a, 2, shape, nullptr, 4, 2, reps32, dst, sizeof dst) == TESSERA_OK);
+  expect(a, nullptr, reps32);
+  REQUIRE(tessera_tile(a, 2, shape, strides_t, 4, 2, reps32, dst, sizeof dst) == TESSERA_OK);  // transposed
+  expect(a, strides_t, reps32);
+  REQUIRE(tessera_tile(a, 2, shape, nullptr, 4, 2, reps23, dst, sizeof dst) == TESSERA_OK);
+  expect(a, nullptr, reps23);
+  // The same arguments into too small a buffer, and with a bad rep: errors, nothing written.
+  float small[24];
+  std::memset(small, 0x5A, sizeof small);
+  CHECK(tessera_tile(a, 2, shape, nullptr, 4, 2, reps23, small, sizeof small - 4) == TESSERA_BUFFER_TOO_SMALL);
+  const int64_t bad[2] = {2, -3};
+  CHECK(tessera_tile(a, 2, shape, nullptr, 4, 2, bad, small, sizeof small) == TESSERA_INVALID_ARGUMENT);
+  CHECK(std::string(tessera_last_error()).find("-3") != std::string::npos);
+  tessera_options clamp;
+  tessera_options_init(&clamp);
+  clamp.negative_reps = TESSERA_NEGATIVE_REPS_CLAMP_TO_ZERO;
+  CHECK(tessera_tile_ex(a, 2, shape, nullptr, 4, 2, bad, small, sizeof small, &clamp) == TESSERA_OK);  // empty
+  CHECK(tessera_tile(a, 2, shape, nullptr, 4, 2, bad, small, sizeof small) == TESSERA_INVALID_ARGUMENT);
+  for (std::size_t i = 0; i < sizeof small; ++i) CHECK(reinterpret_cast<unsigned char*>(small)[i] == 0x5A);
+  // itemsize 8 with the same shape and reps: re-planned, not the float plan.
+  const double d[4] = {1.5, 2.5, 3.5, 4.5};
+  double dd[24];
+  REQUIRE(tessera_tile(d, 2, shape, nullptr, 8, 2, reps23, dd, sizeof dd) == TESSERA_OK);
+  CHECK(dd[23] == 4.5);
+  CHECK(dd[1] == 2.5);
+  // repeat with one count, then another count: each call's count.
+  const int64_t one = 2, other = 3, s4[1] = {4};
+  REQUIRE(tessera_repeat(a, 1, s4, nullptr, 4, 1, &one, 0, dst, sizeof dst) == TESSERA_OK);
+  CHECK(dst[7] == 4);
+  REQUIRE(tessera_repeat(a, 1, s4, nullptr, 4, 1, &other, 0, dst, sizeof dst) == TESSERA_OK);
+  CHECK(dst[11] == 4);
+  CHECK(dst[3] == 2);
+}

@@ -378,6 +378,74 @@ TEST_CASE("broadcast_to, expand, repeat: bad arguments name the bad value, and n
   CHECK(untouched());
 }
 
+TEST_CASE("repeat: per-element counts read in place as int32 or int64 at any byte stride") {
+  // 2 x 5 int32 input, counts along axis 1 and over the flattened input, compared with int64 counts.
+  const int32_t src[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const Shape s25 = {2, 5};
+  const std::vector<int64_t> c5 = {3, 0, 1, 4, 2};
+  // int32 counts interleaved with junk (stride 8 bytes), int64 counts at stride 16 bytes, reversed (negative stride).
+  std::vector<int32_t> c32(10, -77);
+  std::vector<int64_t> c64(10, -77);
+  for (int i = 0; i < 5; ++i) c32[2 * i] = static_cast<int32_t>(c5[i]), c64[2 * (4 - i)] = c5[i];
+  const tessera::Repeats views[] = {tessera::Repeats(c32.data(), 5, 8), tessera::Repeats(c64.data() + 8, 5, -16)};
+  CHECK(views[0].data() == nullptr);
+  CHECK(tessera::Repeats(c5.data(), 5, 8).data() == c5.data());
+  for (const tessera::Repeats& r : views) {
+    for (int i = 0; i < 5; ++i) CHECK(r.at(i) == c5[static_cast<std::size_t>(i)]);
+    const tessera::Array a = tessera::repeat(src, s25, {}, 4, r, 1);
+    const tessera::Array b = tessera::repeat(src, s25, {}, 4, c5, 1);
+    REQUIRE(a.shape() == tessera::Dims({2, 10}));
+    REQUIRE(b.shape() == a.shape());
+    CHECK(std::memcmp(a.data(), b.data(), a.nbytes()) == 0);
+    CHECK(a.data_as<int32_t>()[0] == 1);
+    CHECK(a.data_as<int32_t>()[3] == 3);
+    CHECK(tessera::repeat_shape(s25, r, 1) == tessera::Dims({2, 10}));
+    CHECK(tessera::Plan::repeat(s25, {}, 4, r, -1).shape() == tessera::Dims({2, 10}));
+  }
+  // The flattened input: 10 int32 counts, contiguous (the default stride).
+  const int32_t f32[10] = {1, 0, 2, 0, 1, 1, 0, 3, 0, 1};
+  const std::vector<int64_t> f64(f32, f32 + 10);
+  const tessera::Array fa = tessera::repeat(src, s25, {}, 4, tessera::Repeats(f32, 10), std::nullopt);
+  const tessera::Array fb = tessera::repeat(src, s25, {}, 4, f64, std::nullopt);
+  REQUIRE(fa.shape() == tessera::Dims({9}));
+  CHECK(std::memcmp(fa.data(), fb.data(), fa.nbytes()) == 0);
+  // One count repeated through a strided view: the scalar path.
+  const int32_t same[6] = {2, 9, 2, 9, 2, 9};
+  CHECK(tessera::Plan::repeat({3}, {}, 4, tessera::Repeats(same, 3, 8), 0).shape() == tessera::Dims({6}));
+  // Errors: the first negative count named with its value (int32 and strided), nothing written; the
+  // sum's overflow (int64), a negative count named before an overflow; a wrong length.
+  std::vector<unsigned char> dst(256, 0xAB);
+  const int32_t neg[10] = {1, 99, 2, 99, -3, 99, 0, 99, -1, 99};
+  try {
+    tessera::repeat(src, s25, {}, 4, tessera::Repeats(neg, 5, 8), 1, dst.data(), dst.size());
+    FAIL("no InvalidArgument for a negative int32 count");
+  } catch (const tessera::InvalidArgument& e) {
+    CHECK(std::string(e.what()).find("repeats[2] = -3 is negative") != std::string::npos);
+  }
+  for (unsigned char b : dst) REQUIRE(b == 0xAB);
+  const int32_t all_neg[3] = {-4, -4, -4};
+  CHECK_THROWS_WITH_AS(tessera::repeat_shape({3}, tessera::Repeats(all_neg, 3), 0),
+                       doctest::Contains("repeats[0] = -4 is negative"), tessera::InvalidArgument);
+  const int64_t huge[3] = {INT64_MAX, 1, 0}, huge_neg[3] = {INT64_MAX, 1, -1};
+  CHECK_THROWS_WITH_AS(tessera::Plan::repeat({3}, {}, 4, tessera::Repeats(huge, 3), 0),
+                       doctest::Contains("overflows int64 at repeats[1]"), tessera::Overflow);
+  CHECK_THROWS_WITH_AS(tessera::repeat_shape({3}, tessera::Repeats(huge, 3), 0),
+                       doctest::Contains("overflows int64 at repeats[1]"), tessera::Overflow);
+  CHECK_THROWS_WITH_AS(tessera::Plan::repeat({3}, {}, 4, tessera::Repeats(huge_neg, 3), 0),
+                       doctest::Contains("repeats[2] = -1 is negative"), tessera::InvalidArgument);
+  CHECK_THROWS_WITH_AS(tessera::repeat_shape(s25, tessera::Repeats(f32, 4), 1),
+                       doctest::Contains("4 counts for 5 elements along axis 1"), tessera::InvalidArgument);
+  // clamp_to_zero: a negative int32 count acts as 0.
+  tessera::Options clamp;
+  clamp.negative_reps = tessera::NegativeReps::clamp_to_zero;
+  CHECK(tessera::Plan::repeat(s25, {}, 4, tessera::Repeats(neg, 5, 8), 1, clamp).shape() == tessera::Dims({2, 3}));
+  // repeat_backward reads the same views: the gradient of the strided int32 repeat.
+  std::vector<float> grad(20, 1.0f), gin(10, -1.0f);
+  tessera::repeat_backward(grad.data(), {2, 10}, {}, tessera::DType::float32, s25, views[0], 1, gin.data(),
+                           gin.size() * sizeof(float));
+  for (int i = 0; i < 10; ++i) CHECK(gin[static_cast<std::size_t>(i)] == static_cast<float>(c5[static_cast<std::size_t>(i % 5)]));
+}
+
 TEST_CASE("repeat of a 0-d input along axis 0 or -1 is numpy's: its one element repeated") {
   const double x = 2.5;
   for (int axis : {0, -1}) {

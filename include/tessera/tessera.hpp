@@ -275,8 +275,13 @@ TESSERA_API Dims expand_shape(const Dims& shape, const Dims& target);
 
 /// The counts of repeat(): one count for every element (an integer), or one per element along the
 /// repeated axis. A view, like std::string_view: per-element counts are not copied, so the vector
-/// or array they live in must outlive the Repeats (pass it straight to the call; a plan copies
-/// them). Counts are in elements.
+/// or array they live in must outlive the Repeats (pass it straight to the call; a plan keeps
+/// their prefix sums, not the view). Counts are in elements, read as numpy.repeat and
+/// torch.repeat_interleave read theirs: each must be >= 0 (a negative one is InvalidArgument naming
+/// its index and value, before anything is written; or 0 under NegativeReps::clamp_to_zero).
+///
+/// Per-element counts may be int64 or int32 values at any byte stride (a numpy array or torch
+/// tensor of either dtype, strided or not, read in place: no copy, no conversion pass).
 class Repeats {
  public:
   /// Every element `count` times.
@@ -285,20 +290,49 @@ class Repeats {
   Repeats(const int64_t* counts, std::size_t size) noexcept : data_(counts), size_(static_cast<int64_t>(size)) {}
   Repeats(const std::vector<int64_t>& counts) noexcept  // NOLINT: implicit
       : data_(counts.data()), size_(static_cast<int64_t>(counts.size())) {}
+  /// Element i `*(counts + i * stride_bytes)` times, `size` int64 counts `stride_bytes` bytes apart
+  /// (any sign; sizeof(int64_t) = contiguous).
+  Repeats(const int64_t* counts, std::size_t size, std::ptrdiff_t stride_bytes) noexcept
+      : data_(counts), size_(static_cast<int64_t>(size)), stride_(stride_bytes) {}
+  /// Element i `*(counts + i * stride_bytes)` times, `size` int32 counts `stride_bytes` bytes apart
+  /// (any sign; sizeof(int32_t), the default, = contiguous).
+  Repeats(const int32_t* counts, std::size_t size, std::ptrdiff_t stride_bytes = sizeof(int32_t)) noexcept
+      : data_(counts), size_(static_cast<int64_t>(size)), stride_(stride_bytes), itemsize_(sizeof(int32_t)) {}
   Repeats(const Repeats& other) noexcept { *this = other; }
   Repeats& operator=(const Repeats& other) noexcept {
     scalar_ = other.scalar_;
     size_ = other.size_;
+    stride_ = other.stride_;
+    itemsize_ = other.itemsize_;
     data_ = other.data_ == &other.scalar_ ? &scalar_ : other.data_;
     return *this;
   }
-  const int64_t* data() const noexcept { return data_; }
+  /// The counts as contiguous int64 values, or nullptr when they are int32 or strided (read them
+  /// with at(), or through bytes(), itemsize() and stride()).
+  const int64_t* data() const noexcept {
+    return itemsize_ == sizeof(int64_t) && stride_ == static_cast<std::ptrdiff_t>(sizeof(int64_t))
+               ? static_cast<const int64_t*>(data_)
+               : nullptr;
+  }
+  /// The number of counts.
   int64_t size() const noexcept { return size_; }
+  /// The first count's address, the counts' byte size (4: int32, 8: int64) and byte stride.
+  const void* bytes() const noexcept { return data_; }
+  int itemsize() const noexcept { return itemsize_; }
+  std::ptrdiff_t stride() const noexcept { return stride_; }
+  /// Count i (0 <= i < size(); not checked), as int64.
+  int64_t at(int64_t i) const noexcept {
+    const unsigned char* p = static_cast<const unsigned char*>(data_) + i * stride_;
+    if (itemsize_ == sizeof(int32_t)) return *reinterpret_cast<const int32_t*>(p);
+    return *reinterpret_cast<const int64_t*>(p);
+  }
 
  private:
   int64_t scalar_ = 0;
-  const int64_t* data_ = nullptr;
+  const void* data_ = nullptr;
   int64_t size_ = 0;
+  std::ptrdiff_t stride_ = sizeof(int64_t);
+  int itemsize_ = sizeof(int64_t);
 };
 
 /// Output shape of repeat(A, repeats, axis) (numpy.repeat): with an axis (negative counts from the

@@ -698,3 +698,89 @@ def test_counts_read_once():
     got = tessera.repeat(np.arange(3), counts)  # the list as it was when the call began
     assert got.tolist() == [0, 0, 1, 2, 2, 2]
     assert tessera.repeat(np.arange(3), (c for c in (1, 0, 2))).tolist() == [0, 2, 2]
+
+
+@pytest.mark.parametrize("stack", ["numpy", "torch"])
+@pytest.mark.parametrize("ctype", ["int32", "int64"])
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_counts_in_place_int32_int64(stack, ctype, contiguous):
+    """Per-element counts as int32 or int64 arrays or tensors, contiguous or strided (read in place by
+    the planner): numpy.repeat's and torch.repeat_interleave's results, new output and out=."""
+    rng = np.random.default_rng(zlib.crc32(f"{stack}{ctype}{contiguous}".encode()))
+    x = rng.random((3, 1000), dtype=np.float32)
+    wide = rng.integers(0, 5, 2000).astype(ctype)
+    counts = wide[::2] if not contiguous else wide[:1000].copy()
+    assert counts.flags.c_contiguous == contiguous
+    expected = np.repeat(x, counts.astype(np.int64), axis=1)
+    flat = np.repeat(x, np.tile(counts, 3).astype(np.int64))
+    if stack == "numpy":
+        got = tessera.repeat(x, counts, axis=1)
+        np.testing.assert_array_equal(got, expected)
+        out = np.full(expected.shape, -1, np.float32)
+        assert tessera.repeat(x, counts, axis=-1, out=out) is out
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(tessera.repeat(x, np.tile(counts, 3)), flat)
+        plan = tessera.Plan.repeat(x.shape, counts, x.dtype, axis=1)
+        np.testing.assert_array_equal(plan(x), expected)
+    else:
+        tx, tc = torch.from_numpy(x), torch.from_numpy(wide)
+        tc = tc[::2] if not contiguous else tc[:1000].clone()
+        assert tc.is_contiguous() == contiguous
+        got = tessera.repeat(tx, tc, axis=1)
+        torch.testing.assert_close(got, torch.repeat_interleave(tx, tc, dim=1), rtol=0, atol=0)
+        out = torch.full(expected.shape, -1.0)
+        assert tessera.repeat(tx, tc, axis=1, out=out) is out
+        np.testing.assert_array_equal(out.numpy(), expected)
+    np.testing.assert_array_equal(counts, wide[::2] if not contiguous else wide[:1000])  # not written
+
+
+@pytest.mark.parametrize("stack", ["numpy", "torch"])
+@pytest.mark.parametrize("ctype", ["int32", "int64"])
+def test_counts_in_place_errors(stack, ctype):
+    """Negative counts (named with their index, out untouched), a wrong length and the sum's overflow,
+    for int32 and int64 counts, strided ones included."""
+    x = np.arange(5, dtype=np.float32)
+    wrap = (lambda a: torch.from_numpy(a)) if stack == "torch" else (lambda a: a)
+    xs = wrap(x)
+    bad = np.array([1, 7, 2, 7, -3, 7, 0, 7, -1, 7], ctype)[::2]  # strided: 1, 2, -3, 0, -1
+    out = wrap(np.full(2, 9, np.float32))
+    with pytest.raises(ValueError, match=r"repeats\[2\] = -3 is negative"):
+        tessera.repeat(xs, wrap(bad), out=out)
+    assert (np.asarray(out) == 9).all()
+    with pytest.raises(ValueError, match=r"repeats\[2\] = -3 is negative"):
+        tessera.repeat(xs, wrap(bad))
+    with pytest.raises(ValueError, match="4 counts for 5 elements"):
+        tessera.repeat(xs, wrap(np.array([1, 2, 3, 4], ctype)))
+    if ctype == "int64":
+        huge = np.array([2**63 - 1, 1, 0, 0, 0], ctype)
+        with pytest.raises((OverflowError, ValueError), match="overflows"):
+            tessera.repeat(xs, wrap(huge))
+    else:
+        big = np.full(6, 2**31 - 1, ctype)[::2].copy()
+        big[1] = 2**31 - 2  # not one count: per-element sums past int32 are int64 sums, not wrapped
+        assert tessera.Plan.repeat((3,), wrap(big), np.float32).out_shape == (3 * (2**31 - 1) - 1,)
+
+
+def test_repeated_small_calls_read_each_calls_arguments():
+    """A loop of small calls (the thread's last plan kept): each call's arguments, dtype, layout and
+    options are its own, and a bad call after good ones is still an error with out untouched."""
+    a = np.arange(4, dtype=np.float32).reshape(2, 2)
+    for _ in range(3):
+        np.testing.assert_array_equal(tessera.tile(a, (2, 3)), np.tile(a, (2, 3)))
+    np.testing.assert_array_equal(tessera.tile(a, (3, 2)), np.tile(a, (3, 2)))
+    np.testing.assert_array_equal(tessera.tile(a.T, (2, 3)), np.tile(a.T, (2, 3)))
+    np.testing.assert_array_equal(tessera.tile(a.astype(np.float64), (2, 3)), np.tile(a.astype(np.float64), (2, 3)))
+    np.testing.assert_array_equal(tessera.tile(a + 1, (2, 3)), np.tile(a + 1, (2, 3)))
+    np.testing.assert_array_equal(tessera.repeat(a, 2, axis=1), np.repeat(a, 2, axis=1))
+    np.testing.assert_array_equal(tessera.repeat(a, 3, axis=1), np.repeat(a, 3, axis=1))
+    np.testing.assert_array_equal(tessera.repeat(a, 3, axis=0), np.repeat(a, 3, axis=0))
+    np.testing.assert_array_equal(tessera.repeat(a, [1, 2], axis=0), np.repeat(a, [1, 2], axis=0))
+    np.testing.assert_array_equal(tessera.repeat(a, [2, 1], axis=0), np.repeat(a, [2, 1], axis=0))
+    out = np.full((4, 6), -1, np.float32)
+    with pytest.raises(ValueError):
+        tessera.tile(a, (2, 2), out=out)
+    assert (out == -1).all()
+    with pytest.raises(ValueError, match="output_size"):
+        tessera.repeat(a, 2, axis=1, output_size=5)
+    assert tessera.tile(a, (2, 3), out=out) is out
+    np.testing.assert_array_equal(out, np.tile(a, (2, 3)))

@@ -358,7 +358,9 @@ def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=Non
     repeats : int, or sequence, ndarray or torch.Tensor of ints
         The counts (>= 0): one for every element, or one per element along the axis (a length-1
         sequence is one count for all). Integers only (numpy 1.24 truncates floats; tessera
-        raises TypeError).
+        raises TypeError). A 1-d int32 or int64 ndarray or CPU tensor, contiguous or strided, is
+        read in place while planning (no copy, no conversion); other integer types are cast to
+        int64 first.
     axis : int, optional
         The axis along which to repeat (negative counts from the end). None (default): the
         flattened input. A 0-d A is read as 1-d, as numpy reads it (axis 0 or -1).

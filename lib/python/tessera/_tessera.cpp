@@ -488,24 +488,33 @@ struct OpArgs {
   tessera::Dims in_shape;       // tile_backward, repeat_backward: the forward input's shape (the result's)
   std::vector<int64_t> counts;  // ArgKind::repeats: one count (for every element), or one per element
   bool scalar = true;           // ArgKind::repeats: the counts were one integer, not a sequence
+  // ArgKind::repeats given as a 1-d int32 or int64 ndarray (native byte order, aligned): the counts
+  // read in place through `view` (no copy, no conversion), `counts_array` keeping the array alive;
+  // `counts` is then empty.
+  py::object counts_array;
+  tessera::Repeats view = int64_t{0};
   py::object axis;              // ArgKind::repeats: None, or the axis as a Python int (named by AxisError)
   int64_t axis_value = 0;       // its value (INT64_MIN / INT64_MAX beyond int64: out of range)
   bool has_output_size = false;
   int64_t output_size = 0;
 
-  tessera::Repeats repeats() const { return tessera::Repeats(counts.data(), counts.size()); }
+  tessera::Repeats repeats() const {
+    return counts_array ? view : tessera::Repeats(counts.data(), counts.size());
+  }
 };
 
 // A reduction whose argument is not its result's shape (tile_backward, repeat_backward) also
 // takes in_shape, the forward input's shape.
 bool takes_in_shape(Op op) { return info(op).in_shape; }
 
-// repeat's counts as numpy.repeat reads them: an integer (numpy integers and bools included); an
-// integer or bool ndarray of at most 1 axis (read through numpy's cast to int64, uint64 values
-// checked); any other sequence or iterable of integers, copied into a tuple first (so an item's
+// repeat's counts as numpy.repeat reads them: an integer (numpy integers and bools included); a
+// 1-d int32 or int64 ndarray (native byte order, aligned, any stride: a torch tensor's numpy view
+// too) read in place by the planner through *view, *array keeping it alive (no copy, no cast;
+// the planner names a negative count); another integer or bool ndarray of at most 1 axis (read
+// through numpy's cast to int64, uint64 values checked); any other sequence or iterable of integers, copied into a tuple first (so an item's
 // __index__ cannot change what is read). Non-integers are a TypeError naming the first one
 // (numpy 1.24 truncates floats; tessera, as for reps, does not guess).
-std::vector<int64_t> to_counts(PyObject* obj, bool* scalar) {
+std::vector<int64_t> to_counts(PyObject* obj, bool* scalar, py::object* array, tessera::Repeats* view) {
   std::vector<int64_t> v;
   *scalar = false;
   const auto one = [&](PyObject* item) {
@@ -521,6 +530,16 @@ std::vector<int64_t> to_counts(PyObject* obj, bool* scalar) {
       throw py::value_error("tessera: repeats is a " + std::to_string(PyArray_NDIM(arr)) +
                             "-d array; give an integer or a 1-d sequence of integers (one per element along the axis)");
     const char kind = PyArray_DESCR(arr)->kind;
+    const int isz = static_cast<int>(PyArray_ITEMSIZE(arr));
+    if (kind == 'i' && (isz == 4 || isz == 8) && PyArray_NDIM(arr) == 1 && PyArray_ISALIGNED(arr) &&
+        PyArray_ISNOTSWAPPED(arr)) {  // read in place by the planner (which names a negative count)
+      const auto n = static_cast<std::size_t>(PyArray_DIM(arr, 0));
+      const std::ptrdiff_t stride = PyArray_STRIDE(arr, 0);
+      *view = isz == 4 ? tessera::Repeats(static_cast<const int32_t*>(PyArray_DATA(arr)), n, stride)
+                       : tessera::Repeats(static_cast<const int64_t*>(PyArray_DATA(arr)), n, stride);
+      *array = py::reinterpret_borrow<py::object>(obj);
+      return v;
+    }
     if (kind == 'b' || kind == 'i' || kind == 'u') {
       PyObject* c = PyArray_FROMANY(obj, NPY_INT64, 0, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
       if (c == nullptr) throw_python();
@@ -597,7 +616,7 @@ OpArgs read_args(Op op, py::handle in_shape, py::handle arg, py::handle axis, py
       a.dims = to_dims(arg.ptr(), "shape", "is too large");
       break;
     case ArgKind::repeats:
-      a.counts = to_counts(arg.ptr(), &a.scalar);
+      a.counts = to_counts(arg.ptr(), &a.scalar, &a.counts_array, &a.view);
       a.axis = py::none();
       if (!axis.is_none()) a.axis = to_index(axis.ptr(), "axis", &a.axis_value);
       if (!output_size.is_none()) {
@@ -685,11 +704,58 @@ tessera::Arguments arguments(const OpArgs& a, const tessera::Dims& shape, std::o
 
 // The plan of `a` on an input of `shape` and byte `strides` (empty: C-contiguous): a copy of
 // elements of `itemsize` bytes, or a reduction of elements of `dtype` (of that itemsize).
+//
+// The thread's last plan is kept with what it was made from (plans are immutable and shared): a call
+// with the same operation, shape, strides, itemsize, dtype, arguments and options (a loop of small
+// calls) takes it instead of planning again. Not kept: per-element repeat counts (their values are
+// not compared).
+struct LastPlan {
+  bool valid = false;
+  Op op = Op::tile;
+  tessera::Dims shape, strides, dims, in_shape;
+  std::size_t itemsize = 0;
+  std::optional<tessera::DType> dtype;
+  int64_t count = 0;
+  std::optional<int> axis;
+  tessera::Options options;
+  std::optional<tessera::Plan> plan;
+
+  bool matches(const OpArgs& a, const tessera::Arguments& args, const tessera::Dims& sh, const tessera::Dims& st,
+               std::size_t isz, std::optional<tessera::DType> dt, const tessera::Options& o) const {
+    return valid && op == a.op && itemsize == isz && dtype == dt && args.repeats.size() == 1 &&
+           args.repeats.bytes() != nullptr &&
+           args.repeats.at(0) == count && axis == args.axis && shape == sh && strides == st && dims == a.dims &&
+           in_shape == a.in_shape && options.nontemporal == o.nontemporal && options.max_threads == o.max_threads &&
+           options.negative_reps == o.negative_reps && options.accumulate == o.accumulate;
+  }
+};
+
 tessera::Plan plan_for(const OpArgs& a, const tessera::Dims& shape, const tessera::Dims& strides,
                        std::size_t itemsize, std::optional<tessera::DType> dtype, const tessera::Options& options) {
+  thread_local LastPlan tls_last;
+  LastPlan& last = tls_last;  // one TLS lookup
   const tessera::Arguments args = arguments(a, shape, dtype);
+  if (last.matches(a, args, shape, strides, itemsize, dtype, options)) {
+    check_output_size(a, last.plan->shape(), args.axis);
+    return *last.plan;
+  }
   tessera::Plan plan = tessera::Plan::make(a.op, shape, strides, itemsize, args, options);
   check_output_size(a, plan.shape(), args.axis);
+  if (args.repeats.size() == 1 && args.repeats.bytes() != nullptr) {
+    last.valid = false;
+    last.plan = plan;
+    last.op = a.op;
+    last.shape = shape;
+    last.strides = strides;
+    last.dims = a.dims;
+    last.in_shape = a.in_shape;
+    last.itemsize = itemsize;
+    last.dtype = dtype;
+    last.count = args.repeats.at(0);
+    last.axis = args.axis;
+    last.options = options;
+    last.valid = true;
+  }
   return plan;
 }
 
@@ -777,8 +843,10 @@ py::object call(py::handle op, py::handle A, py::handle in_shape, py::handle arg
   return write_result(plan, src, shape, strides, itemsize, descr, out);
 }
 
-// repeat's counts as a plain Python value: an int (one count) or an int64 ndarray.
+// repeat's counts as a plain Python value: an int (one count) or an int64 ndarray (or the int32 or
+// int64 ndarray they were given as, read in place).
 py::object counts_value(const OpArgs& a) {
+  if (a.counts_array) return a.counts_array;
   if (a.scalar) return py::int_(a.counts[0]);
   npy_intp n = static_cast<npy_intp>(a.counts.size());
   PyObject* arr = PyArray_SimpleNew(1, &n, NPY_INT64);
