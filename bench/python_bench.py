@@ -78,9 +78,11 @@ import time
 import timeit
 
 import caches  # bench/caches.py, beside this script
+import runtime_peers  # bench/runtime_peers.py: OpenVINO and ONNX Runtime as peers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MiB = 2**20
+RUNTIME = None  # runtime_peers.RuntimePeers, set by main()
 
 METHODS = ["numpy", "torch", "tessera", "tessera_out", "c_api"]
 LABELS = {"numpy": "numpy.tile", "torch": "torch.tile", "tessera": "tessera.tile",
@@ -580,6 +582,9 @@ def run_backward_case(np, torch, tessera, capi, read_lib, case, args, rng):
         c_fn = getattr(capi.lib, f"tessera_{op.name}_ex")
         for g, c in zip(Gs, per_copy):
             c["c_api"] = functools.partial(c_fn, *op.c_args(g, buf, keep))
+    if RUNTIME:  # one compiled model per copy, each bound to its copy
+        for g, c in zip(Gs, per_copy):
+            c.update(RUNTIME.calls(RUNTIME.backward_steps(op), g, op.out_shape))
     threads = os.cpu_count() or 1
     if read_lib:
         r_fn, r_threads = read_lib.tessera_bench_read, ctypes.c_int(threads)
@@ -614,7 +619,7 @@ def run_backward_case(np, torch, tessera, capi, read_lib, case, args, rng):
     if wrong:
         sys.exit(f"python_bench: case {case['name']}: {', '.join(wrong)} differ from the exact {op.name}")
 
-    methods = [m for m in BACKWARD_METHODS if m in calls]
+    methods = [m for m in BACKWARD_METHODS if m in calls] + [p for p in runtime_peers.PEERS if p in calls]
     samples, inner = interleaved_samples({m: timeit.Timer(calls[m]) for m in methods}, methods, rng, args)
     kernel_path = ""
     try:
@@ -655,6 +660,10 @@ def run_case(np, torch, tessera, capi, case, args, rng):
     if capi:
         ns["c_call"] = capi.function(op)
         ns["c_args"] = c_args = capi.args(A, op, buf)
+    if RUNTIME:
+        for p, call in RUNTIME.calls(RUNTIME.forward_steps(op, A), A, out_shape).items():
+            ns[f"peer_{p}"], stmts[p] = call, f"peer_{p}()"
+            methods.append(p)
 
     # Every call checked once against numpy's result before it is timed (out= and the C API
     # into a zeroed buf).
@@ -851,6 +860,8 @@ def print_results(results, ctx):
             print("note: no tessera column where " + "; ".join(missing) + " (the Python functions are being added "
                   "to lib/python): no verdict there; the C API column measures the library.")
         print()
+    if RUNTIME:
+        runtime_peers.print_peer_table(results, print_table, fmt_time, fmt_gbps, fmt_size, RUNTIME, LARGE_MIN_BYTES)
     tiny = next((r for r in results if r["name"] == "tiny"), None)
     if tiny:
         m = tiny["methods"]
@@ -884,6 +895,10 @@ def main():
 
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
+    global RUNTIME
+    RUNTIME = runtime_peers.RuntimePeers(np)
+    for p, why in RUNTIME.missing.items():
+        print(f"python_bench: no {runtime_peers.LABELS[p]} column ({why}; bench/requirements-peers.txt)", file=sys.stderr)
     lib = find_lib(tessera, args.lib)
     capi = CApi(lib) if lib else None
     if not capi:
@@ -907,6 +922,7 @@ def main():
         "transparent_hugepage": first_line("/sys/kernel/mm/transparent_hugepage/enabled"),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "repetitions": args.repetitions, "min_sample_ms": args.min_sample_ms, "lib": lib,
+        "runtime_peers": dict(RUNTIME.versions),
     }
     if capi:
         ctx["ctypes_overhead_ns"] = capi.overhead_ns()
