@@ -234,6 +234,15 @@ def main():
         print("limits, GB/s of output (read: the output's byte count read once from DRAM):")
         rows = [[case, t] + [gbps(get("limit/" + k, case, t)) for k in LIMITS] for case in copy_cases for t in threads]
         print_table(["case", "thr"] + LIMITS, rows)
+    dst16 = [(case, t, op_of(case)) for case in copy_cases for t in threads if (op_of(case) + "_dst16", case, t) in results]
+    if dst16:
+        print()
+        print("destination 16 bytes past a cache line (numpy's large arrays) against the aligned output, same run:")
+        rows = []
+        for case, t, op in dst16:
+            run, off = get(op, case, t), get(op + "_dst16", case, t)
+            rows.append([case, t, gbps(run), gbps(off), percent(off, run), percent(off, get("limit/stream", case, t))])
+        print_table(["case", "thr", "aligned GB/s", "dst+16 GB/s", "vs aligned", "dst+16 %stream"], rows)
     if met or misses:
         print()
         print(f"targets (outputs >= {TARGET_MIN_BYTES // 2**20} MiB: >= {100 * TARGET_DEFAULT:.0f}% of stream, "

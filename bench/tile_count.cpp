@@ -5,7 +5,7 @@
 // Prints the case, the output bytes and the calls; callgrind writes the instruction count.
 // Outside valgrind the client requests do nothing.
 //
-// Usage: tile_count --case=NAME [--calls=N] [--cases=FILE]
+// Usage: tile_count --case=NAME [--calls=N] [--cases=FILE] [--dst-offset=BYTES]
 
 #include <tessera/tessera.hpp>
 #include <valgrind/callgrind.h>
@@ -25,16 +25,23 @@
 int main(int argc, char** argv) {
   std::string name, file = TESSERA_BENCH_CASES;
   long calls = 10;
+  long dst_offset = 0;  // bytes past the 64-byte aligned output (--dst-offset, 0..63)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--case=", 0) == 0) {
       name = a.substr(7);
+    } else if (a.rfind("--dst-offset=", 0) == 0) {
+      dst_offset = std::strtol(a.c_str() + 13, nullptr, 10);
+      if (dst_offset < 0 || dst_offset > 63) {
+        std::fprintf(stderr, "tile_count: --dst-offset must be in [0, 63]\n");
+        return 2;
+      }
     } else if (a.rfind("--calls=", 0) == 0) {
       calls = std::strtol(a.c_str() + 8, nullptr, 10);
     } else if (a.rfind("--cases=", 0) == 0) {
       file = a.substr(8);
     } else {
-      std::fprintf(stderr, "usage: tile_count --case=NAME [--calls=N] [--cases=FILE]\n");
+      std::fprintf(stderr, "usage: tile_count --case=NAME [--calls=N] [--cases=FILE] [--dst-offset=BYTES]\n");
       return 2;
     }
   }
@@ -53,7 +60,7 @@ int main(int argc, char** argv) {
       std::unique_ptr<unsigned char, decltype(&std::free)> out_buffer(
           static_cast<unsigned char*>(std::aligned_alloc(64, out_alloc)), &std::free);
       if (!out_buffer) throw std::bad_alloc();
-      unsigned char* out = out_buffer.get();
+      unsigned char* out = out_buffer.get() + dst_offset;
       tessera::Options options;
       options.max_threads = 1;  // one thread: the count does not depend on scheduling
       const tessera::Plan plan = tessera::bench::make_plan(c, options);

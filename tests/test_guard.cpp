@@ -317,6 +317,10 @@ std::vector<Case> large_cases() {
       streamed(repeat_case("large repeat of 3-byte elements by 2", {100003}, {}, 3, {2}, 0, "repeat.elements")),
       streamed(repeat_case("large segments", {60001}, {}, 8, counts_0123(60001), std::nullopt, "segments")),
       broadcast_case("large broadcast of a column", {2053, 1}, 4, {2053, 65}, "fill.4"),
+      // Direct fills of rows of whole lines into any destination alignment, chunks split across
+      // threads (a line holds the end of one row and the start of the next unless dst is aligned).
+      streamed({"large column tiled, rows of two lines", {5003, 1}, {}, 4, {1, 32}, "fill.4"}),
+      streamed({"large column tiled, 16-byte rows of two lines", {3001, 1}, {}, 16, {1, 8}, "fill.16"}),
       // Streamed straight from source pieces of at least 4 KiB (copy rows, pattern runs).
       streamed({"large copy, rows of 4 KiB + 3", {150, 4099}, {}, 1, {1, 1}, "copy"}, true),
       streamed({"large long pattern, 4 KiB + 5 run", {4101}, {}, 1, {2, 70}, "pattern.long"}, true),
@@ -1040,7 +1044,13 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     for (const Case& c : cases) {
       const bool short_output = plan_of(c, tessera::Options()).nbytes() <= 64;
       small.push_back({c, fixed || short_output ? &all_gaps() : &sampled_gaps()});
-      if (c.path != "none") small.push_back({streamed(c), &sampled_gaps()});
+      if (c.path != "none") {
+        // Direct fills (whole-line rows from a register, the line across two rows blended): every
+        // destination misalignment, as the ordinary paths.
+        const Case sc = streamed(c);
+        const bool direct_fill = sc.path.rfind("fill.", 0) == 0 && sc.path.find(".nt.direct") != std::string::npos;
+        small.push_back({sc, direct_fill ? &all_gaps() : &sampled_gaps()});
+      }
     }
     std::vector<Case> long_runs;
     add_long_pattern_cases(long_runs, s);
@@ -1051,7 +1061,12 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     }
   }
   static const std::vector<std::size_t> large_gaps = {0, 27};
-  for (const Case& c : large_cases()) large.push_back({c, &large_gaps});
+  // Direct fills: element-aligned destinations off the line too (numpy's dst + 16, say).
+  static const std::vector<std::size_t> large_fill_gaps = {0, 4, 16, 27, 48, 60};
+  for (const Case& c : large_cases()) {
+    const bool direct_fill = c.path.rfind("fill.", 0) == 0 && c.path.find(".nt.direct") != std::string::npos;
+    large.push_back({c, direct_fill ? &large_fill_gaps : &large_gaps});
+  }
 
   const GuardPage small_src(8192), small_dst(8192);
   const GuardPage large_src(1 << 20), large_dst(1 << 20);

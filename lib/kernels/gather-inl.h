@@ -154,6 +154,15 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
   uint16_t which[kMaxGroup];           // group row -> its distinct row
   uint16_t slot[kHash];                // open addressing: distinct row + 1, 0 = empty
 
+  // Streamed rows of whole lines whose elements start element-aligned off the line (every row the
+  // same, e.g. numpy's dst + 16): a first block of `shift` columns up to the line, so the blocks
+  // after it start on absolute lines and stream whole (the ends of each row's pieces: ordinary stores).
+  int64_t shift = 0;
+  if (stream && row_elems * isz % kLineBytes == 0) {
+    const int64_t head = static_cast<int64_t>(HeadBytes(o, kLineBytes));
+    if (head % isz == 0 && head / isz < row_elems) shift = head / isz;
+  }
+
   RowOdometer at(p, r0);
   for (int64_t r = r0; r < r1;) {
     // The group: consecutive rows while their distinct source rows fit the tile.
@@ -189,8 +198,8 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
         packed[u / L] = ok;
       }
     }
-    for (int64_t c0 = 0; c0 < row_elems; c0 += C) {
-      const int64_t nc = c0 + C < row_elems ? C : row_elems - c0;
+    for (int64_t c0 = 0, nc = 0; c0 < row_elems; c0 += nc) {
+      nc = c0 == 0 && shift != 0 ? shift : c0 + C < row_elems ? C : row_elems - c0;
       // Prefetch the next block's source lines while this one is copied (if it is whole).
       const int64_t ahead = c0 + 2 * C <= row_elems ? C * st : 0;
       GatherTile(uniq, packed, D, c0, nc, st, isz, kTileRowBytes, ahead, elem, tile);

@@ -393,6 +393,94 @@ HWY_INLINE void FillElementStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_
   plain(dst, nbytes, 0);
 }
 
+/// The direct fill route's writer of consecutive rows, each one element repeated (kSize 1, 2, 4,
+/// 8 or 16 bytes), for rows that start element-aligned: every whole cache line goes out with a
+/// streaming store from registers, also a line that holds the end of one row and the start of the
+/// next (the two elements blended at the row boundary), so an output at any element-aligned
+/// address (numpy's dst + 16, say) streams as an aligned one does. A row's end inside a line is
+/// held back until the next row completes it; what is left at the range's ends (a partial line at
+/// its start, a held piece at Finish) takes ordinary stores. Rows that do not start
+/// element-aligned take FillElementStream. Call Row for the rows in output order, then Finish.
+template <size_t kSize>
+class FillRowsStream {
+#if HWY_TARGET != HWY_SCALAR
+  using D = hn::CappedTag<uint8_t, kLineBytes>;
+  hn::Vec<D> held_;                  // the held row's element, line-aligned
+#endif
+  uint8_t* held_at_ = nullptr;       // where the held piece starts (mid-line), or null
+  size_t held_bytes_ = 0;            // its length: it ends at the next line boundary's split
+  const uint8_t* held_elem_ = nullptr;
+
+ public:
+  HWY_INLINE void Row(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem, size_t n) {
+#if HWY_TARGET != HWY_SCALAR
+    const size_t nbytes = n * kSize;
+    if (reinterpret_cast<uintptr_t>(dst) % kSize != 0) {
+      Finish();
+      FillElementStream<kSize>(dst, elem, n);
+      return;
+    }
+    constexpr size_t kLine = static_cast<size_t>(kLineBytes);
+    const D d;
+    const size_t N = hn::Lanes(d);  // divides a line
+    hn::Vec<D> v;
+    if constexpr (kSize == 16) {
+      v = hn::LoadDup128(d, elem);
+    } else {
+      const hn::Repartition<hwy::UnsignedFromSize<kSize>, D> dt;
+      hwy::UnsignedFromSize<kSize> value;
+      std::memcpy(&value, elem, kSize);
+      v = hn::BitCast(d, hn::Set(dt, value));
+    }
+    size_t head = HeadBytes(dst, kLine);
+    if (head > nbytes) head = nbytes;
+    if (held_at_ != nullptr) {
+      if (held_at_ + held_bytes_ == dst && held_bytes_ + head == kLine) {  // the line is complete
+        uint8_t* line = dst - held_bytes_;
+        for (size_t i = 0; i < kLine; i += N) {
+          const size_t from_held = held_bytes_ <= i ? 0 : held_bytes_ - i < N ? held_bytes_ - i : N;
+          hn::Stream(hn::IfThenElse(hn::FirstN(d, from_held), held_, v), d, line + i);
+        }
+        held_at_ = nullptr;
+      } else {
+        Finish();
+        FillOrdinary(dst, elem, head);
+      }
+    } else if (head != 0) {
+      FillOrdinary(dst, elem, head);
+    }
+    size_t i = head;
+    for (; i + kLine <= nbytes; i += kLine) {
+      for (size_t j = 0; j < kLine; j += N) hn::Stream(v, d, dst + i + j);
+    }
+    if (i < nbytes) {  // a piece of the line that the next row may complete
+      held_ = v;
+      held_at_ = dst + i;
+      held_bytes_ = nbytes - i;
+      held_elem_ = elem;
+    }
+#else
+    FillElementStream<kSize>(dst, elem, n);
+#endif
+  }
+
+  /// Writes the held piece, if any, with ordinary stores.
+  HWY_INLINE void Finish() {
+    if (held_at_ != nullptr) FillOrdinary(held_at_, held_elem_, held_bytes_);
+    held_at_ = nullptr;
+  }
+
+ private:
+  // `bytes` bytes of whole elements from an element-aligned `dst`, ordinary stores.
+  static HWY_INLINE void FillOrdinary(uint8_t* dst, const uint8_t* elem, size_t bytes) {
+    if constexpr (kSize == 16) {
+      Fill16(dst, elem, bytes / 16);
+    } else {
+      FillElement<hwy::UnsignedFromSize<kSize>>(dst, elem, bytes / kSize);
+    }
+  }
+};
+
 /// FillPattern for long runs (at least one vector), each run a streamed copy from the source run.
 HWY_INLINE void FillPatternStream(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
                                   size_t run_bytes, size_t phase) {

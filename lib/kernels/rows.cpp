@@ -143,6 +143,16 @@ void ExecuteGathers(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t
   }
 }
 
+/// The direct fills: rows of one element each, written by FillRowsStream (the row function
+/// inlined into the walk: one call per row cost as much as the line it writes).
+template <size_t kSize>
+void FillRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
+  FillRowsStream<kSize> w;
+  WalkRows(p, src, out, begin, end,
+           [&w](const uint8_t* s, size_t, size_t n, uint8_t* d) TESSERA_ROW_INLINE { w.Row(d, s, n); });
+  w.Finish();
+}
+
 /// Streaming straight to the output (the ".nt.direct" paths): copy rows or pattern runs of at
 /// least kDirectStreamBytes from the source, fills of whole cache lines from a register.
 void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
@@ -154,11 +164,11 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
       return;
     case Kernel::fill:
       switch (isz) {
-        case 1: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<1>(d, s, n); }); return;
-        case 2: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<2>(d, s, n); }); return;
-        case 4: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<4>(d, s, n); }); return;
-        case 8: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<8>(d, s, n); }); return;
-        default: WalkRows(p, src, out, begin, end, [](const uint8_t* s, size_t, size_t n, uint8_t* d) { FillElementStream<16>(d, s, n); }); return;
+        case 1: FillRows<1>(p, src, out, begin, end); return;
+        case 2: FillRows<2>(p, src, out, begin, end); return;
+        case 4: FillRows<4>(p, src, out, begin, end); return;
+        case 8: FillRows<8>(p, src, out, begin, end); return;
+        default: FillRows<16>(p, src, out, begin, end); return;
       }
     default: {  // pattern.long.nt.direct
       const size_t run = static_cast<size_t>(p.run_bytes);
