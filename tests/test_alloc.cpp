@@ -401,7 +401,9 @@ TEST_CASE("block cache: a reused block takes no page fault (getrusage), a fresh 
   CAPTURE(reused_faults);
   CAPTURE(fresh_faults);
   CHECK(fresh_faults >= 32);   // 64 MiB: one per 2 MiB huge page at best: the counter sees them
-  CHECK(reused_faults <= 8);  // the plan's own small allocations at most
+  // Fewer than one per 2 MiB of the output (32): a refault of the block, even in huge pages, would
+  // take at least 32. What remains is the call's own small allocations (and AddressSanitizer's shadow).
+  CHECK(reused_faults < 32);
 }
 
 TEST_CASE("block cache: max age and limit setters check their values") {
