@@ -4,14 +4,20 @@
 
 #include <tessera/tessera.h>  // tessera_free
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #if defined(__linux__)
+#include <pthread.h>
 #include <sys/mman.h>
 #endif
 
@@ -27,41 +33,89 @@ namespace {
 // block takes no fault and is written like a caller's buffer (streaming stores where the plan
 // says so).
 //
-// Bounded: at most TESSERA_ALLOC_CACHE_BYTES bytes are kept (read once; default 256 MiB; 0 keeps
-// none); a block is reused only for an output that needs at least 4/5 of it; a block unused for
-// kCacheMaxAge is released at the next allocating call or tessera_free; kept blocks are advised
+// Bounded: at most `limit` bytes are kept (TESSERA_ALLOC_CACHE_BYTES, default 256 MiB, or
+// set_block_cache_limit; 0 keeps none); a block is reused only for an output that needs at least
+// 4/5 of it; a block unused for `max_age` (10 s unless set) is released on time by the reaper, a
+// thread started when a block is kept and ended when none is (as jemalloc's background thread
+// purges), which sleeps until the oldest kept block's age is up. Kept blocks are advised
 // MADV_FREE, so the kernel may take their pages back under memory pressure (a later reuse then
-// faults again, nothing else changes).
-constexpr auto kCacheMaxAge = std::chrono::seconds(10);
+// faults again, nothing else changes) — but until it is short of memory they stay resident and
+// count in the process's RSS, which a Dask nanny or a container limit watches: a released block is
+// therefore advised MADV_DONTNEED (its pages leave the process at once) before it goes back to
+// free(), which unmaps it too with glibc's malloc (blocks of 32 MiB and more are mmapped) but not
+// necessarily with another allocator (a sanitizer's keeps freed blocks in quarantine).
+//
+// fork(): the child inherits the kept blocks but not the reaper; the atfork handlers hold the
+// cache's mutex across fork() (no child inherits it locked) and reset the child's thread state, so
+// the child's next allocating call or tessera_free starts its own reaper. At exit (or when the
+// library is unloaded) the reaper is told to stop and waited for, at most 2 s; the cache itself is
+// never destroyed, since tessera_free may run later still (then it keeps nothing).
+using Clock = std::chrono::steady_clock;
 
 struct CachedBlock {
   void* p;
   std::size_t bytes;
-  std::chrono::steady_clock::time_point freed;
+  Clock::time_point freed;
 };
+
+// TESSERA_ALLOC_CACHE_BYTES: decimal digits only (a count of bytes); unset or empty: the default.
+// Anything else is reported on stderr, naming the value, and the default taken: a bad environment
+// variable should not make every large allocating call of the process fail, nor pass unnoticed.
+std::size_t limit_from_environment() {
+  const char* v = std::getenv("TESSERA_ALLOC_CACHE_BYTES");
+  if (v == nullptr || *v == '\0') return kBlockCacheDefaultBytes;
+  std::size_t n = 0;
+  bool ok = true;
+  for (const char* s = v; *s != '\0' && ok; ++s)
+    ok = *s >= '0' && *s <= '9' && !__builtin_mul_overflow(n, std::size_t{10}, &n) &&
+         !__builtin_add_overflow(n, static_cast<std::size_t>(*s - '0'), &n);
+  if (ok) return n;
+  std::fprintf(stderr,
+               "tessera: warning: TESSERA_ALLOC_CACHE_BYTES=\"%s\" is not a number of bytes (decimal digits, at "
+               "most %zu); the block cache keeps at most the default, %zu bytes\n",
+               v, SIZE_MAX, kBlockCacheDefaultBytes);
+  return kBlockCacheDefaultBytes;
+}
+
+// Gives a block's pages back to the kernel at once, then the block to malloc.
+void release_block(const CachedBlock& b) noexcept {
+#if defined(__linux__) && defined(MADV_DONTNEED)
+  madvise(b.p, b.bytes, MADV_DONTNEED);
+#endif
+  std::free(b.p);
+}
+
+void release_all(const std::vector<CachedBlock>& blocks) noexcept {
+  for (const CachedBlock& b : blocks) release_block(b);
+}
 
 struct BlockCache {
   std::mutex mutex;
+  std::condition_variable wake;         // the reaper: the bounds changed, or stop
+  std::condition_variable reaper_gone;  // the reaper ended
   std::unordered_map<void*, std::size_t> live;  // large blocks handed out -> their padded size
   std::vector<CachedBlock> kept;                // freed blocks, most recently freed last
   std::size_t kept_bytes = 0;
-  const std::size_t budget = [] {
-    const char* v = std::getenv("TESSERA_ALLOC_CACHE_BYTES");
-    return v && *v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : std::size_t{256} << 20;
-  }();
+  std::size_t limit = limit_from_environment();
+  Clock::duration max_age = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(kBlockCacheDefaultMaxAge));
+  bool reaper_running = false;
+  bool stopping = false;  // exit (or unloading) began: nothing is kept any more, no reaper starts
 
-  // Moves to `release` the kept blocks past their age, and the oldest while more than `limit`
-  // bytes are kept. Caller holds the mutex; `release` has room (reserved before locking).
-  void trim(std::size_t limit, std::vector<void*>* release) {
-    const auto now = std::chrono::steady_clock::now();
+  // Moves to `release` the kept blocks of max_age or older, and the oldest while more than `limit`
+  // bytes are kept. Caller holds the mutex; `release` has room (reserved before).
+  void trim(std::vector<CachedBlock>* release) {
+    const auto now = Clock::now();
     std::size_t i = 0;
-    while (i < kept.size() && (kept_bytes > limit || now - kept[i].freed > kCacheMaxAge)) {
-      release->push_back(kept[i].p);
+    while (i < kept.size() && (kept_bytes > limit || now - kept[i].freed >= max_age)) {
+      release->push_back(kept[i]);
       kept_bytes -= kept[i].bytes;
       ++i;
     }
     kept.erase(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(i));
   }
+
+  void ensure_reaper();
 };
 
 BlockCache& cache() {
@@ -69,9 +123,122 @@ BlockCache& cache() {
   return *c;
 }
 
+std::atomic<bool> reaper_ever_started{false};
+
+// The reaper: sleeps until the oldest kept block is due, releases what is due, ends when nothing
+// is kept (or at exit).
+void reap() noexcept {
+  BlockCache& c = cache();
+  std::vector<CachedBlock> release;
+  std::unique_lock<std::mutex> lock(c.mutex);
+  while (!c.stopping && !c.kept.empty()) {
+    const Clock::time_point due = c.kept.front().freed + c.max_age;
+    if (Clock::now() < due) {
+      c.wake.wait_until(lock, due);
+      continue;
+    }
+    try {
+      release.reserve(c.kept.size());
+    } catch (...) {  // no memory for the list: try again soon (the calls trim too)
+      c.wake.wait_for(lock, std::chrono::milliseconds(100));
+      continue;
+    }
+    c.trim(&release);
+    lock.unlock();
+    release_all(release);
+    release.clear();
+    lock.lock();
+  }
+  c.reaper_running = false;
+  c.reaper_gone.notify_all();
+}
+
+void before_fork() { cache().mutex.lock(); }
+void after_fork_parent() { cache().mutex.unlock(); }
+void after_fork_child() {
+  BlockCache& c = cache();
+  // The parent's reaper does not exist here, and it may have been waiting on `wake`: fresh
+  // condition variables (no phantom waiter), no reaper; the next call starts one.
+  new (&c.wake) std::condition_variable;
+  new (&c.reaper_gone) std::condition_variable;
+  c.reaper_running = false;
+  c.mutex.unlock();
+}
+
+// Starts the reaper if blocks are kept and none runs. Caller holds the mutex. Without a thread
+// (pthread_create failed), blocks still expire at the next allocating call or tessera_free.
+void BlockCache::ensure_reaper() {
+  if (reaper_running || stopping || kept.empty()) return;
+#if defined(__linux__)
+  static const bool fork_handlers = pthread_atfork(before_fork, after_fork_parent, after_fork_child) == 0;
+  if (!fork_handlers) return;  // a child could inherit the mutex locked: no thread then
+#endif
+  try {
+    std::thread(reap).detach();
+    reaper_running = true;
+    reaper_ever_started.store(true, std::memory_order_relaxed);
+  } catch (...) {
+  }
+}
+
+// At exit or dlclose: the reaper stops (it may be sleeping for seconds) before the code goes.
+struct StopReaperAtExit {
+  StopReaperAtExit() = default;
+  StopReaperAtExit(const StopReaperAtExit&) = delete;
+  StopReaperAtExit& operator=(const StopReaperAtExit&) = delete;
+  ~StopReaperAtExit() {
+    if (!reaper_ever_started.load(std::memory_order_relaxed)) return;
+    BlockCache& c = cache();
+    std::unique_lock<std::mutex> lock(c.mutex);
+    c.stopping = true;
+    c.wake.notify_all();
+    c.reaper_gone.wait_for(lock, std::chrono::seconds(2), [&] { return !c.reaper_running; });
+  }
+} stop_reaper_at_exit;
+
 }  // namespace
 
-std::size_t block_cache_limit() { return cache().budget; }
+std::size_t block_cache_limit() {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.limit;
+}
+
+double block_cache_max_age() {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return std::chrono::duration<double>(c.max_age).count();
+}
+
+namespace {
+
+// Sets a bound under the mutex, then releases what is past it (on the calling thread) and wakes
+// the reaper (its next due time may have moved).
+template <class Set>
+void set_bound(const Set& set) {
+  BlockCache& c = cache();
+  std::vector<CachedBlock> release;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    release.reserve(c.kept.size());
+    set(c);
+    c.trim(&release);
+    c.wake.notify_all();
+  }
+  release_all(release);
+}
+
+}  // namespace
+
+void set_block_cache_limit(std::size_t bytes) {
+  set_bound([&](BlockCache& c) { c.limit = bytes; });
+}
+
+void set_block_cache_max_age(double seconds) {
+  set_bound([&](BlockCache& c) {
+    c.max_age = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  });
+}
 
 void* allocate_output(std::size_t nbytes, bool* fresh) {
   // Large outputs: 2 MiB aligned and advised to use transparent huge pages, so that the first
@@ -90,12 +257,12 @@ void* allocate_output(std::size_t nbytes, bool* fresh) {
     return p;
   }
   BlockCache& c = cache();
-  std::vector<void*> release;
+  std::vector<CachedBlock> release;
   void* hit = nullptr;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     release.reserve(c.kept.size());
-    c.trim(c.budget, &release);
+    c.trim(&release);
     // The most recently freed block of at least `padded` bytes that the output fills to 4/5.
     for (std::size_t i = c.kept.size(); i-- > 0;) {
       const CachedBlock b = c.kept[i];
@@ -107,8 +274,9 @@ void* allocate_output(std::size_t nbytes, bool* fresh) {
         break;
       }
     }
+    c.ensure_reaper();  // a fork child's inherited blocks
   }
-  for (void* p : release) std::free(p);
+  release_all(release);
   if (hit != nullptr) {
     *fresh = false;
     return hit;
@@ -131,30 +299,38 @@ void* allocate_output(std::size_t nbytes, bool* fresh) {
 void free_output(void* p) noexcept {
   if (p == nullptr) return;
   BlockCache& c = cache();
-  std::vector<void*> release;
-  bool kept = false;
+  std::vector<CachedBlock> release;
+  bool large = false, kept = false;
+  std::size_t bytes = 0;
   try {
-    release.reserve(8);
     std::lock_guard<std::mutex> lock(c.mutex);
     const auto it = c.live.find(p);
     if (it != c.live.end()) {
-      const std::size_t bytes = it->second;
+      large = true;
+      bytes = it->second;
       c.live.erase(it);
-      if (bytes <= c.budget) {
-        c.kept.push_back({p, bytes, std::chrono::steady_clock::now()});
+      if (bytes <= c.limit && !c.stopping) {
+        if (release.capacity() < c.kept.size() + 1) release.reserve(c.kept.size() + 1);
+        c.kept.push_back({p, bytes, Clock::now()});
         c.kept_bytes += bytes;
         kept = true;
 #if defined(__linux__) && defined(MADV_FREE)
         madvise(p, bytes, MADV_FREE);  // the kernel may reclaim the pages under pressure
 #endif
-        if (release.capacity() < c.kept.size()) release.reserve(c.kept.size());
-        c.trim(c.budget, &release);
+        c.trim(&release);  // may release p itself (a max age of 0)
+        c.ensure_reaper();
       }
     }
-  } catch (...) {  // no memory for the bookkeeping: release the block itself
+  } catch (...) {  // no memory for the bookkeeping (the block is not in `kept`): release it
+    kept = false;
   }
-  for (void* q : release) std::free(q);
-  if (!kept) std::free(p);
+  release_all(release);
+  if (!kept) {
+    if (large)
+      release_block({p, bytes, {}});
+    else
+      std::free(p);
+  }
 }
 
 }  // namespace tessera::detail

@@ -10,14 +10,33 @@ namespace tessera::detail {
 /// and kept by free_output for reuse (allocator.cpp: the block cache and its bounds).
 inline constexpr std::size_t kHugeMinBytes = std::size_t{32} << 20;
 
+/// The block cache's default bound in bytes (256 MiB) and a kept block's default most age (10 s).
+inline constexpr std::size_t kBlockCacheDefaultBytes = std::size_t{256} << 20;
+inline constexpr double kBlockCacheDefaultMaxAge = 10.0;
+/// The largest max age set_block_cache_max_age accepts (seconds: one day).
+inline constexpr double kBlockCacheMaxAgeLimit = 86400.0;
+
 /// Allocates an output of nbytes > 0 (64-byte aligned; from kHugeMinBytes a block free_output kept,
 /// or a fresh mapping, which sets *fresh: its pages will be zeroed by the kernel on first touch).
 /// Throws std::bad_alloc.
 void* allocate_output(std::size_t nbytes, bool* fresh);
 
-/// The block cache's bound in bytes (TESSERA_ALLOC_CACHE_BYTES, default 256 MiB; allocator.cpp):
-/// tessera::block_cache_limit_bytes().
+/// The block cache's bound in bytes: set_block_cache_limit's last value, else
+/// TESSERA_ALLOC_CACHE_BYTES (read once; a value that is not a decimal count of bytes is reported on
+/// stderr and the default taken), else kBlockCacheDefaultBytes. tessera::block_cache_limit_bytes().
 std::size_t block_cache_limit();
+
+/// Sets the bound; the kept blocks past it (oldest first) are released before it returns.
+/// Throws std::bad_alloc.
+void set_block_cache_limit(std::size_t bytes);
+
+/// A kept block's most age in seconds (kBlockCacheDefaultMaxAge unless set).
+double block_cache_max_age();
+
+/// Sets the most age (0 <= seconds <= kBlockCacheMaxAgeLimit, checked by the caller): the kept
+/// blocks older than it are released before it returns, the others when they reach it.
+/// Throws std::bad_alloc.
+void set_block_cache_max_age(double seconds);
 
 /// Releases an output of allocate_output (tessera_free): a large one may be kept for reuse. Any
 /// other pointer of malloc's goes to std::free. Null is a no-op.

@@ -8,6 +8,7 @@
 #include "operations.hpp"
 #include "planner.hpp"
 
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -403,5 +404,19 @@ std::vector<std::string> supported_targets() { return detail::target_names(true)
 int64_t streaming_threshold_bytes() { return detail::stream_min_bytes(); }
 
 std::size_t block_cache_limit_bytes() { return detail::block_cache_limit(); }
+
+void set_block_cache_limit(std::size_t bytes) { detail::set_block_cache_limit(bytes); }
+
+double block_cache_max_age_seconds() { return detail::block_cache_max_age(); }
+
+void set_block_cache_max_age(double seconds) {
+  if (!(seconds >= 0 && seconds <= detail::kBlockCacheMaxAgeLimit)) {  // NaN fails both
+    char value[64];
+    std::snprintf(value, sizeof value, "%.17g", seconds);
+    throw InvalidArgument(std::string("tessera: block cache max age ") + value +
+                          " s is not a number of seconds in [0, 86400]");
+  }
+  detail::set_block_cache_max_age(seconds);
+}
 
 }  // namespace tessera

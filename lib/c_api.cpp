@@ -474,4 +474,12 @@ const char* tessera_version(void) {
 
 const char* tessera_active_target(void) { return tessera::active_target(); }
 
+tessera_status tessera_set_block_cache_limit(size_t bytes) {
+  return c_guarded([&] { tessera::set_block_cache_limit(bytes); });
+}
+
+tessera_status tessera_set_block_cache_max_age(double seconds) {
+  return c_guarded([&] { tessera::set_block_cache_max_age(seconds); });
+}
+
 }  // extern "C"

@@ -212,12 +212,34 @@ TESSERA_API tessera_status tessera_tile_alloc_ex(const void *src, int ndim, cons
 /**
  * Frees memory returned by tessera_tile_alloc (or owned by a tessera::Array). NULL is a no-op.
  * An output of 32 MiB or more may be kept, mapped, for a later allocating call of about its size
- * (one that fills at least 4/5 of it), which then takes no page fault: at most
- * TESSERA_ALLOC_CACHE_BYTES bytes (environment variable, read once; default 268435456 = 256 MiB;
- * 0 keeps nothing), each for at most 10 s (released at the next allocating call or tessera_free
- * after that), advised MADV_FREE so that the kernel may reclaim them under memory pressure.
+ * (one that fills at least 4/5 of it), which then takes no page fault (the block cache): at most
+ * tessera_set_block_cache_limit's bytes, else TESSERA_ALLOC_CACHE_BYTES's (environment variable,
+ * decimal digits, read once; default 268435456 = 256 MiB, also where the value is not a count of
+ * bytes: a warning naming it goes to stderr; 0 keeps nothing), each for at most 10 s unused
+ * (tessera_set_block_cache_max_age). A library thread, started when a block is kept and ended
+ * when none is, releases each block on time; a released block's pages leave the process's
+ * resident memory at once (MADV_DONTNEED, then free). Kept blocks are advised MADV_FREE, so the
+ * kernel may also reclaim them under memory pressure. After fork() the child keeps its copy of the
+ * kept blocks; their expiry resumes at the child's next allocating call or tessera_free.
  */
 TESSERA_API void tessera_free(void *data);
+
+/**
+ * Bounds the block cache (see tessera_free) to `bytes` bytes from now on, for the whole process;
+ * 0 disables it (overrides TESSERA_ALLOC_CACHE_BYTES). Shrinking releases the kept blocks past the
+ * bound, oldest first, before it returns. Thread-safe. Returns TESSERA_OK, or
+ * TESSERA_OUT_OF_MEMORY (nothing changed) if the first call could not set the cache up.
+ */
+TESSERA_API tessera_status tessera_set_block_cache_limit(size_t bytes);
+
+/**
+ * Sets how long the block cache keeps a freed block unused: `seconds`, 0 <= seconds <= 86400
+ * (default 10; 0 releases each block when it is freed). Blocks already kept that long are released
+ * before it returns. Thread-safe. Returns TESSERA_OK, TESSERA_INVALID_ARGUMENT for a negative,
+ * larger or non-finite value (tessera_last_error names it), or TESSERA_OUT_OF_MEMORY; on error
+ * nothing has changed.
+ */
+TESSERA_API tessera_status tessera_set_block_cache_max_age(double seconds);
 
 /**
  * An immutable, reusable tiling plan: the loops that tile an input of a given shape, byte strides

@@ -702,11 +702,33 @@ TESSERA_API std::vector<std::string> supported_targets();
 TESSERA_API int64_t streaming_threshold_bytes();
 
 /// Bytes: the most the allocating calls' block cache keeps of the outputs tessera_free released,
-/// for reuse by the next allocating calls (only outputs of 32 MiB or more go to it). The
-/// environment variable TESSERA_ALLOC_CACHE_BYTES, read on the first allocating call (or this
-/// call) and fixed for the process; 256 MiB where it is unset or empty; 0: nothing is kept. The
-/// first call sets the cache up and may throw std::bad_alloc.
+/// for reuse by the next allocating calls (only outputs of 32 MiB or more go to it; see
+/// tessera_free in tessera.h). The last value of set_block_cache_limit, else the environment
+/// variable TESSERA_ALLOC_CACHE_BYTES (decimal digits: a count of bytes), read once, on the first
+/// allocating call or the first call of these block cache functions; 256 MiB where it is unset or
+/// empty, and where it is not a count of bytes (then a warning naming the value goes to stderr);
+/// 0: nothing is kept. The first call sets the cache up and may throw std::bad_alloc.
 TESSERA_API std::size_t block_cache_limit_bytes();
+
+/// Sets the block cache's bound to `bytes` (any value; 0 disables the cache) for the whole process,
+/// from now on (block_cache_limit_bytes() returns it; TESSERA_ALLOC_CACHE_BYTES no longer counts).
+/// Shrinking releases the kept blocks past the new bound, oldest first, before it returns: their
+/// pages leave the process's resident memory at once. Blocks in use are not affected. Thread-safe.
+/// Throws std::bad_alloc (the first call sets the cache up; nothing has changed then).
+TESSERA_API void set_block_cache_limit(std::size_t bytes);
+
+/// Seconds: how long the block cache keeps a freed block unused before it releases it (its pages
+/// leave the process's resident memory). 10 unless set_block_cache_max_age changed it. Throws
+/// std::bad_alloc (as block_cache_limit_bytes).
+TESSERA_API double block_cache_max_age_seconds();
+
+/// Sets how long a freed block is kept unused, in seconds: 0 <= seconds <= 86400 (one day); 0
+/// releases every block when it is freed. Applies to the blocks already kept too: those at least
+/// that old are released before it returns, the others when they reach it (a background thread of
+/// the library sleeps until the oldest kept block's time, without waiting for a call). Thread-safe.
+/// Throws InvalidArgument naming the value for a negative, too large or non-finite (NaN, infinite)
+/// one, std::bad_alloc as set_block_cache_limit; nothing has changed then.
+TESSERA_API void set_block_cache_max_age(double seconds);
 
 }  // namespace tessera
 

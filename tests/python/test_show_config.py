@@ -27,7 +27,7 @@ LAYOUT = {
     "SIMD Extensions": {"compiled": list, "supported": list, "dispatched": str, "highway_compiled_version": str},
     "oneTBB": {"version": str, "interface_version": int, "compiled_version": str,
                "compiled_interface_version": int, "default_concurrency": int, "max_concurrency": int},
-    "Memory": {"streaming_threshold_bytes": int, "block_cache_limit_bytes": int},
+    "Memory": {"streaming_threshold_bytes": int, "block_cache_limit_bytes": int, "block_cache_max_age_seconds": float},
     "Native Libraries": {"_tessera": str, "libtbb": str, "libhwy": str},
     "numpy": {"version": str, "runtime_abi_version": str, "runtime_api_version": str,
               "compiled_abi_version": str, "compiled_api_version": str, "target_api_version": str},

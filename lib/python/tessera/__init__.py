@@ -31,6 +31,8 @@ Threads: tessera writes large outputs (512 KiB or more) with the threads of its 
 outputs of 16 KiB or more, so many Python threads may call it at once.
 """
 
+import numbers as _numbers
+import operator as _operator
 import sys as _sys
 
 import numpy as _np
@@ -38,7 +40,8 @@ import numpy as _np
 from . import _tessera as _ext
 
 __all__ = ["tile", "broadcast_to", "expand", "repeat", "tile_backward", "sum_to_shape", "repeat_backward",
-           "tile_shape", "Plan", "simd_target", "show_config", "__version__"]
+           "tile_shape", "Plan", "simd_target", "show_config", "set_block_cache_limit", "set_block_cache_max_age",
+           "__version__"]
 
 #: The version of the tessera library this module carries ("MAJOR.MINOR.PATCH").
 __version__ = _ext.version()
@@ -763,7 +766,9 @@ def show_config(mode="stdout"):
         ``nontemporal=None``, half the last-level cache clamped to 4-256 MiB (16 MiB where Linux's
         sysfs does not give the cache's size), or the environment
         variable ``TESSERA_STREAM_MIN_BYTES``; ``block_cache_limit_bytes``: the most bytes of freed
-        large outputs tessera keeps for reuse, ``TESSERA_ALLOC_CACHE_BYTES`` or 256 MiB),
+        large outputs tessera keeps for reuse: `set_block_cache_limit`'s, else
+        ``TESSERA_ALLOC_CACHE_BYTES`` or 256 MiB; ``block_cache_max_age_seconds``: how long an unused
+        one is kept, `set_block_cache_max_age`'s or 10.0),
         ``"Native Libraries"`` (``_tessera``, ``libtbb``, ``libhwy``: the real paths of the files
         mapped, None where unknown), ``"numpy"`` (``version``; ``runtime_abi_version``,
         ``runtime_api_version``, ``compiled_abi_version``, ``compiled_api_version`` and
@@ -824,6 +829,105 @@ def show_config(mode="stdout"):
                 lines.append(f"  {key}: {value}")
     print("\n".join(lines))
     return None
+
+
+def set_block_cache_limit(nbytes):
+    """Bound, or disable, the cache of freed large outputs, for the whole process.
+
+    The allocating calls (those without ``out=``) give outputs of 32 MiB or more 2 MiB-aligned
+    blocks of huge pages; when such an output is released, its block is kept, still resident, for
+    a later output of about its size (one that fills at least 4/5 of it), which then takes no page
+    fault -- up to this many bytes, each for `set_block_cache_max_age`'s seconds unused (10 by
+    default; a library thread releases blocks on time, and a released block's memory leaves the
+    process at once). A process that watches its resident memory (a Dask worker under its nanny, a
+    container with a memory limit) can bound it lower, or pass 0 to keep nothing.
+
+    Parameters
+    ----------
+    nbytes : int
+        The most bytes kept, >= 0 (0: none). Replaces the environment variable
+        ``TESSERA_ALLOC_CACHE_BYTES`` (read once; default 256 MiB) from now on.
+
+    Returns
+    -------
+    None
+        Shrinking releases the kept blocks past the new bound, oldest first, before it returns.
+        ``show_config(mode="dicts")["Memory"]["block_cache_limit_bytes"]`` reports the bound.
+
+    Raises
+    ------
+    TypeError
+        `nbytes` is not an integer (a bool is not accepted either).
+    ValueError
+        `nbytes` is negative or does not fit in the platform's size_t (the message names it).
+
+    See Also
+    --------
+    set_block_cache_max_age, show_config
+
+    Examples
+    --------
+    >>> import tessera
+    >>> limit = tessera.show_config(mode="dicts")["Memory"]["block_cache_limit_bytes"]
+    >>> tessera.set_block_cache_limit(64 * 2**20)  # at most 64 MiB
+    >>> tessera.show_config(mode="dicts")["Memory"]["block_cache_limit_bytes"]
+    67108864
+    >>> tessera.set_block_cache_limit(limit)
+    """
+    if isinstance(nbytes, bool):
+        raise TypeError(f"tessera.set_block_cache_limit: nbytes={nbytes!r} is not an integer number of bytes")
+    try:
+        n = _operator.index(nbytes)
+    except TypeError:
+        raise TypeError(f"tessera.set_block_cache_limit: nbytes={nbytes!r} is not an integer number of bytes") \
+            from None
+    if n < 0 or n >= 2 ** (8 * _np.dtype(_np.uintp).itemsize):
+        raise ValueError(f"tessera.set_block_cache_limit: nbytes={n} is not in [0, 2**"
+                         f"{8 * _np.dtype(_np.uintp).itemsize}) (bytes)")
+    _ext.set_block_cache_limit(n)
+
+
+def set_block_cache_max_age(seconds):
+    """Set how long a freed large output's block is kept unused (see `set_block_cache_limit`).
+
+    Parameters
+    ----------
+    seconds : float
+        0 <= seconds <= 86400 (one day); 10 by default. 0 releases each block when its output is
+        released. Applies to the blocks already kept too.
+
+    Returns
+    -------
+    None
+        The blocks kept at least that long are released before it returns; a library thread
+        releases the others when they reach it, without waiting for another call.
+        ``show_config(mode="dicts")["Memory"]["block_cache_max_age_seconds"]`` reports it.
+
+    Raises
+    ------
+    TypeError
+        `seconds` is not a real number.
+    ValueError
+        `seconds` is negative, larger than 86400, or not finite (the message names it).
+
+    See Also
+    --------
+    set_block_cache_limit, show_config
+
+    Examples
+    --------
+    >>> import tessera
+    >>> tessera.set_block_cache_max_age(1.5)
+    >>> tessera.show_config(mode="dicts")["Memory"]["block_cache_max_age_seconds"]
+    1.5
+    >>> tessera.set_block_cache_max_age(10)
+    """
+    if isinstance(seconds, bool) or not isinstance(seconds, _numbers.Real):
+        raise TypeError(f"tessera.set_block_cache_max_age: seconds={seconds!r} is not a real number")
+    s = float(seconds)
+    if not 0 <= s <= 86400:  # NaN fails too
+        raise ValueError(f"tessera.set_block_cache_max_age: seconds={s!r} is not in [0, 86400]")
+    _ext.set_block_cache_max_age(s)
 
 
 class Plan(_ext.Plan):

@@ -24,7 +24,8 @@ from typing_extensions import Self, TypeAlias
 from . import dask as dask, torch as torch
 
 __all__ = ["tile", "broadcast_to", "expand", "repeat", "tile_backward", "sum_to_shape", "repeat_backward",
-           "tile_shape", "Plan", "simd_target", "show_config", "__version__"]
+           "tile_shape", "Plan", "simd_target", "show_config", "set_block_cache_limit", "set_block_cache_max_age",
+           "__version__"]
 
 __version__: str
 
@@ -166,6 +167,10 @@ def simd_target() -> str: ...
 def show_config(mode: Literal["stdout"] = "stdout") -> None: ...
 @overload
 def show_config(mode: Literal["dicts"]) -> dict[str, dict[str, Any]]: ...
+
+# The block cache's bounds: bytes (0 disables it), seconds in [0, 86400].
+def set_block_cache_limit(nbytes: SupportsIndex) -> None: ...
+def set_block_cache_max_age(seconds: float) -> None: ...
 
 class Plan:
     def __init__(self, shape: _Ints, reps: _Ints, dtype: DTypeLike, strides: _Ints | None = None, *,

@@ -1198,6 +1198,7 @@ py::dict config() {
   py::dict memory;
   memory["streaming_threshold_bytes"] = tessera::streaming_threshold_bytes();
   memory["block_cache_limit_bytes"] = tessera::block_cache_limit_bytes();
+  memory["block_cache_max_age_seconds"] = tessera::block_cache_max_age_seconds();
 
   // A function of each object: this module's own, oneTBB's and Highway's (the Highway and TBB code
   // linked into this module calls them). A static link would name this module.
@@ -1253,6 +1254,11 @@ PYBIND11_MODULE(_tessera, m) {
   m.def("simd_target", [] { return std::string(tessera::active_target()); }, "See tessera.simd_target.");
   m.def("version", [] { return std::string(tessera::version()); }, "The C library's version.");
   m.def("config", &config, "tessera.show_config()'s facts from the native code, {section: {key: value}}.");
+  // The block cache's bounds (the front end checks the arguments; the C++ calls check again).
+  m.def("set_block_cache_limit", &tessera::set_block_cache_limit, py::arg("nbytes"),
+        py::call_guard<py::gil_scoped_release>(), "See tessera.set_block_cache_limit.");
+  m.def("set_block_cache_max_age", &tessera::set_block_cache_max_age, py::arg("seconds"),
+        py::call_guard<py::gil_scoped_release>(), "See tessera.set_block_cache_max_age.");
   m.attr("max_ndim") = tessera::max_ndim;
 
   // Every method and property goes through plan_of(self), which raises instead of reading a Plan
