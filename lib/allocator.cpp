@@ -45,11 +45,12 @@ namespace {
 // free(), which unmaps it too with glibc's malloc (blocks of 32 MiB and more are mmapped) but not
 // necessarily with another allocator (a sanitizer's keeps freed blocks in quarantine).
 //
-// fork(): the child inherits the kept blocks but not the reaper; the atfork handlers hold the
-// cache's mutex across fork() (no child inherits it locked) and reset the child's thread state, so
-// the child's next allocating call or tessera_free starts its own reaper. At exit (or when the
-// library is unloaded) the reaper is told to stop and waited for, at most 2 s; the cache itself is
-// never destroyed, since tessera_free may run later still (then it keeps nothing).
+// fork(): the child inherits the kept blocks but not the reaper; the atfork handlers, registered
+// when the cache is made, hold the cache's mutex across fork() (no child inherits it locked) and
+// reset the child's thread state, so the child's next allocating call or tessera_free starts its
+// own reaper. At exit (or when the library is unloaded) the reaper is stopped and joined and the
+// kept blocks are released; the cache itself is never destroyed, since tessera_free may run later
+// still (then it keeps nothing).
 using Clock = std::chrono::steady_clock;
 
 struct CachedBlock {
@@ -91,15 +92,16 @@ void release_all(const std::vector<CachedBlock>& blocks) noexcept {
 
 struct BlockCache {
   std::mutex mutex;
-  std::condition_variable wake;         // the reaper: the bounds changed, or stop
-  std::condition_variable reaper_gone;  // the reaper ended
+  std::condition_variable wake;  // the reaper: the bounds changed, or stop
+  std::thread reaper;            // joinable from its start until joined (by the next start, or at exit)
   std::unordered_map<void*, std::size_t> live;  // large blocks handed out -> their padded size
   std::vector<CachedBlock> kept;                // freed blocks, most recently freed last
   std::size_t kept_bytes = 0;
   std::size_t limit = limit_from_environment();
   Clock::duration max_age = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(kBlockCacheDefaultMaxAge));
-  bool reaper_running = false;
+  bool reaper_running = false;  // the reaper's loop runs (false: it ended, or never started)
+  bool fork_handlers = false;   // pthread_atfork registered them: a reaper may start
   bool stopping = false;  // exit (or unloading) began: nothing is kept any more, no reaper starts
 
   // Moves to `release` the kept blocks of max_age or older, and the oldest while more than `limit`
@@ -118,12 +120,26 @@ struct BlockCache {
   void ensure_reaper();
 };
 
+void before_fork();
+void after_fork_parent();
+void after_fork_child();
+
+std::atomic<bool> cache_made{false};
+
 BlockCache& cache() {
-  static BlockCache* c = new BlockCache;  // never destroyed: tessera_free may run at exit
+  static BlockCache* c = [] {
+    auto* made = new BlockCache;  // never destroyed: tessera_free may run at exit
+#if defined(__linux__)
+    // Registered before any thread can hold the mutex for the cache: no child inherits it locked.
+    made->fork_handlers = pthread_atfork(before_fork, after_fork_parent, after_fork_child) == 0;
+#else
+    made->fork_handlers = true;
+#endif
+    cache_made.store(true, std::memory_order_release);
+    return made;
+  }();
   return *c;
 }
-
-std::atomic<bool> reaper_ever_started{false};
 
 // The reaper: sleeps until the oldest kept block is due, releases what is due, ends when nothing
 // is kept (or at exit).
@@ -149,18 +165,19 @@ void reap() noexcept {
     release.clear();
     lock.lock();
   }
-  c.reaper_running = false;
-  c.reaper_gone.notify_all();
+  c.reaper_running = false;  // under the mutex: whoever takes it next may join this thread
 }
 
 void before_fork() { cache().mutex.lock(); }
 void after_fork_parent() { cache().mutex.unlock(); }
 void after_fork_child() {
   BlockCache& c = cache();
-  // The parent's reaper does not exist here, and it may have been waiting on `wake`: fresh
-  // condition variables (no phantom waiter), no reaper; the next call starts one.
+  // The parent's reaper does not exist here, and it may have been waiting on `wake`: a fresh
+  // condition variable (no phantom waiter) and a fresh, empty thread handle (the inherited one
+  // names a thread of the parent; it is overwritten, never joined or destroyed); the next call
+  // starts a reaper.
   new (&c.wake) std::condition_variable;
-  new (&c.reaper_gone) std::condition_variable;
+  new (&c.reaper) std::thread;
   c.reaper_running = false;
   c.mutex.unlock();
 }
@@ -168,31 +185,38 @@ void after_fork_child() {
 // Starts the reaper if blocks are kept and none runs. Caller holds the mutex. Without a thread
 // (pthread_create failed), blocks still expire at the next allocating call or tessera_free.
 void BlockCache::ensure_reaper() {
-  if (reaper_running || stopping || kept.empty()) return;
-#if defined(__linux__)
-  static const bool fork_handlers = pthread_atfork(before_fork, after_fork_parent, after_fork_child) == 0;
-  if (!fork_handlers) return;  // a child could inherit the mutex locked: no thread then
-#endif
+  if (reaper_running || stopping || kept.empty() || !fork_handlers) return;
+  // A reaper that ended set reaper_running under this mutex and takes it no more: joined at once.
+  if (reaper.joinable()) reaper.join();
   try {
-    std::thread(reap).detach();
+    reaper = std::thread(reap);
     reaper_running = true;
-    reaper_ever_started.store(true, std::memory_order_relaxed);
   } catch (...) {
   }
 }
 
-// At exit or dlclose: the reaper stops (it may be sleeping for seconds) before the code goes.
+// At exit or dlclose: the reaper is stopped and joined (it may be sleeping for seconds; joined, it
+// runs none of this library's code any more when the library goes), and the kept blocks are
+// released (an unloaded library leaks none).
 struct StopReaperAtExit {
   StopReaperAtExit() = default;
   StopReaperAtExit(const StopReaperAtExit&) = delete;
   StopReaperAtExit& operator=(const StopReaperAtExit&) = delete;
   ~StopReaperAtExit() {
-    if (!reaper_ever_started.load(std::memory_order_relaxed)) return;
+    if (!cache_made.load(std::memory_order_acquire)) return;
     BlockCache& c = cache();
-    std::unique_lock<std::mutex> lock(c.mutex);
-    c.stopping = true;
-    c.wake.notify_all();
-    c.reaper_gone.wait_for(lock, std::chrono::seconds(2), [&] { return !c.reaper_running; });
+    std::thread reaper;
+    std::vector<CachedBlock> release;
+    {
+      std::lock_guard<std::mutex> lock(c.mutex);
+      c.stopping = true;
+      c.wake.notify_all();
+      reaper = std::move(c.reaper);
+      release.swap(c.kept);
+      c.kept_bytes = 0;
+    }
+    if (reaper.joinable()) reaper.join();
+    release_all(release);
   }
 } stop_reaper_at_exit;
 

@@ -405,7 +405,8 @@ template <size_t kSize>
 class FillRowsStream {
 #if HWY_TARGET != HWY_SCALAR
   using D = hn::CappedTag<uint8_t, kLineBytes>;
-  hn::Vec<D> held_;                  // the held row's element, line-aligned
+  // The held row's vector is rebuilt from held_elem_ when its line is completed, not kept: a
+  // sizeless vector (SVE, RVV) cannot be a class member.
 #endif
   uint8_t* held_at_ = nullptr;       // where the held piece starts (mid-line), or null
   size_t held_bytes_ = 0;            // its length: it ends at the next line boundary's split
@@ -423,23 +424,16 @@ class FillRowsStream {
     constexpr size_t kLine = static_cast<size_t>(kLineBytes);
     const D d;
     const size_t N = hn::Lanes(d);  // divides a line
-    hn::Vec<D> v;
-    if constexpr (kSize == 16) {
-      v = hn::LoadDup128(d, elem);
-    } else {
-      const hn::Repartition<hwy::UnsignedFromSize<kSize>, D> dt;
-      hwy::UnsignedFromSize<kSize> value;
-      std::memcpy(&value, elem, kSize);
-      v = hn::BitCast(d, hn::Set(dt, value));
-    }
+    const auto v = Splat(d, elem);
     size_t head = HeadBytes(dst, kLine);
     if (head > nbytes) head = nbytes;
     if (held_at_ != nullptr) {
       if (held_at_ + held_bytes_ == dst && held_bytes_ + head == kLine) {  // the line is complete
         uint8_t* line = dst - held_bytes_;
+        const auto held = Splat(d, held_elem_);
         for (size_t i = 0; i < kLine; i += N) {
           const size_t from_held = held_bytes_ <= i ? 0 : held_bytes_ - i < N ? held_bytes_ - i : N;
-          hn::Stream(hn::IfThenElse(hn::FirstN(d, from_held), held_, v), d, line + i);
+          hn::Stream(hn::IfThenElse(hn::FirstN(d, from_held), held, v), d, line + i);
         }
         held_at_ = nullptr;
       } else {
@@ -454,7 +448,6 @@ class FillRowsStream {
       for (size_t j = 0; j < kLine; j += N) hn::Stream(v, d, dst + i + j);
     }
     if (i < nbytes) {  // a piece of the line that the next row may complete
-      held_ = v;
       held_at_ = dst + i;
       held_bytes_ = nbytes - i;
       held_elem_ = elem;
@@ -471,6 +464,20 @@ class FillRowsStream {
   }
 
  private:
+#if HWY_TARGET != HWY_SCALAR
+  // The element at `elem` repeated across a vector of d (element-aligned lanes).
+  static HWY_INLINE hn::Vec<D> Splat(D d, const uint8_t* elem) {
+    if constexpr (kSize == 16) {
+      return hn::LoadDup128(d, elem);
+    } else {
+      const hn::Repartition<hwy::UnsignedFromSize<kSize>, D> dt;
+      hwy::UnsignedFromSize<kSize> value;
+      std::memcpy(&value, elem, kSize);
+      return hn::BitCast(d, hn::Set(dt, value));
+    }
+  }
+#endif
+
   // `bytes` bytes of whole elements from an element-aligned `dst`, ordinary stores.
   static HWY_INLINE void FillOrdinary(uint8_t* dst, const uint8_t* elem, size_t bytes) {
     if constexpr (kSize == 16) {

@@ -891,3 +891,16 @@ def test_reference_helpers_agree_with_numpy():
     for combo in itertools.product([1, 3], repeat=2):
         a = np.ones((3, 3))
         assert ref_sum_to_shape(a, combo).sum() == 9
+
+
+@pytest.mark.parametrize("counts_dtype", [torch.int32, torch.int64])
+def test_repeat_interleave_backward_uses_the_counts_of_its_forward(counts_dtype):
+    # torch.repeat_interleave's backward sums with the counts the forward ran with; tessera reads
+    # int32/int64 counts in place, so the autograd node must keep its own copy of them.
+    x = torch.arange(3.0, requires_grad=True)
+    counts = torch.tensor([1, 0, 3], dtype=counts_dtype)
+    y = tt.repeat_interleave(x, counts)
+    counts.copy_(torch.tensor([3, 0, 1], dtype=counts_dtype))  # same sum, other segments
+    g = torch.arange(1.0, 5.0)  # [1, 2, 3, 4]
+    y.backward(g)
+    assert x.grad.tolist() == [1.0, 0.0, 9.0]  # segments [1] and [2, 3, 4] of the forward's counts

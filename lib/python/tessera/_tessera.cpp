@@ -843,10 +843,17 @@ py::object call(py::handle op, py::handle A, py::handle in_shape, py::handle arg
   return write_result(plan, src, shape, strides, itemsize, descr, out);
 }
 
-// repeat's counts as a plain Python value: an int (one count) or an int64 ndarray (or the int32 or
-// int64 ndarray they were given as, read in place).
+// repeat's counts as a plain Python value: an int (one count) or a new int64 ndarray of their own.
+// Counts read in place (a.counts_array, maybe the memory of the caller's tensor) are copied here:
+// the value is kept (tessera.torch's autograd saves it for the backward) and must not change when
+// the caller's counts do afterwards.
 py::object counts_value(const OpArgs& a) {
-  if (a.counts_array) return a.counts_array;
+  if (a.counts_array) {
+    PyObject* copy = PyArray_CastToType(reinterpret_cast<PyArrayObject*>(a.counts_array.ptr()),
+                                        PyArray_DescrFromType(NPY_INT64), 0);
+    if (copy == nullptr) throw_python();
+    return py::reinterpret_steal<py::object>(copy);
+  }
   if (a.scalar) return py::int_(a.counts[0]);
   npy_intp n = static_cast<npy_intp>(a.counts.size());
   PyObject* arr = PyArray_SimpleNew(1, &n, NPY_INT64);
