@@ -37,6 +37,19 @@ else:
 AxisError = getattr(np, "exceptions", np).AxisError
 
 
+def child_env(env_changes=None):
+    """The environment for a child interpreter testing this build: os.environ with the build's
+    module first on PYTHONPATH and `env_changes` applied (a value of None unsets the name)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(BUILD_PYTHONPATH)] + [p for p in [env.get("PYTHONPATH")] if p])
+    for k, v in (env_changes or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
 def longest_pause_during(call, times=2):
     """Runs `call()` `times` times in another thread while this thread loops; returns (the longest
     pause between this thread's iterations, the calls' durations), in seconds. With the GIL held

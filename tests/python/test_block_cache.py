@@ -5,7 +5,6 @@ bound); set_block_cache_max_age and both setters' argument errors; a bad TESSERA
 is reported, naming the value. Each measurement runs in a fresh interpreter, so that nothing else
 of the test session is resident or kept."""
 import json
-import os
 import subprocess
 import sys
 
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 
 import tessera
-from conftest import BUILD_PYTHONPATH
+from conftest import child_env
 
 MIB = 1 << 20
 
@@ -21,13 +20,7 @@ MIB = 1 << 20
 def run_child(code, env_changes=None):
     """Runs `code` in a new interpreter (the build under test first on its path); returns
     (the JSON it printed last on stdout, its stderr)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(BUILD_PYTHONPATH)] + [p for p in [env.get("PYTHONPATH")] if p])
-    for k, v in (env_changes or {}).items():
-        if v is None:
-            env.pop(k, None)
-        else:
-            env[k] = v
+    env = child_env(env_changes)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1]), r.stderr

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tessera
-from conftest import BUILD_PYTHONPATH, ROOT
+from conftest import BUILD_PYTHONPATH, ROOT, child_env
 
 MIB = 1 << 20
 
@@ -43,13 +43,7 @@ def child_config(env_changes=None, before_import=""):
     """The dicts of show_config() in a new interpreter (this one, the build under test first on its
     path), with `env_changes` applied to the environment (None: unset) and `before_import` run
     before tessera is imported; also the files that child maps, from its /proc/self/maps."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(BUILD_PYTHONPATH)] + [p for p in [env.get("PYTHONPATH")] if p])
-    for k, v in (env_changes or {}).items():
-        if v is None:
-            env.pop(k, None)
-        else:
-            env[k] = v
+    env = child_env(env_changes)
     code = (before_import + "\n"
             "import json, tessera\n"
             "c = tessera.show_config(mode='dicts')\n"
