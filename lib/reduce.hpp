@@ -34,6 +34,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,13 @@ inline constexpr int64_t kFoldMaxWidth = 16;
 /// lanes.reg kernels), and of at most kUnrolledLeaves leaves with its steps unrolled.
 inline constexpr int64_t kRegLeaves = 16;
 inline constexpr int64_t kUnrolledLeaves = 4;
+/// Per-element counts: the segments' sub-problems of counts 1..kSegPlannedCounts (at most the
+/// largest count) are planned with the plan; a segment of more addends per output element is laid
+/// out when it runs (segment_problem), its planning spread over more than kSegPlannedCounts rows.
+inline constexpr int64_t kSegPlannedCounts = 16;
+/// The longest run the segments_runs kernel sums: one leaf of 16-slot blocks (the periodic order
+/// of a run this short is its blocks added in order, then the halving fold).
+inline constexpr int64_t kSegRunMax = kLeaf * kPeriodicSlots;
 
 /// The reduction paths (see the file comment): the order of additions and the shape of the work
 /// items; each has one or more kernels (ReduceKernel).
@@ -67,7 +75,7 @@ inline constexpr int64_t kUnrolledLeaves = 4;
 ///                axis (repeat-by-2 gradients): deinterleaving loads (lanes order)
 ///   periodic     the periodic order
 ///   segments     per-element repeat counts: one sub-problem per source index, each laid out as
-///                one of the above
+///                one of the above (so each segment's sum has the bits of that sub-problem's path)
 enum class ReducePath : uint8_t { none, zeros, lanes, strided, interleaved, periodic, segments, count_ };
 inline constexpr int kReducePathCount = static_cast<int>(ReducePath::count_);
 inline constexpr const char* kReducePathNames[kReducePathCount] = {
@@ -94,7 +102,10 @@ enum class ReduceKernel : uint8_t {
   periodic_shortrun,     // periodic, a short run per item (ShortRunAny)
   periodic_reg16,        // periodic, 16 slots, one run of several leaves in registers (RegPeriodic16)
   periodic_leaves,       // periodic, any: rows of slots in memory (PeriodicLeaves)
-  segments,              // per-element counts: each segment's sub-problem has a kernel of its own
+  segments,              // per-element counts: each segment's planned sub-problem run by its own kernel
+  segments_runs,         // per-element counts, each segment a contiguous run of at most kSegRunMax
+                         // elements summed to one output (periodic order, w = 1): every segment of
+                         // a range in one call, N at a time (SegmentRuns)
   count_
 };
 inline constexpr int kReduceKernelCount = static_cast<int>(ReduceKernel::count_);
@@ -134,6 +145,7 @@ inline constexpr ReduceKernelInfo kReduceKernels[kReduceKernelCount] = {
     {"reduce.periodic.reg16", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves},
     {"reduce.periodic.leaves", ReducePath::periodic, ReduceTargets::any, ReduceKernel::periodic_leaves},
     {"reduce.segments", ReducePath::segments, ReduceTargets::any, ReduceKernel::segments},
+    {"reduce.segments.runs", ReducePath::segments, ReduceTargets::fixed_slots, ReduceKernel::segments},
 };
 
 /// The table's promises, checked at compile time: row k describes kernel k, and a general kernel
@@ -258,6 +270,9 @@ struct ReducePlan : PlanBase {
   // axis at index seg_red_at); and the target's capabilities the segments' kernels are chosen for.
   ReduceProblem seg_one, seg_many;
   int seg_red_at = -1;
+  int64_t seg_max_count = 0;  // the largest count
+  // The sub-problems of counts 1..size() (kernel segments): planned[c - 1] is segment_problem(c).
+  std::shared_ptr<const std::vector<ReduceProblem>> seg_planned;
   ReduceCaps caps;
 };
 
@@ -302,6 +317,14 @@ void plan_problem(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noe
 /// Segment k's sub-problem of a segment plan (r.seg_axis >= 0), `count` (> 0) addends: r's
 /// plan-time sub-problem for the count, with the count's extent, path, layout and kernel.
 void segment_problem(const ReducePlan& r, int64_t count, ReduceProblem& out) noexcept;
+/// The sub-problem of `count` (> 0) addends the executor runs: the planned one (r.seg_planned) for
+/// counts up to its size, else laid out into `scratch` by segment_problem.
+inline const ReduceProblem& segment_of(const ReducePlan& r, int64_t count, ReduceProblem& scratch) noexcept {
+  if (r.seg_planned && count <= static_cast<int64_t>(r.seg_planned->size()))
+    return (*r.seg_planned)[static_cast<std::size_t>(count - 1)];
+  segment_problem(r, count, scratch);
+  return scratch;
+}
 
 /// Multi-line description (Plan::describe).
 std::string describe_reduce(const ReducePlan& r);

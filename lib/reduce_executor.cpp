@@ -90,37 +90,43 @@ void run_problem(const ReduceProblem& p, const unsigned char* in, unsigned char*
                    accumulate);
 }
 
-// Per-element repeat counts: source index k of the segment axis sums its own count of elements.
+// Per-element repeat counts: source index k of the segment axis sums its own count of elements,
+// by the segment's planned sub-problem (segment_of) or, kernel segments_runs, every segment of a
+// range in one kernel call. Split over the segments.
 void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* out) {
   const ReduceProblem& base = r.problem;
   const RAxis seg = base.axes[r.seg_axis];
   const int64_t* prefix = r.prefix.data();
   const int64_t es = static_cast<int64_t>(base.elsize);
-  const auto one = [&](int64_t k) {
-    const int64_t count = prefix[k + 1] - prefix[k];
-    unsigned char* dst = out + k * seg.dst_stride * es;
-    if (count == 0) {
-      if (!r.options.accumulate) zero_kept(r.seg_one, dst);
+  const bool runs = base.kernel == ReduceKernel::segments_runs;
+  const auto range = [&](int64_t begin, int64_t end) {
+    if (runs && reduce_segment_runs(r.seg_many, prefix, begin, end, seg.dst_stride, in, out,
+                                    r.options.accumulate))
       return;
+    ReduceProblem scratch;
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t count = prefix[k + 1] - prefix[k];
+      unsigned char* dst = out + k * seg.dst_stride * es;
+      if (count == 0) {
+        if (!r.options.accumulate) zero_kept(r.seg_one, dst);
+        continue;
+      }
+      const ReduceProblem& sub = segment_of(r, count, scratch);
+      reduce_items(sub, in + prefix[k] * r.seg_stride, dst, 0, sub.nitems, r.options.accumulate);
     }
-    ReduceProblem sub;
-    segment_problem(r, count, sub);
-    reduce_items(sub, in + prefix[k] * r.seg_stride, dst, 0, sub.nitems, r.options.accumulate);
   };
   const int64_t n = seg.extent;
   const int threads = reduce_threads(static_cast<int64_t>(prefix[n]) * es * (base.out_elems / std::max<int64_t>(1, n)),
                                      r.options.max_threads);
   if (threads <= 1) {
-    for (int64_t k = 0; k < n; ++k) one(k);
+    range(0, n);
     return;
   }
   tbb::task_group_context context(tbb::task_group_context::isolated);
   const int64_t pieces = std::min<int64_t>(n, int64_t{threads} * kChunksPerThread);
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, pieces, 1),
-      [&](const tbb::blocked_range<int64_t>& rg) {
-        for (int64_t k = n * rg.begin() / pieces; k < n * rg.end() / pieces; ++k) one(k);
-      },
+      [&](const tbb::blocked_range<int64_t>& rg) { range(n * rg.begin() / pieces, n * rg.end() / pieces); },
       tbb::simple_partitioner(), context);
 }
 

@@ -126,6 +126,27 @@ void lay_out_segments(ReducePlan& r) {
   }
   for (int i = 0; i < r.seg_many.naxes; ++i)
     if (!r.seg_many.axes[i].kept) r.seg_red_at = i;  // the only reduced axis
+  auto planned = std::make_shared<std::vector<ReduceProblem>>(
+      static_cast<std::size_t>(std::min(r.seg_max_count, kSegPlannedCounts)));
+  for (std::size_t c = 0; c < planned->size(); ++c) segment_problem(r, static_cast<int64_t>(c) + 1, (*planned)[c]);
+  r.seg_planned = std::move(planned);
+  // Every segment a contiguous run of at most kSegRunMax elements summed to one output element
+  // (of each row of an outer kept axis, if any): all of them by one kernel, segments_runs, when
+  // the sub-problems are the two it adds as they do — the strided path for fewer than 16 addends
+  // (at most two leaves), one leaf of the periodic path (w = 1) from 16 on (a contiguous reduced
+  // run of 16 or more always takes it). Otherwise each segment runs its planned sub-problem.
+  const ReduceProblem& m = r.seg_many;
+  bool runs = m.naxes >= 1 && m.naxes <= 2 && r.seg_red_at == m.naxes - 1 &&
+              m.axes[r.seg_red_at].src_stride == static_cast<int64_t>(m.elsize) && (m.naxes == 1 || m.axes[0].kept) &&
+              r.seg_max_count <= kSegRunMax &&
+              reduce_kernel_planned(ReduceKernel::segments_runs, r.caps.fixed_width,
+                                    r.caps.acc_lanes[static_cast<int>(m.elem)]);
+  for (const ReduceProblem& sub : *r.seg_planned) {
+    const bool periodic = sub.nred >= kPeriodicSlots;
+    runs = runs && sub.path == (periodic ? ReducePath::periodic : ReducePath::strided) &&
+           (!periodic || (sub.width == 1 && sub.slots == kPeriodicSlots && sub.nreduced == 0));
+  }
+  if (runs) p.kernel = ReduceKernel::segments_runs;
 }
 
 // The problem's plan: the planner's steps for the target the kernels dispatch to now, or the
@@ -456,7 +477,10 @@ ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
   r.axis = f.axis;
   r.repeats = f.repeats;
   const bool segments = f.repeats == kSegmentReps;
-  if (segments) r.prefix = f.prefix;
+  if (segments) {
+    r.prefix = f.prefix;
+    r.seg_max_count = f.seg_max_count;
+  }
   int64_t dst[max_ndim];
   contiguous(in_shape, dst);
   const auto push_axis = [&](int64_t extent, int64_t g, int64_t dst_stride) {

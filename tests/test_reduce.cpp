@@ -875,7 +875,11 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   CHECK(q.describe().find("kernel: reduce.interleaved (reduce.interleaved.pair_f32:") != std::string::npos);
   const std::vector<int64_t> counts = {1, 2, 3};
   const tessera::Plan s = tessera::Plan::repeat_backward({6}, {}, DType::int32, {3}, counts);
-  CHECK(std::string(s.kernel_path()) == "reduce.segments");
+  // Runs of 1-3 elements, summed by one kernel on fixed-width targets (their order is the strided
+  // path's: each segment's own); rows of a segment, each segment by its planned sub-problem.
+  CHECK(std::string(s.kernel_path()).rfind("reduce.segments", 0) == 0);
+  const tessera::Plan rows = tessera::Plan::repeat_backward({6, 5}, {}, DType::float32, {3, 5}, counts, 0);
+  CHECK(std::string(rows.kernel_path()) == "reduce.segments");
   const auto paths = tessera::Plan::kernel_paths();
   CHECK(std::find(paths.begin(), paths.end(), "reduce.periodic.leaves") != paths.end());
   CHECK(std::find(paths.begin(), paths.end(), "reduce.lanes.reg.tree16") != paths.end());

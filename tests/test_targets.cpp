@@ -374,6 +374,12 @@ const std::vector<VariantCase>& variant_cases() {
       // elements are a row of the result apart (LeafRows + FinishRow with a stride)
       {"repeat counts, axis 1, column-major", {40, 7}, {4, 160}, {}, DType::float32, false, false, {1, 2, 1, 3}, 1},
       {"repeat counts, axis 0, many rows", {300, 40}, {}, {}, DType::float32, false, false, {100, 200}, 0},
+      // segments_runs: ragged runs of 0-20 elements, N segments per vector (the gathered leaves,
+      // the periodic runs of 16 or more, accumulating past empty segments), and one by one
+      {"repeat counts, ragged runs", {7, 144}, {}, {}, DType::float32, false, false,
+       {3, 0, 5, 1, 9, 16, 2, 4, 0, 7, 15, 20, 1, 3, 8, 2, 6, 0, 11, 4, 3, 17, 2, 5}, 1},
+      {"repeat counts, ragged runs, float64, accumulate", {7, 144}, {}, {}, DType::float64, false, true,
+       {3, 0, 5, 1, 9, 16, 2, 4, 0, 7, 15, 20, 1, 3, 8, 2, 6, 0, 11, 4, 3, 17, 2, 5}, 1},
       // the executor's split: few items, many leaves (partials over leaf ranges, then combined)
       {"split: one long row", {1 << 18}, {}, {1}, DType::float32, true},
       {"split: few columns", {1 << 14, 16}, {}, {1, 16}, DType::float32, true},

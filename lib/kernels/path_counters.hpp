@@ -81,6 +81,7 @@ enum class Variant : int {
   // choices inside them): Kernels::RowsW1 / RowsW, reduce.periodic.rows(.w1)
   periodic_run1_n,           // ShortRun1N: w = 1, N items per vector of results
   periodic_run1,             // ShortRun1: w = 1, one item
+  segment_runs_n,            // SegmentRuns: N segments per vector of results
   periodic_run3_n,           // ShortRun3N: w = 3, N items at once (not on 8-lane accumulators)
   periodic_rows_shortrun,    // ShortRunAny per item
   // Kernels::ShortRunAny: which fold
@@ -112,6 +113,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "FillPattern:doubling",
     "periodic.rows:ShortRun1N",
     "periodic.rows:ShortRun1",
+    "segments.runs:N",
     "periodic.rows:ShortRun3N",
     "periodic.rows:ShortRunAny",
     "ShortRunAny:ShortRun3x8",

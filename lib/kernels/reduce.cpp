@@ -1030,6 +1030,107 @@ struct Kernels {
       }
     }
   }
+  // reduce.segments.runs: segment k of each row (the run's outer kept axis, if any) sums its
+  // count (<= kSegRunMax) of contiguous elements as its own sub-problem does: fewer than 16 in the
+  // lanes order, element by element (the strided path: leaves of kLeaf summed linearly from the
+  // identity, two leaves added), 16 or more in the periodic order (w = 1, one leaf: ShortRun1).
+  static HWY_INLINE A SegmentShort(const T* run, int64_t count) {
+    A leaf[2] = {acc_identity<A>(), acc_identity<A>()};
+    for (int64_t i = 0; i < count; ++i) leaf[i / kLeaf] = acc_add(leaf[i / kLeaf], to_acc<E>(LoadT(run + i)));
+    return count > kLeaf ? acc_add(leaf[0], leaf[1]) : leaf[0];
+  }
+  static HWY_INLINE A SegmentSum(const T* run, int64_t count) {
+    return count < kPeriodicSlots ? SegmentShort(run, count) : ShortRun1(run, count);
+  }
+  // Returns false, writing nothing, on a target without this code (the caller runs the segments
+  // one by one: the same bits).
+  static bool SegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb, int64_t ke, int64_t dst_stride,
+                          const uint8_t* src, T* out, bool accumulate) {
+    if constexpr (!kSlotsInVectors) {
+      return false;
+    } else {
+      TESSERA_COUNT_REDUCE_KERNEL(ReduceKernel::segments_runs);
+      const bool rows = q.naxes == 2;
+      const int64_t nrows = rows ? q.axes[0].extent : 1;
+      const int64_t row_src = rows ? q.axes[0].src_stride : 0, row_dst = rows ? q.axes[0].dst_stride : 0;
+      for (int64_t b = 0; b < nrows; ++b) {
+        const T* row = reinterpret_cast<const T*>(src + b * row_src);
+        T* o = out + b * row_dst;
+        int64_t k = kb;
+#if HWY_TARGET != HWY_SCALAR
+        if constexpr (E == Elem::f32 || E == Elem::f64) {
+          // N segments at a time, lane r segment k + r: the short ones' addends gathered, step i
+          // adding element i of each (the identity past a segment's count) into leaf i / kLeaf.
+          const DA da;
+          const hn::Rebind<T, DA> dt;
+          const hn::RebindToSigned<decltype(dt)> di;
+          using I = hn::TFromD<decltype(di)>;
+          constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+          if (reinterpret_cast<uintptr_t>(row) % alignof(T) == 0) {  // emulated gathers load a T*
+            for (; k + N <= ke; k += N) {
+              TESSERA_COUNT_VARIANT(segment_runs_n);
+              alignas(64) I offset[N];
+              alignas(64) A count_lanes[N];
+              int64_t longest = 0;
+              bool empty = false, long_runs = false;
+              for (int64_t r = 0; r < N; ++r) {
+                const int64_t count = prefix[k + r + 1] - prefix[k + r];
+                const int64_t shortc = count < kPeriodicSlots ? count : 0;
+                offset[r] = static_cast<I>(prefix[k + r] - prefix[k]);
+                count_lanes[r] = static_cast<A>(shortc);
+                longest = std::max(longest, shortc);
+                empty |= count == 0;
+                long_runs |= count >= kPeriodicSlots;
+              }
+              const T* base = row + prefix[k];
+              // Lanes past their count gather an element of the group again (clamped to its last),
+              // never outside the group's elements; their addend is the identity.
+              const auto idx = hn::Load(di, offset);
+              const auto last = hn::Set(di, static_cast<I>(prefix[k + N] - prefix[k] - 1));
+              const auto counts = hn::Load(da, count_lanes);
+              const auto identity = hn::Set(da, acc_identity<A>());
+              hn::Vec<DA> leaf[2] = {identity, identity};
+              for (int64_t i = 0; i < longest; ++i) {
+                const auto live = hn::Lt(hn::Set(da, static_cast<A>(i)), counts);
+                hn::Vec<DA> x;
+                if constexpr (sizeof(T) == sizeof(A)) {
+                  x = hn::GatherIndex(dt, base, hn::Min(hn::Add(idx, hn::Set(di, static_cast<I>(i))), last));
+                } else {
+                  x = hn::PromoteTo(da, hn::GatherIndex(dt, base, hn::Min(hn::Add(idx, hn::Set(di, static_cast<I>(i))), last)));
+                }
+                leaf[i / kLeaf] = hn::Add(leaf[i / kLeaf], hn::IfThenElse(live, x, identity));
+              }
+              alignas(64) A sums[N];
+              hn::Store(hn::Add(leaf[0], leaf[1]), da, sums);  // a lane of one leaf adds the identity
+              if (long_runs)
+                for (int64_t r = 0; r < N; ++r) {
+                  const int64_t count = prefix[k + r + 1] - prefix[k + r];
+                  if (count >= kPeriodicSlots) sums[r] = ShortRun1(row + prefix[k + r], count);
+                }
+              if (!(accumulate && empty)) {  // a count of 0 sums the identity: 0 once rounded
+                FinishRow(sums, N, o + k * dst_stride, dst_stride, accumulate);
+                continue;
+              }
+              for (int64_t r = 0; r < N; ++r)  // accumulating: a count of 0 leaves its output alone
+                if (prefix[k + r + 1] != prefix[k + r]) FinishRow(sums + r, 1, o + (k + r) * dst_stride, 1, true);
+            }
+          }
+        }
+#endif
+        for (; k < ke; ++k) {
+          const int64_t count = prefix[k + 1] - prefix[k];
+          T* d = o + k * dst_stride;
+          if (count == 0) {
+            if (!accumulate) StoreT(d, from_acc<E>(A{}));
+            continue;
+          }
+          const A v = SegmentSum(row + prefix[k], count);
+          StoreT(d, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d)), v) : v));
+        }
+      }
+      return true;
+    }
+  }
   // reduce.periodic.rows: the same for rows of w > 1 outputs (w = 3: N items at once where the
   // lanes allow), then one by one.
   static void RowsW(const ReduceProblem& p, const uint8_t* src, T* out, int64_t begin, int64_t end, bool accumulate,
@@ -1223,6 +1324,7 @@ struct Kernels {
 #if HWY_TARGET != HWY_SCALAR
       constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
       if constexpr (N >= 2 && sizeof(A) >= 4) m |= bit(Variant::periodic_run1_n);
+      if constexpr (E == Elem::f32 || E == Elem::f64) m |= bit(Variant::segment_runs_n);
       if constexpr (N >= 2 && (E == Elem::f32 || E == Elem::f64) && !kFold3x8) m |= bit(Variant::periodic_run3_n);
       if constexpr (kFold3x8) m |= bit(Variant::shortrun_3x8);
 #endif
@@ -1239,6 +1341,25 @@ void ReduceItems(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64
                  bool accumulate) {
   TESSERA_VARIANT_SCOPE();
   with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Items(p, src, dst, begin, end, accumulate); });
+}
+
+bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb, int64_t ke, int64_t dst_stride,
+                       const uint8_t* src, uint8_t* dst, bool accumulate) {
+#if HWY_HAVE_SCALABLE
+  static_cast<void>(q), static_cast<void>(prefix), static_cast<void>(kb), static_cast<void>(ke);
+  static_cast<void>(dst_stride), static_cast<void>(src), static_cast<void>(dst);
+  static_cast<void>(accumulate);
+  return false;
+#else
+  TESSERA_VARIANT_SCOPE();
+  bool ran = false;
+  with_elem(q.elem, [&](auto e) {
+    using K = Kernels<decltype(e)::value>;
+    ran = K::SegmentRuns(q, prefix, kb, ke, dst_stride, src, reinterpret_cast<typename K::T*>(dst),
+                         accumulate);
+  });
+  return ran;
+#endif
 }
 
 void ReducePartial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,
@@ -1290,6 +1411,7 @@ namespace tessera::detail {
 namespace {
 HWY_EXPORT(ReduceItems);
 HWY_EXPORT(ReducePartial);
+HWY_EXPORT(ReduceSegmentRuns);
 HWY_EXPORT(ReduceCombine);
 HWY_EXPORT(TargetReduceCaps);
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
@@ -1308,6 +1430,10 @@ ReduceCaps reduce_caps() { return HWY_DYNAMIC_DISPATCH(TargetReduceCaps)(); }
 void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end,
                   bool accumulate) {
   HWY_DYNAMIC_DISPATCH(ReduceItems)(p, src, dst, begin, end, accumulate);
+}
+bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, int64_t k_begin, int64_t k_end,
+                         int64_t dst_stride, const unsigned char* src, unsigned char* dst, bool accumulate) {
+  return HWY_DYNAMIC_DISPATCH(ReduceSegmentRuns)(run, prefix, k_begin, k_end, dst_stride, src, dst, accumulate);
 }
 void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
                     int64_t leaf_end, unsigned char* acc) {
