@@ -100,7 +100,7 @@ void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* o
   const int64_t es = static_cast<int64_t>(base.elsize);
   const bool runs = base.kernel == ReduceKernel::segments_runs;
   const auto range = [&](int64_t begin, int64_t end) {
-    if (runs && reduce_segment_runs(r.seg_many, prefix, begin, end, seg.dst_stride, in, out,
+    if (runs && reduce_segment_runs(r.seg_many, prefix, begin, end, prefix[seg.extent], seg.dst_stride, in, out,
                                     r.options.accumulate))
       return;
     ReduceProblem scratch;

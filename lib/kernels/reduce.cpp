@@ -1044,8 +1044,8 @@ struct Kernels {
   }
   // Returns false, writing nothing, on a target without this code (the caller runs the segments
   // one by one: the same bits).
-  static bool SegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb, int64_t ke, int64_t dst_stride,
-                          const uint8_t* src, T* out, bool accumulate) {
+  static bool SegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb, int64_t ke, int64_t row_elems,
+                          int64_t dst_stride, const uint8_t* src, T* out, bool accumulate) {
     if constexpr (!kSlotsInVectors) {
       return false;
     } else {
@@ -1089,17 +1089,44 @@ struct Kernels {
               const auto last = hn::Set(di, static_cast<I>(prefix[k + N] - prefix[k] - 1));
               const auto counts = hn::Load(da, count_lanes);
               const auto identity = hn::Set(da, acc_identity<A>());
-              hn::Vec<DA> leaf[2] = {identity, identity};
-              for (int64_t i = 0; i < longest; ++i) {
-                const auto live = hn::Lt(hn::Set(da, static_cast<A>(i)), counts);
-                hn::Vec<DA> x;
-                if constexpr (sizeof(T) == sizeof(A)) {
-                  x = hn::GatherIndex(dt, base, hn::Min(hn::Add(idx, hn::Set(di, static_cast<I>(i))), last));
-                } else {
-                  x = hn::PromoteTo(da, hn::GatherIndex(dt, base, hn::Min(hn::Add(idx, hn::Set(di, static_cast<I>(i))), last)));
+              hn::Vec<DA> leaf0 = identity, leaf1 = identity;
+              const int64_t span = prefix[k + N] - prefix[k];
+              const auto add = [&](int64_t i, hn::Vec<DA> x) {
+                x = hn::IfThenElse(hn::Lt(hn::Set(da, static_cast<A>(i)), counts), x, identity);
+                if (i < kLeaf) leaf0 = hn::Add(leaf0, x);
+                else leaf1 = hn::Add(leaf1, x);
+              };
+              bool done = false;
+              if constexpr (E == Elem::f32) {
+                // float32 (2N lanes a vector): the group's elements in two vectors when they fit
+                // and lie inside the row, element i of each segment picked by a permutation.
+                const hn::ScalableTag<float> df;
+                const hn::RebindToSigned<decltype(df)> d32;
+                constexpr int64_t NF = static_cast<int64_t>(hn::MaxLanes(df));
+                if (NF == 2 * N && span <= 2 * NF && prefix[k] + 2 * NF <= row_elems) {
+                  alignas(64) int32_t wide[NF] = {};
+                  for (int64_t r = 0; r < N; ++r) wide[r] = static_cast<int32_t>(offset[r]);
+                  const auto widx = hn::Load(d32, wide);
+                  const auto wlast = hn::Set(d32, static_cast<int32_t>(span - 1));
+                  const auto w0 = hn::LoadU(df, base), w1 = hn::LoadU(df, base + NF);
+                  for (int64_t i = 0; i < longest; ++i) {
+                    const auto at = hn::Min(hn::Add(widx, hn::Set(d32, static_cast<int32_t>(i))), wlast);
+                    const auto lane = hn::IndicesFromVec(df, hn::And(at, hn::Set(d32, static_cast<int32_t>(NF - 1))));
+                    const auto low = hn::RebindMask(df, hn::Lt(at, hn::Set(d32, static_cast<int32_t>(NF))));
+                    const auto x = hn::IfThenElse(low, hn::TableLookupLanes(w0, lane), hn::TableLookupLanes(w1, lane));
+                    add(i, hn::PromoteTo(da, hn::LowerHalf(hn::Half<decltype(df)>(), x)));
+                  }
+                  done = true;
                 }
-                leaf[i / kLeaf] = hn::Add(leaf[i / kLeaf], hn::IfThenElse(live, x, identity));
               }
+              if (!done) {
+                for (int64_t i = 0; i < longest; ++i) {
+                  const auto at = hn::Min(hn::Add(idx, hn::Set(di, static_cast<I>(i))), last);
+                  if constexpr (sizeof(T) == sizeof(A)) add(i, hn::GatherIndex(dt, base, at));
+                  else add(i, hn::PromoteTo(da, hn::GatherIndex(dt, base, at)));
+                }
+              }
+              const hn::Vec<DA> leaf[2] = {leaf0, leaf1};
               alignas(64) A sums[N];
               hn::Store(hn::Add(leaf[0], leaf[1]), da, sums);  // a lane of one leaf adds the identity
               if (long_runs)
@@ -1343,11 +1370,11 @@ void ReduceItems(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64
   with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Items(p, src, dst, begin, end, accumulate); });
 }
 
-bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb, int64_t ke, int64_t dst_stride,
-                       const uint8_t* src, uint8_t* dst, bool accumulate) {
+bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb, int64_t ke, int64_t row_elems,
+                       int64_t dst_stride, const uint8_t* src, uint8_t* dst, bool accumulate) {
 #if HWY_HAVE_SCALABLE
   static_cast<void>(q), static_cast<void>(prefix), static_cast<void>(kb), static_cast<void>(ke);
-  static_cast<void>(dst_stride), static_cast<void>(src), static_cast<void>(dst);
+  static_cast<void>(row_elems), static_cast<void>(dst_stride), static_cast<void>(src), static_cast<void>(dst);
   static_cast<void>(accumulate);
   return false;
 #else
@@ -1355,7 +1382,7 @@ bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb
   bool ran = false;
   with_elem(q.elem, [&](auto e) {
     using K = Kernels<decltype(e)::value>;
-    ran = K::SegmentRuns(q, prefix, kb, ke, dst_stride, src, reinterpret_cast<typename K::T*>(dst),
+    ran = K::SegmentRuns(q, prefix, kb, ke, row_elems, dst_stride, src, reinterpret_cast<typename K::T*>(dst),
                          accumulate);
   });
   return ran;
@@ -1432,8 +1459,10 @@ void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned cha
   HWY_DYNAMIC_DISPATCH(ReduceItems)(p, src, dst, begin, end, accumulate);
 }
 bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, int64_t k_begin, int64_t k_end,
-                         int64_t dst_stride, const unsigned char* src, unsigned char* dst, bool accumulate) {
-  return HWY_DYNAMIC_DISPATCH(ReduceSegmentRuns)(run, prefix, k_begin, k_end, dst_stride, src, dst, accumulate);
+                         int64_t row_elems, int64_t dst_stride, const unsigned char* src, unsigned char* dst,
+                         bool accumulate) {
+  return HWY_DYNAMIC_DISPATCH(ReduceSegmentRuns)(run, prefix, k_begin, k_end, row_elems, dst_stride, src, dst,
+                                                 accumulate);
 }
 void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
                     int64_t leaf_end, unsigned char* acc) {
