@@ -20,7 +20,8 @@
 // integers, so the reductions' sums are exact in any order); a difference stops the run.
 //
 // The timing alternates at fine grain: a round is one batch of each library (ABBA order over two
-// rounds, so neither always runs first); a batch is enough calls to take about 1 ms. The ratio of
+// rounds, so neither always runs first; the two output buffers traded every two rounds, so neither
+// library always writes the same one); a batch is enough calls to take about 1 ms. The ratio of
 // a round is time(A) / time(B) of its two adjacent batches; a row prints each library's median
 // time per call, the median of the rounds' ratios and its 95% confidence interval (order
 // statistics of the rounds' ratios, distribution-free), and the summary the geometric mean of the
@@ -291,9 +292,12 @@ struct Row {
   long batch = 0;
 };
 
-// Times f_a and f_b alternately (see the file's comment) for about `seconds`.
-template <typename FA, typename FB>
-void measure(Row& row, FA&& f_a, FB&& f_b, double seconds) {
+// Times f_a and f_b alternately (see the file's comment) for about `seconds`; before each round,
+// swap(round / 2 % 2): the two libraries trade output buffers every two rounds, so that where a
+// buffer lies (its page offsets against the input's, its cache sets) favours neither.
+template <typename FA, typename FB, typename Swap>
+void measure(Row& row, FA&& f_a, FB&& f_b, Swap&& swap, double seconds) {
+  swap(0);
   for (int i = 0; i < 3; ++i) f_a(), f_b();  // warm: caches, pages, the arena's threads
   // The batch: enough calls of the slower one for ~1 ms.
   long batch = 1;
@@ -309,6 +313,7 @@ void measure(Row& row, FA&& f_a, FB&& f_b, double seconds) {
   std::vector<double> ta, tb, ratios;
   const double end = now_ns() + seconds * 1e9;
   for (int round = 0; round < 15 || (now_ns() < end && round < 100000); ++round) {
+    swap(round / 2 % 2);
     double a = 0, b = 0;
     if (round % 2 == 0) {
       double t0 = now_ns();
@@ -458,13 +463,19 @@ int main(int argc, char** argv) {
         }
         if (!row.na) {
           arena.execute([&] {
+            unsigned char* out_a = dst_a.p;
+            unsigned char* out_b = dst_b.p;
             auto run_a = [&] {
-              const Status s = mode == 0 ? a.plan_execute(pa, src.p, dst_a.p, c.out_bytes) : oa(src.p, dst_a.p, c.out_bytes);
+              const Status s = mode == 0 ? a.plan_execute(pa, src.p, out_a, c.out_bytes) : oa(src.p, out_a, c.out_bytes);
               if (s != 0) die(a.label + ": case " + c.name + " failed: " + a.error());
             };
             auto run_b = [&] {
-              const Status s = mode == 0 ? b.plan_execute(pb, src.p, dst_b.p, c.out_bytes) : ob(src.p, dst_b.p, c.out_bytes);
+              const Status s = mode == 0 ? b.plan_execute(pb, src.p, out_b, c.out_bytes) : ob(src.p, out_b, c.out_bytes);
               if (s != 0) die(b.label + ": case " + c.name + " failed: " + b.error());
+            };
+            auto swap = [&](int swapped) {
+              out_a = swapped ? dst_b.p : dst_a.p;
+              out_b = swapped ? dst_a.p : dst_b.p;
             };
             std::memset(dst_a.p, 0xa5, c.out_bytes);
             std::memset(dst_b.p, 0x5a, c.out_bytes);
@@ -472,7 +483,7 @@ int main(int argc, char** argv) {
             if (std::memcmp(dst_a.p, dst_b.p, c.out_bytes) != 0)
               die("case " + c.name + " (" + row.mode + ", " + std::to_string(t) + " threads): the outputs of " +
                   a.label + " and " + b.label + " differ");
-            measure(row, run_a, run_b, seconds);
+            measure(row, run_a, run_b, swap, seconds);
           });
         }
         if (row.na) {
