@@ -857,3 +857,75 @@ TEST_CASE("golden bits: fixed reductions give the committed bits on every SIMD t
   }
   CHECK(checked == sizeof kGolden / sizeof kGolden[0]);
 }
+
+TEST_CASE("per-element counts: each segment's sum has the bits of the same count's scalar repeat_backward, on every SIMD target") {
+  // Segment k of a repeat_backward by counts is the sub-problem of a scalar count's gradient of one
+  // element: the same path and order (reduce.hpp). The kernel that sums a whole row of segments at
+  // once (reduce.segments.runs: gathered or permuted lanes below 16 addends, the periodic order
+  // from 16, empty segments, accumulation) must give exactly those bits.
+  TargetGuard guard;
+  Rng rng(4242);
+  std::set<std::string> kernels;
+  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string tname = hwy::TargetName(target);
+    INFO(tname);
+    for (const DType d : {DType::float32, DType::float64}) {
+      const std::size_t es = d == DType::float32 ? 4 : 8;
+      for (int trial = 0; trial < 8; ++trial) {
+        const int64_t rows = rng.uniform(1, 3), n = rng.uniform(1, 70);
+        const int64_t most = std::vector<int64_t>{4, 15, 20, 128}[static_cast<std::size_t>(trial % 4)];
+        std::vector<int64_t> counts(static_cast<std::size_t>(n)), prefix(1, 0);
+        for (auto& c : counts) {
+          c = rng.coin(20) ? 0 : rng.uniform(1, most);
+          prefix.push_back(prefix.back() + c);
+        }
+        const int64_t total = prefix.back();
+        const bool accumulate = trial % 3 == 2;
+        INFO("trial " << trial << ": " << rows << " rows of " << n << " segments, counts up to " << most
+                      << (accumulate ? ", accumulating" : ""));
+        // Addends of exponents 2^-30..2^0 with full mantissas: sums round, in an order of their own.
+        const auto value = [&] {
+          const double m = static_cast<double>(rng.uniform(1, (int64_t{1} << 52) - 1)) * 0x1p-52;
+          return (rng.coin() ? -1 : 1) * std::ldexp(1 + m, -static_cast<int>(rng.uniform(0, 30)));
+        };
+        const auto put = [&](unsigned char* p, double v) {
+          if (d == DType::float32) {
+            const float f = static_cast<float>(v);
+            std::memcpy(p, &f, 4);
+          } else {
+            std::memcpy(p, &v, 8);
+          }
+        };
+        std::vector<unsigned char> grad(static_cast<std::size_t>(rows * total) * es + es), init(static_cast<std::size_t>(rows * n) * es);
+        for (std::size_t i = 0; i + es <= grad.size(); i += es) put(grad.data() + i, value());
+        for (std::size_t i = 0; i < init.size(); i += es) put(init.data() + i, value());
+        tessera::Options options;
+        options.accumulate = accumulate;
+        const tessera::Plan plan = tessera::Plan::repeat_backward({rows, total}, {}, d, {rows, n}, counts, 1, options);
+        kernels.insert(plan.kernel_path());
+        std::vector<unsigned char> got = init;
+        plan.execute(grad.data(), got.data(), got.size());
+        for (int64_t b = 0; b < rows; ++b)
+          for (int64_t k = 0; k < n; ++k) {
+            const std::size_t o = static_cast<std::size_t>(b * n + k) * es;
+            std::vector<unsigned char> want(init.begin() + static_cast<std::ptrdiff_t>(o),
+                                            init.begin() + static_cast<std::ptrdiff_t>(o + es));
+            const int64_t c = counts[static_cast<std::size_t>(k)];
+            if (c > 0) {
+              const unsigned char* seg = grad.data() + static_cast<std::size_t>(b * total + prefix[static_cast<std::size_t>(k)]) * es;
+              tessera::repeat_backward(seg, {c}, {}, d, {1}, c, 0, want.data(), es, options);
+            } else if (!accumulate) {
+              std::fill(want.begin(), want.end(), 0);  // +0
+            }
+            const bool same = std::equal(want.begin(), want.end(), got.begin() + static_cast<std::ptrdiff_t>(o));
+            CHECK_MESSAGE(same, "row " << b << ", segment " << k << " (count " << c << ", " << tessera::dtype_name(d)
+                                       << ", " << plan.kernel_path() << ")");
+          }
+      }
+    }
+  }
+#if HWY_ARCH_X86
+  CHECK(kernels.count("reduce.segments.runs") == 1);  // x86's targets are all fixed-width
+#endif
+}
