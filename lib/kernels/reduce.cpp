@@ -1060,76 +1060,69 @@ struct Kernels {
         int64_t k = kb;
 #if HWY_TARGET != HWY_SCALAR
         if constexpr (E == Elem::f32 || E == Elem::f64) {
-          // N segments at a time, lane r segment k + r: the short ones' addends gathered, step i
-          // adding element i of each (the identity past a segment's count) into leaf i / kLeaf.
+          // N segments at a time, lane r segment k + r: the short ones' addends gathered (or, for
+          // float32, permuted), step i adding element i of each (the identity past a segment's
+          // count) into leaf i / kLeaf. The lanes' counts and offsets come from the prefix sums by
+          // vector operations (no stores of lanes reloaded as a vector: they stall).
           const DA da;
           const hn::Rebind<T, DA> dt;
           const hn::RebindToSigned<decltype(dt)> di;
+          const hn::Rebind<int64_t, DA> d64;
           using I = hn::TFromD<decltype(di)>;
           constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
           if (reinterpret_cast<uintptr_t>(row) % alignof(T) == 0) {  // emulated gathers load a T*
             for (; k + N <= ke; k += N) {
               TESSERA_COUNT_VARIANT(segment_runs_n);
-              alignas(64) I offset[N];
-              alignas(64) A count_lanes[N];
-              int64_t longest = 0;
-              bool empty = false, long_runs = false;
-              for (int64_t r = 0; r < N; ++r) {
-                const int64_t count = prefix[k + r + 1] - prefix[k + r];
-                const int64_t shortc = count < kPeriodicSlots ? count : 0;
-                offset[r] = static_cast<I>(prefix[k + r] - prefix[k]);
-                count_lanes[r] = static_cast<A>(shortc);
-                longest = std::max(longest, shortc);
-                empty |= count == 0;
-                long_runs |= count >= kPeriodicSlots;
-              }
+              const auto p0 = hn::LoadU(d64, prefix + k);
+              const auto count = hn::Sub(hn::LoadU(d64, prefix + k + 1), p0);
+              const auto long_lanes = hn::Gt(count, hn::Set(d64, kPeriodicSlots - 1));
+              const auto counts = hn::IfThenZeroElse(long_lanes, count);  // the short ones'
+              const auto offsets = hn::Sub(p0, hn::Set(d64, prefix[k]));
+              const int64_t longest = hn::GetLane(hn::MaxOfLanes(d64, counts));
+              const bool empty = !hn::AllFalse(d64, hn::Eq(count, hn::Zero(d64)));
+              const bool long_runs = !hn::AllFalse(d64, long_lanes);
               const T* base = row + prefix[k];
-              // Lanes past their count gather an element of the group again (clamped to its last),
-              // never outside the group's elements; their addend is the identity.
-              const auto idx = hn::Load(di, offset);
-              const auto last = hn::Set(di, static_cast<I>(prefix[k + N] - prefix[k] - 1));
-              const auto counts = hn::Load(da, count_lanes);
+              const int64_t span = prefix[k + N] - prefix[k];
               const auto identity = hn::Set(da, acc_identity<A>());
               hn::Vec<DA> leaf0 = identity, leaf1 = identity;
-              const int64_t span = prefix[k + N] - prefix[k];
               const auto add = [&](int64_t i, hn::Vec<DA> x) {
-                x = hn::IfThenElse(hn::Lt(hn::Set(da, static_cast<A>(i)), counts), x, identity);
+                x = hn::IfThenElse(hn::RebindMask(da, hn::Lt(hn::Set(d64, i), counts)), x, identity);
                 if (i < kLeaf) leaf0 = hn::Add(leaf0, x);
                 else leaf1 = hn::Add(leaf1, x);
               };
-              bool done = false;
+              // Lanes past their count read an element of the group again (clamped to its last),
+              // never outside the group's elements; their addend is the identity.
               if constexpr (E == Elem::f32) {
-                // float32 (2N lanes a vector): the group's elements in two vectors when they fit
-                // and lie inside the row, element i of each segment picked by a permutation.
+                // float32: the group's elements in two vectors of 2N lanes when they fit and lie
+                // inside the row, element i of each segment picked by a permutation. The offsets
+                // are the low halves of the 64-bit lanes (the even 32-bit lanes).
                 const hn::ScalableTag<float> df;
                 const hn::RebindToSigned<decltype(df)> d32;
                 constexpr int64_t NF = static_cast<int64_t>(hn::MaxLanes(df));
+                const auto wide = hn::ConcatEven(d32, hn::Zero(d32), hn::BitCast(d32, offsets));
                 if (NF == 2 * N && span <= 2 * NF && prefix[k] + 2 * NF <= row_elems) {
-                  alignas(64) int32_t wide[NF] = {};
-                  for (int64_t r = 0; r < N; ++r) wide[r] = static_cast<int32_t>(offset[r]);
-                  const auto widx = hn::Load(d32, wide);
                   const auto wlast = hn::Set(d32, static_cast<int32_t>(span - 1));
                   const auto w0 = hn::LoadU(df, base), w1 = hn::LoadU(df, base + NF);
                   for (int64_t i = 0; i < longest; ++i) {
-                    const auto at = hn::Min(hn::Add(widx, hn::Set(d32, static_cast<int32_t>(i))), wlast);
+                    const auto at = hn::Min(hn::Add(wide, hn::Set(d32, static_cast<int32_t>(i))), wlast);
                     const auto lane = hn::IndicesFromVec(df, hn::And(at, hn::Set(d32, static_cast<int32_t>(NF - 1))));
                     const auto low = hn::RebindMask(df, hn::Lt(at, hn::Set(d32, static_cast<int32_t>(NF))));
                     const auto x = hn::IfThenElse(low, hn::TableLookupLanes(w0, lane), hn::TableLookupLanes(w1, lane));
                     add(i, hn::PromoteTo(da, hn::LowerHalf(hn::Half<decltype(df)>(), x)));
                   }
-                  done = true;
+                } else {
+                  const auto idx = hn::LowerHalf(hn::Half<decltype(d32)>(), wide);
+                  const auto last = hn::Set(di, static_cast<I>(span - 1));
+                  for (int64_t i = 0; i < longest; ++i)
+                    add(i, hn::PromoteTo(da, hn::GatherIndex(dt, base, hn::Min(hn::Add(idx, hn::Set(di, static_cast<I>(i))), last))));
                 }
+              } else {  // float64: 64-bit offsets
+                const auto last = hn::Set(d64, span - 1);
+                for (int64_t i = 0; i < longest; ++i)
+                  add(i, hn::GatherIndex(dt, base, hn::Min(hn::Add(offsets, hn::Set(d64, i)), last)));
               }
-              if (!done) {
-                for (int64_t i = 0; i < longest; ++i) {
-                  const auto at = hn::Min(hn::Add(idx, hn::Set(di, static_cast<I>(i))), last);
-                  if constexpr (sizeof(T) == sizeof(A)) add(i, hn::GatherIndex(dt, base, at));
-                  else add(i, hn::PromoteTo(da, hn::GatherIndex(dt, base, at)));
-                }
-              }
-              const hn::Vec<DA> leaf[2] = {leaf0, leaf1};
               alignas(64) A sums[N];
-              hn::Store(hn::Add(leaf[0], leaf[1]), da, sums);  // a lane of one leaf adds the identity
+              hn::Store(hn::Add(leaf0, leaf1), da, sums);  // a lane of one leaf adds the identity
               if (long_runs)
                 for (int64_t r = 0; r < N; ++r) {
                   const int64_t count = prefix[k + r + 1] - prefix[k + r];
