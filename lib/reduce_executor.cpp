@@ -29,12 +29,20 @@ int reduce_threads(int64_t work_bytes, int max_threads) {
   return max_threads > 0 && max_threads < arena ? max_threads : arena;
 }
 
-// Writes 0 to every output element of the kept axes of `p`.
+// Writes 0 to every output element of the kept axes of `p` (from axis i on); a last kept axis
+// of consecutive elements in one memset.
 void zero_kept(const ReduceProblem& p, unsigned char* dst, int i = 0) {
   for (; i < p.naxes && !p.axes[i].kept; ++i) {
   }
   if (i == p.naxes) {
     std::memset(dst, 0, p.elsize);
+    return;
+  }
+  int next = i + 1;
+  for (; next < p.naxes && !p.axes[next].kept; ++next) {
+  }
+  if (next == p.naxes && p.axes[i].dst_stride == 1) {
+    std::memset(dst, 0, static_cast<std::size_t>(p.axes[i].extent) * p.elsize);
     return;
   }
   for (int64_t k = 0; k < p.axes[i].extent; ++k)
