@@ -104,8 +104,9 @@ enum class ReduceKernel : uint8_t {
   periodic_leaves,       // periodic, any: rows of slots in memory (PeriodicLeaves)
   segments,              // per-element counts: each segment's planned sub-problem run by its own kernel
   segments_runs,         // per-element counts, each segment a contiguous run of at most kSegRunMax
-                         // elements summed to one output (periodic order, w = 1): every segment of
-                         // a range in one call, N at a time (SegmentRuns)
+                         // elements summed to one output (in its sub-problem's order: strided
+                         // below 16 addends, periodic w = 1 from 16): every segment of a range in
+                         // one call, N at a time (SegmentRuns)
   count_
 };
 inline constexpr int kReduceKernelCount = static_cast<int>(ReduceKernel::count_);

@@ -2,8 +2,8 @@
 // (kernels/kernels.hpp) over TBB. Work is split over items (strips of output elements, output
 // rows) when there are enough of them; otherwise each item's leaves are split into chunks of a power of two (complete subtrees of
 // its tree), summed in parallel and combined by the same binary counter — the bits do not depend
-// on the split (reduce.hpp). Segment plans run one sub-problem per source index, in parallel, each
-// derived from the plan's (segment_problem).
+// on the split (reduce.hpp). Segment plans run, in parallel over the segments, each
+// segment's planned sub-problem, or whole ranges of segments by one kernel call (segments_runs).
 #include "executor.hpp"
 
 #include "kernels/kernels.hpp"

@@ -150,7 +150,7 @@ void lay_out_segments(ReducePlan& r) {
 }
 
 // The problem's plan: the planner's steps for the target the kernels dispatch to now, or the
-// segments' sub-problems (each segment's laid out from them when it runs).
+// segments' sub-problems and their kernel (lay_out_segments).
 ReducePlan finish(ReducePlan&& r) {
   finish_axes(r);
   const int64_t out_bytes = static_cast<int64_t>(itemsize_of(r.dtype)) * count_of(r.out_shape);  // checked

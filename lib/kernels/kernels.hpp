@@ -47,12 +47,14 @@ void reduce_combine(const ReduceProblem& p, int64_t item, const unsigned char* r
 /// Segments [k_begin, k_end) of a segments_runs plan (reduce.hpp): `run` is the plan's seg_many
 /// (a contiguous reduced run, innermost, under at most one kept axis of rows); segment k of row b
 /// sums the prefix[k + 1] - prefix[k] (at most kSegRunMax) elements from element prefix[k] of the
-/// row (of row_elems, the last prefix), and its output element is k * dst_stride (elements) from the row's, written (count 0: 0)
-/// or added to (`accumulate`); it reads only the elements of its segments. The bits are those of
-/// each segment's own sub-problem (seg_planned). Returns false, writing nothing, on a target without the kernel's code
-/// (a plan made for another target): the caller then runs the segments one by one.
+/// row (of row_elems elements, the last prefix), and its output element is k * dst_stride
+/// (elements) from the row's, written (count 0: 0) or added to (`accumulate`); it reads only the
+/// row's elements. The bits are those of each segment's own sub-problem (seg_planned). Returns
+/// false, writing nothing, on a target without the kernel's code (a plan made for another
+/// target): the caller then runs the segments one by one.
 bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, int64_t k_begin, int64_t k_end,
-                         int64_t row_elems, int64_t dst_stride, const unsigned char* src, unsigned char* dst, bool accumulate);
+                         int64_t row_elems, int64_t dst_stride, const unsigned char* src, unsigned char* dst,
+                         bool accumulate);
 
 /// What the target the kernels dispatch to now can do (choose_path's input).
 KernelCaps kernel_caps();
