@@ -57,6 +57,10 @@ inline constexpr int64_t kFoldMaxWidth = 16;
 /// lanes.reg kernels), and of at most kUnrolledLeaves leaves with its steps unrolled.
 inline constexpr int64_t kRegLeaves = 16;
 inline constexpr int64_t kUnrolledLeaves = 4;
+/// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long are prefetched
+/// ReduceProblem::prefetch_items ahead: about kPrefetchAheadBytes of addend rows in flight.
+inline constexpr int64_t kPrefetchRowBytes = 4096;
+inline constexpr int64_t kPrefetchAheadBytes = 12 << 10;
 
 /// The reduction paths (see the file comment): the order of additions and the shape of the work
 /// items; each has one or more kernels (ReduceKernel).
@@ -220,6 +224,12 @@ struct ReduceProblem {
   int64_t slots = 0;
   // Leaves per output element (lanes: ceil(nred / kLeaf); periodic: ceil(blocks / kLeaf)).
   int64_t nleaves = 0;
+  // Lanes path, items of short rows: the kernels prefetch the addend rows of the item this many
+  // items ahead (0: none). Set by lay_out_reduce where an item's rows are too short for the
+  // hardware prefetchers to run ahead (they follow runs within a 4 KiB page; an item of short rows
+  // is a few lines in each of its pages); only with nred <= kRegLeaves * kLeaf (the kernels hold
+  // the addends' offsets).
+  int64_t prefetch_items = 0;
   // Output written with non-temporal stores (the lanes and interleaved paths): set by the planner
   // from Options::nontemporal and the output's size (as the copying operations decide).
   bool stream = false;
