@@ -60,7 +60,7 @@ inline constexpr int64_t kUnrolledLeaves = 4;
 /// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long are prefetched
 /// ReduceProblem::prefetch_items ahead: about kPrefetchAheadBytes of addend rows in flight.
 inline constexpr int64_t kPrefetchRowBytes = 4096;
-inline constexpr int64_t kPrefetchAheadBytes = 12 << 10;
+inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
 
 /// The reduction paths (see the file comment): the order of additions and the shape of the work
 /// items; each has one or more kernels (ReduceKernel).
