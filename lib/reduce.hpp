@@ -57,10 +57,6 @@ inline constexpr int64_t kFoldMaxWidth = 16;
 /// lanes.reg kernels), and of at most kUnrolledLeaves leaves with its steps unrolled.
 inline constexpr int64_t kRegLeaves = 16;
 inline constexpr int64_t kUnrolledLeaves = 4;
-/// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long are prefetched
-/// ReduceProblem::prefetch_items ahead: about kPrefetchAheadBytes of addend rows in flight.
-inline constexpr int64_t kPrefetchRowBytes = 4096;
-inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
 
 /// The reduction paths (see the file comment): the order of additions and the shape of the work
 /// items; each has one or more kernels (ReduceKernel).
@@ -181,6 +177,11 @@ constexpr bool reduce_kernel_compiled(ReduceKernel k, bool fixed_width, int acc_
 constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int acc_lanes) noexcept {
   return reduce_kernel_compiled(k, fixed_width, acc_lanes) ? k : kReduceKernels[static_cast<int>(k)].general;
 }
+
+/// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long are prefetched
+/// ReduceProblem::prefetch_items ahead: about kPrefetchAheadBytes of addend rows in flight.
+inline constexpr int64_t kPrefetchRowBytes = 4096;
+inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
 
 /// One axis of a reduction problem: `extent` indices, `src_stride` bytes apart in the input;
 /// a kept axis moves the output by `dst_stride` elements (0 for a reduced axis).
