@@ -191,6 +191,11 @@ constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int ac
   return reduce_kernel_compiled(k, fixed_width, acc_lanes) ? k : kReduceKernels[static_cast<int>(k)].general;
 }
 
+/// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long are prefetched
+/// ReduceProblem::prefetch_items ahead: about kPrefetchAheadBytes of addend rows in flight.
+inline constexpr int64_t kPrefetchRowBytes = 4096;
+inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
+
 /// One axis of a reduction problem: `extent` indices, `src_stride` bytes apart in the input;
 /// a kept axis moves the output by `dst_stride` elements (0 for a reduced axis).
 struct RAxis {
@@ -233,6 +238,12 @@ struct ReduceProblem {
   int64_t slots = 0;
   // Leaves per output element (lanes: ceil(nred / kLeaf); periodic: ceil(blocks / kLeaf)).
   int64_t nleaves = 0;
+  // Lanes path, items of short rows: the kernels prefetch the addend rows of the item this many
+  // items ahead (0: none). Set by lay_out_reduce where an item's rows are too short for the
+  // hardware prefetchers to run ahead (they follow runs within a 4 KiB page; an item of short rows
+  // is a few lines in each of its pages); only with nred <= kRegLeaves * kLeaf (the kernels hold
+  // the addends' offsets).
+  int64_t prefetch_items = 0;
   // Output written with non-temporal stores (the lanes and interleaved paths): set by the planner
   // from Options::nontemporal and the output's size (as the copying operations decide).
   bool stream = false;

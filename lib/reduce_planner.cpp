@@ -310,6 +310,7 @@ int counter_levels(int64_t leaves) noexcept {
 void lay_out_reduce(ReduceProblem& p) noexcept {
   p.nouter = p.nreduced = 0;
   p.scratch_bytes = 0;
+  p.prefetch_items = 0;
   if (p.path == ReducePath::none || p.path == ReducePath::zeros) return;
   if (p.path == ReducePath::periodic) {
     lay_out_periodic(p);
@@ -338,6 +339,12 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     strip = std::clamp<int64_t>(strip / 64 * 64, 64, int64_t{1} << 16);
     p.strip = std::min(strip, p.width);
     p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
+    // Short rows: the hardware prefetchers do not run ahead of an item's few lines per page (each
+    // item waits for DRAM: nchw_bwd's 512-byte rows read at a quarter of the read limit), so the
+    // kernels prefetch the rows of the item prefetch_items ahead.
+    const int64_t row_bytes = p.strip * static_cast<int64_t>(p.elsize);
+    if (p.path == ReducePath::lanes && p.nred <= kRegLeaves * kLeaf && row_bytes <= kPrefetchRowBytes && p.nitems > 1)
+      p.prefetch_items = ceil_div(kPrefetchAheadBytes, p.nred * row_bytes);
   }
   // The counter's levels (bit_width(nleaves) and a spare), a leaf row and a result row.
   const int64_t row = p.path == ReducePath::periodic ? p.slots : p.strip;

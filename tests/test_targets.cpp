@@ -360,6 +360,9 @@ const std::vector<VariantCase>& variant_cases() {
       {"columns, 20 addends, long item", {20, 1000}, {}, {1, 1000}, DType::float64},
       {"columns, 60 addends", {60, 300}, {}, {1, 300}, DType::float32},
       {"columns, 200 addends", {200, 70}, {}, {1, 70}, DType::float32},
+      // short rows, more items than the planner's prefetch distance (prefetch_items: 32 and 7)
+      {"short rows, many items, one leaf", {64, 4, 32}, {}, {64, 1, 32}, DType::float32},
+      {"short rows, many items, 3 leaves", {50, 20, 16}, {}, {50, 1, 16}, DType::float64},
       // strided: a kept inner axis that is not contiguous
       {"strided columns", {20, 50}, {50 * 8, 8}, {1, 50}, DType::float32},
       {"strided columns, one output column", {20, 1}, {8, 8}, {1, 1}, DType::float32},

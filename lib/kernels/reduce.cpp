@@ -317,6 +317,17 @@ struct Kernels {
     }
   };
 
+  // Prefetches the nred addend rows of n elements at src + qoff[q]: every cache line they touch
+  // (the items of short rows, ReduceProblem::prefetch_items).
+  static HWY_INLINE void PrefetchRows(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n) {
+    constexpr uintptr_t kLine = 64;
+    const uintptr_t bytes = static_cast<uintptr_t>(n) * sizeof(T);
+    for (int64_t q = 0; q < nred; ++q) {
+      const uintptr_t a = reinterpret_cast<uintptr_t>(src + qoff[q]);
+      for (uintptr_t l = a & ~(kLine - 1); l < a + bytes; l += kLine) hwy::Prefetch(reinterpret_cast<const uint8_t*>(l));
+    }
+  }
+
   // Scratch rows for one call, in this thread's arena (p.scratch_bytes, laid out by the planner):
   // the counter's levels (bit_width(nleaves) rows and a spare), a leaf row and a result row, each
   // of an item's row width (the strip, or the periodic slots). Not initialised: every element
@@ -370,8 +381,9 @@ struct Kernels {
         if (v < nv) cur[v] = level[l][v];
     }
   };
-  // No software prefetch: ahead of each addend row it cost 10-40% on lanes items here (AMD family
-  // 25, outer/inner/mixed3d_bwd), where the hardware prefetchers follow the rows on their own.
+  // No software prefetch within an item: ahead of each addend row it cost 10-40% on lanes items
+  // here (AMD family 25, outer/inner/mixed3d_bwd), where the hardware prefetchers follow the rows
+  // on their own. Items of short rows are prefetched whole, items ahead (Items, prefetch_items).
   static HWY_INLINE hn::Vec<DA> RegTree(DA da, const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t j) {
     VecLevels<1, kRegLevels> c;
     uint64_t count = 0;
@@ -468,14 +480,21 @@ struct Kernels {
       if (n <= kRowVecs * N) {
         const int64_t nv = n / N;
         if (nv > 0) TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows);  // else only the tail below runs
-        hn::Vec<DA> acc[kRowVecs];
-        for (int64_t v = 0; v < kRowVecs; ++v)
-          if (v < nv) acc[v] = LoadAs(da, x[0] + v * N);
-        for (int t = 1; t < K; ++t)
+        // A constant count of vectors when the item fills them (its sums then stay in registers;
+        // a count known only at run time keeps them in memory, ~2x the item's instructions).
+        const auto rows = [&](auto whole) HWY_ATTR {
+          constexpr bool kWhole = decltype(whole)::value;
+          hn::Vec<DA> acc[kRowVecs];
           for (int64_t v = 0; v < kRowVecs; ++v)
-            if (v < nv) acc[v] = hn::Add(acc[v], LoadAs(da, x[t] + v * N));
-        for (int64_t v = 0; v < kRowVecs; ++v)
-          if (v < nv) finish(acc[v], v * N);
+            if (kWhole || v < nv) acc[v] = LoadAs(da, x[0] + v * N);
+          for (int t = 1; t < K; ++t)
+            for (int64_t v = 0; v < kRowVecs; ++v)
+              if (kWhole || v < nv) acc[v] = hn::Add(acc[v], LoadAs(da, x[t] + v * N));
+          for (int64_t v = 0; v < kRowVecs; ++v)
+            if (kWhole || v < nv) finish(acc[v], v * N);
+        };
+        if (nv == kRowVecs) rows(std::true_type());
+        else rows(std::false_type());
         j = nv * N;
       }
     } else if constexpr (NL > 0) {
@@ -1264,13 +1283,27 @@ struct Kernels {
     if (k == ReduceKernel::periodic_rows_w1) return RowsW1(p, src, out, begin, end, accumulate, s);
     if (k == ReduceKernel::periodic_rows) return RowsW(p, src, out, begin, end, accumulate, s);
 #endif
-    int64_t qoff[kRegLeaves * kLeaf];  // the lanes.reg kernels: the addends' offsets, the same for every item
-    if (k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4 || k == ReduceKernel::lanes_reg_tree16) {
+    // The addends' offsets, the same for every item: the lanes.reg kernels' and the prefetch's.
+    int64_t qoff[kRegLeaves * kLeaf];
+    const int64_t ahead = p.prefetch_items;  // the planner's (short rows), 0 or with nred <= kRegLeaves * kLeaf
+    if (ahead > 0 || k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4 ||
+        k == ReduceKernel::lanes_reg_tree16) {
       Odometer odo(p, p.reduced, p.nreduced, 0);
       for (int64_t q = 0; q < p.nred; ++q, odo.next()) qoff[q] = odo.offset;
     }
     ItemCursor cursor(p, begin);
-    for (int64_t item = begin; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff);
+    int64_t item = begin;
+    if (ahead > 0 && end - begin > ahead) {
+      // Each item's rows fetched `ahead` items before it is summed (PrefetchRows), the last
+      // `ahead` items without.
+      ItemCursor next(p, begin);
+      for (int64_t i = 0; i < ahead; ++i, next.Next()) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
+      for (; item + ahead < end; ++item, cursor.Next(), next.Next()) {
+        PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
+        Item(p, k, cursor.pos, src, out, accumulate, s, qoff);
+      }
+    }
+    for (; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff);
     if (p.stream) hwy::FlushStream();  // the streamed output is visible before the task returns
   }
 
