@@ -553,7 +553,12 @@ std::string describe_reduce(const ReducePlan& r) {
   if (p.path == ReducePath::periodic)
     s << " (" << kernel << ": runs of " << p.run << (p.width > 1 ? " rows of " + std::to_string(p.width) : std::string())
       << ", " << p.slots << " slots, " << p.nleaves << " leaves of " << kLeaf << " blocks per output)";
-  else if (p.path != ReducePath::none && p.path != ReducePath::zeros && p.path != ReducePath::segments)
+  else if (p.path == ReducePath::segments)
+    s << " (" << kernel << ": " << p.axes[r.seg_axis].extent << " segments, counts up to " << r.seg_max_count
+      << (p.kernel == ReduceKernel::segments_runs ? ", runs summed a vector of segments at a time"
+                                                  : ", each by the sub-problem planned for its count")
+      << ")";
+  else if (p.path != ReducePath::none && p.path != ReducePath::zeros)
     s << " (" << kernel << ": " << p.nred << " addends per output element, " << p.nleaves << " leaves, " << p.nitems
       << " items of up to " << p.strip << " elements)";
   return s.str();

@@ -880,6 +880,9 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   CHECK(std::string(s.kernel_path()).rfind("reduce.segments", 0) == 0);
   const tessera::Plan rows = tessera::Plan::repeat_backward({6, 5}, {}, DType::float32, {3, 5}, counts, 0);
   CHECK(std::string(rows.kernel_path()) == "reduce.segments");
+  // describe() names the kernel that kernel_path() does (tests/fuzz reads it there).
+  CHECK(s.describe().find("kernel: reduce.segments (" + std::string(s.kernel_path()) + ": 3 segments") != std::string::npos);
+  CHECK(rows.describe().find("kernel: reduce.segments (reduce.segments: 3 segments, counts up to 3") != std::string::npos);
   const auto paths = tessera::Plan::kernel_paths();
   CHECK(std::find(paths.begin(), paths.end(), "reduce.periodic.leaves") != paths.end());
   CHECK(std::find(paths.begin(), paths.end(), "reduce.lanes.reg.tree16") != paths.end());
