@@ -647,6 +647,10 @@ SEEDS = {
     "reduce_variant_narrow_w3_float64": tile_back([8, 3], [1, 31], 'float64'),
     "reduce_variant_narrow_w3_float32": tile_back([8, 3], [1, 31], 'float32'),
     "reduce_variant_segment_dst_stride": repeat_back([8, 5], [1, 2, 1, 3, 1], 'float32', axis=1, perm=1),
+    # reduce.segments.runs with N segments per vector (N <= 8 lanes of float64 accumulators)
+    "reduce_variant_segment_runs_float32": repeat_back([8], [1, 0, 2, 3, 1, 4, 2, 16], 'float32', axis=0),
+    "reduce_variant_segment_runs_float64": repeat_back([2, 8], [3, 1, 0, 2, 5, 1, 4, 2], 'float64', axis=1,
+                                                       accumulate=True),
     "reduce_variant_narrow_w5": tile_back([2, 5], [1, 16], 'float32'),
     "reduce_variant_13_leaves": tile_back([2, 8], [100, 1], 'float32'),
 
