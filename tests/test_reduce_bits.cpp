@@ -871,7 +871,7 @@ TEST_CASE("per-element counts: each segment's sum has the bits of the same count
     const std::string tname = hwy::TargetName(target);
     INFO(tname);
     for (const DType d : {DType::float32, DType::float64}) {
-      const std::size_t es = d == DType::float32 ? 4 : 8;
+      const std::size_t es = tessera::itemsize_of(d);
       for (int trial = 0; trial < 8; ++trial) {
         const int64_t rows = rng.uniform(1, 3), n = rng.uniform(1, 70);
         const int64_t most = std::vector<int64_t>{4, 15, 20, 128}[static_cast<std::size_t>(trial % 4)];
@@ -884,22 +884,15 @@ TEST_CASE("per-element counts: each segment's sum has the bits of the same count
         const bool accumulate = trial % 3 == 2;
         INFO("trial " << trial << ": " << rows << " rows of " << n << " segments, counts up to " << most
                       << (accumulate ? ", accumulating" : ""));
-        // Addends of exponents 2^-30..2^0 with full mantissas: sums round, in an order of their own.
+        // Addends of exponents 2^-30..2^0 with full mantissas (wider than full_mantissa's, so that
+        // float32's float64 sums round too): sums round, in an order of their own.
         const auto value = [&] {
           const double m = static_cast<double>(rng.uniform(1, (int64_t{1} << 52) - 1)) * 0x1p-52;
           return (rng.coin() ? -1 : 1) * std::ldexp(1 + m, -static_cast<int>(rng.uniform(0, 30)));
         };
-        const auto put = [&](unsigned char* p, double v) {
-          if (d == DType::float32) {
-            const float f = static_cast<float>(v);
-            std::memcpy(p, &f, 4);
-          } else {
-            std::memcpy(p, &v, 8);
-          }
-        };
         std::vector<unsigned char> grad(static_cast<std::size_t>(rows * total) * es + es), init(static_cast<std::size_t>(rows * n) * es);
-        for (std::size_t i = 0; i + es <= grad.size(); i += es) put(grad.data() + i, value());
-        for (std::size_t i = 0; i < init.size(); i += es) put(init.data() + i, value());
+        for (std::size_t i = 0; i + es <= grad.size(); i += es) put(d, grad.data() + i, value());
+        for (std::size_t i = 0; i < init.size(); i += es) put(d, init.data() + i, value());
         tessera::Options options;
         options.accumulate = accumulate;
         const tessera::Plan plan = tessera::Plan::repeat_backward({rows, total}, {}, d, {rows, n}, counts, 1, options);
