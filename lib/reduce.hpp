@@ -191,8 +191,9 @@ constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int ac
   return reduce_kernel_compiled(k, fixed_width, acc_lanes) ? k : kReduceKernels[static_cast<int>(k)].general;
 }
 
-/// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long are prefetched
-/// ReduceProblem::prefetch_items ahead: about kPrefetchAheadBytes of addend rows in flight.
+/// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long, and periodic items
+/// (w = 1) of one dense run of at most kPrefetchRowBytes, are prefetched ReduceProblem::prefetch_items
+/// ahead: about kPrefetchAheadBytes of source in flight.
 inline constexpr int64_t kPrefetchRowBytes = 4096;
 inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
 
@@ -238,11 +239,14 @@ struct ReduceProblem {
   int64_t slots = 0;
   // Leaves per output element (lanes: ceil(nred / kLeaf); periodic: ceil(blocks / kLeaf)).
   int64_t nleaves = 0;
-  // Lanes path, items of short rows: the kernels prefetch the addend rows of the item this many
-  // items ahead (0: none). Set by lay_out_reduce where an item's rows are too short for the
-  // hardware prefetchers to run ahead (they follow runs within a 4 KiB page; an item of short rows
-  // is a few lines in each of its pages); only with nred <= kRegLeaves * kLeaf (the kernels hold
-  // the addends' offsets).
+  // The kernels prefetch the source of the item this many items ahead (0: none). Set by
+  // lay_out_reduce where the hardware prefetchers do not run far enough ahead on their own:
+  //   lanes path, items of short rows (they follow runs within a 4 KiB page; an item of short
+  //   rows is a few lines in each of its pages); only with nred <= kRegLeaves * kLeaf (the
+  //   kernels hold the addends' offsets);
+  //   periodic path, w = 1, one dense run per item (no other reduced axis) of at most
+  //   kPrefetchRowBytes along one kept axis (reduce.periodic.rows.w1): many instructions per line
+  //   (a fold per item) keep too few lines in flight (column_bwd read at 60% of the limit without).
   int64_t prefetch_items = 0;
   // Output written with non-temporal stores (the lanes and interleaved paths): set by the planner
   // from Options::nontemporal and the output's size (as the copying operations decide).

@@ -296,6 +296,13 @@ void lay_out_periodic(ReduceProblem& p) noexcept {
   p.strip = p.width;
   p.inner_dst_stride = p.width > 1 ? p.axes[n - 1].dst_stride : 1;
   p.nitems = p.out_elems / p.width;
+  // One dense run of single elements per item along one kept axis (reduce.periodic.rows.w1's
+  // items): prefetched items ahead. Not for w > 1 (narrow_bwd's runs of rows of 3 measured the same
+  // with and without: its deinterleaving, not the memory, sets its pace).
+  const int64_t item_bytes = p.run * static_cast<int64_t>(p.elsize);
+  if (p.width == 1 && p.nouter == 1 && p.nreduced == 0 && p.run_stride == static_cast<int64_t>(p.elsize) &&
+      item_bytes <= kPrefetchRowBytes && p.nitems > 1)
+    p.prefetch_items = ceil_div(kPrefetchAheadBytes, item_bytes);
 }
 
 // Levels of the binary counter over `leaves` leaves: bit_width(leaves).
@@ -549,10 +556,12 @@ std::string describe_reduce(const ReducePlan& r) {
   // The path first (tests/oracle and bench/python_bench.py read the word after "kernel: "), then
   // the kernel that runs it (Plan::kernel_path()) and its layout.
   const char* kernel = kReduceKernels[static_cast<int>(p.kernel)].name;
+  const std::string prefetch =
+      p.prefetch_items > 0 ? ", prefetched " + std::to_string(p.prefetch_items) + " items ahead" : std::string();
   s << "  kernel: " << kReducePathNames[static_cast<int>(p.path)];
   if (p.path == ReducePath::periodic)
     s << " (" << kernel << ": runs of " << p.run << (p.width > 1 ? " rows of " + std::to_string(p.width) : std::string())
-      << ", " << p.slots << " slots, " << p.nleaves << " leaves of " << kLeaf << " blocks per output)";
+      << ", " << p.slots << " slots, " << p.nleaves << " leaves of " << kLeaf << " blocks per output" << prefetch << ")";
   else if (p.path == ReducePath::segments)
     s << " (" << kernel << ": " << p.axes[r.seg_axis].extent << " segments, counts up to " << r.seg_max_count
       << (p.kernel == ReduceKernel::segments_runs ? ", runs summed a vector of segments at a time"
@@ -560,7 +569,7 @@ std::string describe_reduce(const ReducePlan& r) {
       << ")";
   else if (p.path != ReducePath::none && p.path != ReducePath::zeros)
     s << " (" << kernel << ": " << p.nred << " addends per output element, " << p.nleaves << " leaves, " << p.nitems
-      << " items of up to " << p.strip << " elements)";
+      << " items of up to " << p.strip << " elements" << prefetch << ")";
   return s.str();
 }
 

@@ -883,6 +883,19 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   // describe() names the kernel that kernel_path() does (tests/fuzz reads it there).
   CHECK(s.describe().find("kernel: reduce.segments (" + std::string(s.kernel_path()) + ": 3 segments") != std::string::npos);
   CHECK(rows.describe().find("kernel: reduce.segments (reduce.segments: 3 segments, counts up to 3") != std::string::npos);
+  // The planner's prefetch distance (ReduceProblem::prefetch_items, kPrefetchAheadBytes = 16 KiB
+  // of source ahead): short rows of the lanes path (nchw_bwd's 512 B rows, 4 addends: 8 items)
+  // and runs of single elements (column_bwd's 64 B runs: 256 items); not long rows (outer_bwd),
+  // nor runs of rows of 3 (narrow_bwd).
+  const auto describe_of = [](const tessera::Plan& plan) { return plan.describe(); };
+  CHECK(describe_of(tessera::Plan::tile_backward({64, 4, 256, 256}, {}, DType::float32, {64, 4, 128, 128}, {1, 1, 2, 2}))
+            .find("prefetched 8 items ahead") != std::string::npos);
+  CHECK(describe_of(tessera::Plan::tile_backward({1 << 20, 16}, {}, DType::float32, {1 << 20, 1}, {1, 16}))
+            .find("runs of 16, 16 slots, 1 leaves of 8 blocks per output, prefetched 256 items ahead)") !=
+        std::string::npos);
+  CHECK(p.describe().find("prefetched") == std::string::npos);
+  CHECK(describe_of(tessera::Plan::tile_backward({131072, 120}, {}, DType::float32, {131072, 3}, {1, 40}))
+            .find("prefetched") == std::string::npos);
   const auto paths = tessera::Plan::kernel_paths();
   CHECK(std::find(paths.begin(), paths.end(), "reduce.periodic.leaves") != paths.end());
   CHECK(std::find(paths.begin(), paths.end(), "reduce.lanes.reg.tree16") != paths.end());

@@ -338,6 +338,9 @@ const std::vector<VariantCase>& variant_cases() {
       {"rows summed, w = 1", {37, 100}, {}, {37, 1}, DType::float32},
       {"rows summed, w = 1, float64", {37, 100}, {}, {37, 1}, DType::float64},
       {"rows summed, w = 1, accumulate", {37, 100}, {}, {37, 1}, DType::float32, false, true},
+      // more items than the planner's prefetch distance (256 items of 64 B; 56 of 296 B)
+      {"rows summed, w = 1, prefetched", {600, 16}, {}, {600, 1}, DType::float32},
+      {"rows summed, w = 1, prefetched, float64, accumulate", {300, 37}, {}, {300, 1}, DType::float64, false, true},
       // w = 3 (ShortRun3N, or ShortRun3x8 on 8-lane accumulators), 6 (ShortRun<48>), 2 (<16>), 5 (<80>)
       {"narrow tile, w = 3", {37, 30, 3}, {}, {37, 1, 3}, DType::float32},
       {"narrow tile, w = 3, float64", {37, 30, 3}, {}, {37, 1, 3}, DType::float64},

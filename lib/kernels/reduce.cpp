@@ -1023,6 +1023,18 @@ struct Kernels {
   }
 
 #if !HWY_HAVE_SCALABLE
+  // reduce.periodic.rows.w1's prefetch (ReduceProblem::prefetch_items): every line of the n dense items
+  // from `item` (item r at src + r * stride, each `bytes` long), if they lie before `end`.
+  static HWY_INLINE void PrefetchItems(const uint8_t* src, int64_t stride, int64_t bytes, int64_t item, int64_t n,
+                                       int64_t end) {
+    if (item + n > end) return;
+    for (int64_t r = item; r < item + n; ++r) {
+      const uintptr_t a = reinterpret_cast<uintptr_t>(src + r * stride);
+      for (uintptr_t l = a & ~uintptr_t{63}; l < a + static_cast<uintptr_t>(bytes); l += 64)
+        hwy::Prefetch(reinterpret_cast<const uint8_t*>(l));
+    }
+  }
+
   // reduce.periodic.rows.w1: the short runs (one leaf each) of one kept axis summed to one value
   // each, N items per vector of results where the lanes allow, then one by one.
   static void RowsW1(const ReduceProblem& p, const uint8_t* src, T* out, int64_t begin, int64_t end, bool accumulate,
@@ -1034,8 +1046,10 @@ struct Kernels {
 #if HWY_TARGET != HWY_SCALAR
       constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
       if constexpr (N >= 2 && sizeof(A) >= 4) {  // N items at a time: one vector of results
+        const int64_t ahead = p.prefetch_items, bytes = p.run * static_cast<int64_t>(sizeof(T));
         for (; item + N <= end; item += N) {
           TESSERA_COUNT_VARIANT(periodic_run1_n);
+          if (ahead > 0) PrefetchItems(src, a.src_stride, bytes, item + ahead, N, end);
           ShortRun1N(src + item * a.src_stride, a.src_stride, p.run, s.out);
           FinishRow(s.out, N, out + item * a.dst_stride, a.dst_stride, accumulate);
         }
@@ -1285,7 +1299,9 @@ struct Kernels {
 #endif
     // The addends' offsets, the same for every item: the lanes.reg kernels' and the prefetch's.
     int64_t qoff[kRegLeaves * kLeaf];
-    const int64_t ahead = p.prefetch_items;  // the planner's (short rows), 0 or with nred <= kRegLeaves * kLeaf
+    // The planner's (short rows of the lanes path), 0 or with nred <= kRegLeaves * kLeaf; a
+    // periodic problem's is reduce.periodic.rows.w1's alone (kernels without code for it run here).
+    const int64_t ahead = p.path == ReducePath::lanes ? p.prefetch_items : 0;
     if (ahead > 0 || k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4 ||
         k == ReduceKernel::lanes_reg_tree16) {
       Odometer odo(p, p.reduced, p.nreduced, 0);
