@@ -21,11 +21,17 @@ allocates the output it returns (InferenceSession.run). The input is passed as i
 non-contiguous one first, as a user's call would). OpenVINO is told INFERENCE_PRECISION_HINT f32
 (otherwise its CPU plugin computes float32 in bf16 on a CPU with AVX512_BF16, and the sums differ).
 Both use their default thread pools (all cores). Every result is compared with numpy's before timing
-by the caller (python_bench.py), like the other columns: a wrong peer stops the run.
+by the caller (python_bench.py), like the other columns: a wrong peer stops the run. A dtype a
+runtime does not compute in its own width has no column for that case, and a line on stderr says
+so: OpenVINO's CPU plugin runs float64 (and int64) graphs in float32 (int32), so its tile of a
+float64 array is not the array's copy.
 """
 import math
+import sys
 
 PEERS = ("openvino", "onnxruntime")
+# dtypes a runtime's CPU kernels compute in a narrower type (np.dtype names): no column there.
+NARROWED = {"openvino": {"float64": "float32", "int64": "int32", "uint64": "int32"}}
 LABELS = {"openvino": "OpenVINO", "onnxruntime": "ONNX Runtime"}
 
 
@@ -92,10 +98,13 @@ class RuntimePeers:
         if steps is None:
             return {}
         calls = {}
-        if "openvino" in self.versions:
-            calls["openvino"] = self._openvino(steps, A, tuple(out_shape))
-        if "onnxruntime" in self.versions:
-            calls["onnxruntime"] = self._onnxruntime(steps, A)
+        for p in self.available():
+            narrowed = NARROWED.get(p, {}).get(A.dtype.name)
+            if narrowed:
+                print(f"runtime_peers: no {LABELS[p]} column for {A.dtype.name} (its CPU plugin computes "
+                      f"{A.dtype.name} in {narrowed})", file=sys.stderr)
+                continue
+            calls[p] = self._openvino(steps, A, tuple(out_shape)) if p == "openvino" else self._onnxruntime(steps, A)
         return calls
 
     def _openvino(self, steps, A, out_shape):

@@ -561,7 +561,8 @@ std::string describe_reduce(const ReducePlan& r) {
   s << "  kernel: " << kReducePathNames[static_cast<int>(p.path)];
   if (p.path == ReducePath::periodic)
     s << " (" << kernel << ": runs of " << p.run << (p.width > 1 ? " rows of " + std::to_string(p.width) : std::string())
-      << ", " << p.slots << " slots, " << p.nleaves << " leaves of " << kLeaf << " blocks per output" << prefetch << ")";
+      << ", " << p.slots << " slots, " << p.nleaves << " leaves of " << kLeaf << " blocks per output" << prefetch
+      << ")";
   else if (p.path == ReducePath::segments)
     s << " (" << kernel << ": " << p.axes[r.seg_axis].extent << " segments, counts up to " << r.seg_max_count
       << (p.kernel == ReduceKernel::segments_runs ? ", runs summed a vector of segments at a time"

@@ -888,8 +888,9 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   // and runs of single elements (column_bwd's 64 B runs: 256 items); not long rows (outer_bwd),
   // nor runs of rows of 3 (narrow_bwd).
   const auto describe_of = [](const tessera::Plan& plan) { return plan.describe(); };
-  CHECK(describe_of(tessera::Plan::tile_backward({64, 4, 256, 256}, {}, DType::float32, {64, 4, 128, 128}, {1, 1, 2, 2}))
-            .find("prefetched 8 items ahead") != std::string::npos);
+  const tessera::Plan nchw =
+      tessera::Plan::tile_backward({64, 4, 256, 256}, {}, DType::float32, {64, 4, 128, 128}, {1, 1, 2, 2});
+  CHECK(describe_of(nchw).find("prefetched 8 items ahead") != std::string::npos);
   CHECK(describe_of(tessera::Plan::tile_backward({1 << 20, 16}, {}, DType::float32, {1 << 20, 1}, {1, 16}))
             .find("runs of 16, 16 slots, 1 leaves of 8 blocks per output, prefetched 256 items ahead)") !=
         std::string::npos);
