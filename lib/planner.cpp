@@ -69,8 +69,8 @@ int64_t stream_min_bytes() {
     }
     const int64_t llc = last_level_cache_bytes();
     if (llc <= 0) return kStreamMinBytes;
-    const int64_t half = llc / 2;
-    return half < kStreamMinClamp[0] ? kStreamMinClamp[0] : half > kStreamMinClamp[1] ? kStreamMinClamp[1] : half;
+    const int64_t share = llc / 4 * 3;
+    return share < kStreamMinClamp[0] ? kStreamMinClamp[0] : share > kStreamMinClamp[1] ? kStreamMinClamp[1] : share;
   }();
   return bytes;
 }

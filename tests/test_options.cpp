@@ -218,7 +218,7 @@ TEST_CASE("options: non-temporal stores always / never / automatic write identic
   }
 }
 
-TEST_CASE("options: the automatic streaming threshold (TESSERA_STREAM_MIN_BYTES, else half the last-level cache)") {
+TEST_CASE("options: the automatic streaming threshold (TESSERA_STREAM_MIN_BYTES, else 3/4 of the last-level cache)") {
   // A copy of n bytes: ".nt" in its path iff it streams. Plans only: nothing is allocated.
   const auto streams = [](int64_t n) {
     const tessera::Plan plan({n}, {}, 1, {1});

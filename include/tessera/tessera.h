@@ -82,7 +82,7 @@ typedef enum tessera_negative_reps {
  * the same either way.
  */
 typedef enum tessera_nontemporal {
-  TESSERA_NONTEMPORAL_AUTO = 0,   /* streaming stores for outputs of at least half the last-level
+  TESSERA_NONTEMPORAL_AUTO = 0,   /* streaming stores for outputs of at least 3/4 of the last-level
                                      cache, clamped to 4-256 MiB (16 MiB where Linux sysfs does not
                                      say; the environment variable TESSERA_STREAM_MIN_BYTES, read
                                      once, overrides) (the default);

@@ -186,7 +186,7 @@ TESSERA_API Dims tile_shape(const Dims& shape, const Dims& reps);
 /// Whether a plan writes its output with non-temporal (streaming) stores, which bypass the caches:
 /// a win when the output is much larger than the last-level cache and is not read again soon.
 enum class NonTemporal : int {
-  automatic = 0,  ///< streaming stores for outputs of at least half the last-level cache, clamped to
+  automatic = 0,  ///< streaming stores for outputs of at least 3/4 of the last-level cache, clamped to
                   ///< 4-256 MiB (16 MiB where Linux sysfs does not say; the environment variable
                   ///< TESSERA_STREAM_MIN_BYTES, read once, overrides) (the default); the allocating
                   ///< tile writes new outputs of 32 MiB or more in fresh pages with ordinary stores
@@ -695,7 +695,7 @@ TESSERA_API std::vector<std::string> supported_targets();
 
 /// Bytes: the smallest output NonTemporal::automatic writes with streaming stores (Plan::execute
 /// and execute_region; the allocating calls' new outputs of 32 MiB or more excepted, see
-/// NonTemporal). Half the last-level cache of CPU 0 (Linux sysfs), clamped to 4-256 MiB, 16 MiB
+/// NonTemporal). 3/4 of the last-level cache of CPU 0 (Linux sysfs), clamped to 4-256 MiB, 16 MiB
 /// where sysfs does not say; the environment variable TESSERA_STREAM_MIN_BYTES (a positive
 /// integer) overrides. Computed on the first call (or first plan) and fixed for the process; that
 /// first call reads sysfs and may throw std::bad_alloc.

@@ -109,8 +109,8 @@ def tile(A, reps, *, out=None, max_threads=None, nontemporal=None, negative_reps
         thread alone.
     nontemporal : bool, optional
         True: write the result with streaming (non-temporal) stores, which bypass the caches;
-        False: ordinary stores; None (default): streaming stores for outputs of at least half the
-        last-level cache (ordinary stores for a new output of 32 MiB or more, whose freshly
+        False: ordinary stores; None (default): streaming stores for outputs of at least 3/4 of
+        the last-level cache (ordinary stores for a new output of 32 MiB or more, whose freshly
         zeroed pages are still cached).
     negative_reps : {"error", "clamp_to_zero"}, optional
         "error" (default, numpy): a negative rep raises ValueError. "clamp_to_zero" (OpenVINO
@@ -233,7 +233,7 @@ def broadcast_to(A, shape, *, out=None, max_threads=None, nontemporal=None):
         caller's oneTBB task arena. Outputs under 512 KiB are written by the calling thread.
     nontemporal : bool, optional
         True: streaming (non-temporal) stores; False: ordinary stores; None (default): as for
-        `tile` (streaming stores for outputs of at least half the last-level cache).
+        `tile` (streaming stores for outputs of at least 3/4 of the last-level cache).
 
     Returns
     -------
@@ -763,7 +763,7 @@ def show_config(mode="stdout"):
         affinity mask when oneTBB first looked; ``max_concurrency``: the calling thread's task
         arena's, the threads a call without ``max_threads`` may use), ``"Memory"``
         (``streaming_threshold_bytes``: the smallest output written with streaming stores under
-        ``nontemporal=None``, half the last-level cache clamped to 4-256 MiB (16 MiB where Linux's
+        ``nontemporal=None``, 3/4 of the last-level cache clamped to 4-256 MiB (16 MiB where Linux's
         sysfs does not give the cache's size), or the environment
         variable ``TESSERA_STREAM_MIN_BYTES``; ``block_cache_limit_bytes``: the most bytes of freed
         large outputs tessera keeps for reuse: `set_block_cache_limit`'s, else
