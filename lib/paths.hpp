@@ -184,11 +184,10 @@ inline constexpr int64_t kRepeatShuffleMaxReps = 8;
 
 /// With NonTemporal::automatic, outputs of at least stream_min_bytes() use streaming stores: the
 /// environment variable TESSERA_STREAM_MIN_BYTES (a positive number of bytes) if set, else three
-/// quarters of the last-level cache that CPU 0 shares (Linux sysfs; glibc's memcpy draws its
-/// non-temporal line there too), clamped to [kStreamMinClamp[0], kStreamMinClamp[1]], else
-/// kStreamMinBytes. Read once. Measured on a 32 MiB L3 (AMD family 26, 2026-11-27): a 16 MiB
-/// output reused with out= was written at 89-119 GB/s with ordinary stores (it stays in L3) and at
-/// 39-40 GB/s streamed; at 24 MiB the two were even, from 28 MiB streaming won by 15-50%.
+/// quarters of the last-level cache that CPU 0 shares (Linux sysfs: an output that fits there
+/// with room to spare stays cached, and ordinary stores beat streaming it; glibc's memcpy draws
+/// its non-temporal line at the same share), clamped to [kStreamMinClamp[0], kStreamMinClamp[1]],
+/// else kStreamMinBytes. Read once. The measurement behind the share: README's changelog.
 inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
 inline constexpr int64_t kStreamMinClamp[2] = {int64_t{4} << 20, int64_t{256} << 20};
 int64_t stream_min_bytes();
