@@ -897,6 +897,15 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   CHECK(p.describe().find("prefetched") == std::string::npos);
   CHECK(describe_of(tessera::Plan::tile_backward({131072, 120}, {}, DType::float32, {131072, 3}, {1, 40}))
             .find("prefetched") == std::string::npos);
+  // A reduction's result streams from 2/3 of the automatic threshold
+  // (tessera::streaming_threshold_bytes(), the copies' line).
+  const int64_t t = tessera::streaming_threshold_bytes();
+  const auto rows_of = [](int64_t n) {  // a float32 result [1, n] (4n bytes) of 4 replicas
+    return tessera::Plan::tile_backward({4, n}, {}, DType::float32, {1, n}, {4, 1}).describe();
+  };
+  const int64_t from = (t * 2 + 2) / 3 / 4 + 1;  // elements: the first result of at least 2t / 3 bytes, and one more
+  CHECK(rows_of(from).find("-> result (1, " + std::to_string(from) + "), streamed") != std::string::npos);
+  CHECK(rows_of(t / 4 / 2).find("streamed") == std::string::npos);
   const auto paths = tessera::Plan::kernel_paths();
   CHECK(std::find(paths.begin(), paths.end(), "reduce.periodic.leaves") != paths.end());
   CHECK(std::find(paths.begin(), paths.end(), "reduce.lanes.reg.tree16") != paths.end());

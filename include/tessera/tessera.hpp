@@ -695,7 +695,8 @@ TESSERA_API std::vector<std::string> supported_targets();
 
 /// Bytes: the smallest output NonTemporal::automatic writes with streaming stores (Plan::execute
 /// and execute_region; the allocating calls' new outputs of 32 MiB or more excepted, see
-/// NonTemporal). 3/4 of the last-level cache of CPU 0 (Linux sysfs), clamped to 4-256 MiB, 16 MiB
+/// NonTemporal; a reduction's result streams from 2/3 of it, the gradient streaming through the
+/// cache beside it). 3/4 of the last-level cache of CPU 0 (Linux sysfs), clamped to 4-256 MiB, 16 MiB
 /// where sysfs does not say; the environment variable TESSERA_STREAM_MIN_BYTES (a positive
 /// integer) overrides. Computed on the first call (or first plan) and fixed for the process; that
 /// first call reads sysfs and may throw std::bad_alloc.
