@@ -320,12 +320,13 @@ struct Kernels {
   // Prefetches the nred addend rows of n elements at src + qoff[q]: every cache line they touch
   // (the items of short rows, ReduceProblem::prefetch_items).
   static HWY_INLINE void PrefetchRows(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n) {
+    for (int64_t q = 0; q < nred; ++q) PrefetchLines(src + qoff[q], static_cast<uintptr_t>(n) * sizeof(T));
+  }
+  // Prefetches every cache line of the `bytes` bytes from p.
+  static HWY_INLINE void PrefetchLines(const uint8_t* p, uintptr_t bytes) {
     constexpr uintptr_t kLine = 64;
-    const uintptr_t bytes = static_cast<uintptr_t>(n) * sizeof(T);
-    for (int64_t q = 0; q < nred; ++q) {
-      const uintptr_t a = reinterpret_cast<uintptr_t>(src + qoff[q]);
-      for (uintptr_t l = a & ~(kLine - 1); l < a + bytes; l += kLine) hwy::Prefetch(reinterpret_cast<const uint8_t*>(l));
-    }
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    for (uintptr_t l = a & ~(kLine - 1); l < a + bytes; l += kLine) hwy::Prefetch(reinterpret_cast<const uint8_t*>(l));
   }
 
   // Scratch rows for one call, in this thread's arena (p.scratch_bytes, laid out by the planner):
@@ -1028,11 +1029,7 @@ struct Kernels {
   static HWY_INLINE void PrefetchItems(const uint8_t* src, int64_t stride, int64_t bytes, int64_t item, int64_t n,
                                        int64_t end) {
     if (item + n > end) return;
-    for (int64_t r = item; r < item + n; ++r) {
-      const uintptr_t a = reinterpret_cast<uintptr_t>(src + r * stride);
-      for (uintptr_t l = a & ~uintptr_t{63}; l < a + static_cast<uintptr_t>(bytes); l += 64)
-        hwy::Prefetch(reinterpret_cast<const uint8_t*>(l));
-    }
+    for (int64_t r = item; r < item + n; ++r) PrefetchLines(src + r * stride, static_cast<uintptr_t>(bytes));
   }
 
   // reduce.periodic.rows.w1: the short runs (one leaf each) of one kept axis summed to one value
