@@ -24,7 +24,7 @@ import torch
 import tessera
 import tessera.torch as tt
 
-from conftest import BUILD_PYTHONPATH, AxisError, assert_gil_released, longest_pause_during
+from conftest import BUILD_PYTHONPATH, AxisError, assert_gil_released
 
 NP_DTYPES = [np.float16, np.float32, np.float64, np.complex64, np.complex128, np.int8, np.int16, np.int32,
              np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
@@ -841,9 +841,8 @@ def test_gil_is_released_while_summing():
             break
         n *= 2
     sums = []
-    longest, durations = longest_pause_during(lambda: sums.append(tessera.sum_to_shape(src, (), max_threads=1)))
-    assert sums == [n, n]
-    assert_gil_released(longest, durations)
+    assert_gil_released(lambda: sums.append(tessera.sum_to_shape(src, (), max_threads=1)))
+    assert len(sums) >= 2 and all(s == n for s in sums), sums
 
 
 def test_calls_do_not_leak_references():
