@@ -75,6 +75,11 @@ int64_t stream_min_bytes() {
   return bytes;
 }
 
+int64_t reduce_stream_min_bytes() {
+  const int64_t s = stream_min_bytes();
+  return s / 3 * 2 + s % 3;  // ceil(2s / 3), without forming 2s
+}
+
 const char* kernel_name(Kernel k) noexcept {
   switch (k) {
     case Kernel::copy: return "copy";

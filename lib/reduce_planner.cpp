@@ -153,13 +153,10 @@ void lay_out_segments(ReducePlan& r) {
 // segments' sub-problems and their kernel (lay_out_segments).
 ReducePlan finish(ReducePlan&& r) {
   finish_axes(r);
-  // A result streams from 2/3 of the copies' threshold (half the last-level cache where that is
-  // 3/4 of it): the gradient streaming through the cache beside it evicts it before it is read
-  // again. A 16 MiB result under a 64 MiB gradient (32 MiB L3) written with ordinary stores ran
-  // nchw_bwd 12-18% and outer_bwd 8% slower than streamed.
+  // The result's size against the reductions' own streaming line (reduce_stream_min_bytes).
   const int64_t out_bytes = static_cast<int64_t>(itemsize_of(r.dtype)) * count_of(r.out_shape);  // checked
   r.problem.stream = r.options.nontemporal == NonTemporal::always ||
-                     (r.options.nontemporal == NonTemporal::automatic && out_bytes * 3 >= stream_min_bytes() * 2);
+                     (r.options.nontemporal == NonTemporal::automatic && out_bytes >= reduce_stream_min_bytes());
   r.caps = reduce_caps();
   if (count_of(r.out_shape) == 0) {
     r.problem.out_elems = 0;

@@ -906,6 +906,11 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   const int64_t from = (t * 2 + 2) / 3 / 4 + 1;  // elements: the first result of at least 2t / 3 bytes, and one more
   CHECK(rows_of(from).find("-> result (1, " + std::to_string(from) + "), streamed") != std::string::npos);
   CHECK(rows_of(t / 4 / 2).find("streamed") == std::string::npos);
+  // A result of 2^62 bytes is compared with the line without overflow (the fuzzer found 3 * its
+  // size overflowing int64: undefined behaviour, and a result that would not stream).
+  CHECK(tessera::Plan::tile_backward({int64_t{1} << 60}, {}, DType::float32, {int64_t{1} << 60}, {1})
+            .describe()
+            .find("streamed") != std::string::npos);
   const auto paths = tessera::Plan::kernel_paths();
   CHECK(std::find(paths.begin(), paths.end(), "reduce.periodic.leaves") != paths.end());
   CHECK(std::find(paths.begin(), paths.end(), "reduce.lanes.reg.tree16") != paths.end());
