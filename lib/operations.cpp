@@ -128,8 +128,9 @@ int64_t count_sum(const unsigned char* base, std::ptrdiff_t stride, int64_t coun
 template <class T>
 int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
   if (p.shape_only) return count_sum<T>(base, stride, count, clamp);
-  p.prefix.reserve(static_cast<std::size_t>(count) + 1);  // no zero fill: written once
+  p.prefix.reserve(static_cast<std::size_t>(count) + 1, /*with_counts8=*/true);  // no zero fill: written once
   int64_t* out = p.prefix.mutable_data();
+  uint8_t* c8 = p.prefix.mutable_counts8();  // null for no counts
   out[0] = 0;
   int64_t total = 0, max_count = 0;
   bool negative = false;
@@ -146,6 +147,7 @@ int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t strid
       if (__builtin_add_overflow(total, k, &total)) overflowed(i);
       max_count = k > max_count ? k : max_count;
       out[i + 1] = total;
+      c8[i] = static_cast<uint8_t>(k < 255 ? k : 255);
     }
   } else {
     for (int64_t i = 0; i < count; ++i) {
@@ -155,11 +157,12 @@ int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t strid
       if (__builtin_add_overflow(total, k, &total)) overflowed(i);
       max_count = k > max_count ? k : max_count;
       out[i + 1] = total;
+      c8[i] = static_cast<uint8_t>(k < 255 ? k : 255);
     }
   }
   if (negative) check_negative<T>(base, stride, count, clamp);
   p.prefix.set_size(static_cast<std::size_t>(count) + 1);
-  p.seg_max_count = max_count;
+  p.seg_max_count = max_count;  // the planner keeps or drops the one-byte counts (choose_row)
   return total;
 }
 

@@ -318,6 +318,14 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   bool blocked = false;
   const PathVariant variant = choose_variant(p, kernel, caps, &blocked);
   p.path = find_path(kernel, variant, choose_route(p, kernel, variant, blocked, caps), blocked);
+  // The one-byte counts (Prefix::counts8) stay where the segments kernel walks them: one source
+  // axis, counts that each fit one 16-byte store of 1-8 byte elements, on a target with vectors.
+  // That walk reads a byte per element instead of the 8-byte prefix sums: rep_counts (float32
+  // counts 0-4) has 104 MiB to move instead of 160.
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  if (!(kernel == Kernel::segments && caps.vectors && p.seg_naxes == 1 && (isz == 1 || isz == 2 || isz == 4 || isz == 8) &&
+        p.seg_max_count * isz <= 16))
+    p.prefix.drop_counts8();
 }
 
 void finish_plan(CopyPlan& p) {
@@ -467,7 +475,7 @@ std::string describe(const CopyPlan& p) {
       os << " " << p.count << " elements";
       if (p.seg_naxes == 1) os << " at src stride " << p.inner_stride << " B";
       else os << " over " << p.seg_naxes << " source axes";
-      os << ", element i repeated counts[i] times";
+      os << ", element i repeated counts[i] times" << (p.prefix.counts8() != nullptr ? " (one-byte counts)" : "");
       break;
     case Kernel::none: break;
   }

@@ -15,12 +15,17 @@ namespace tessera::detail {
 /// plan. Held in an output block of the allocator (allocator.hpp): large ones get transparent huge
 /// pages and are kept for reuse after the plan dies, so planning millions of counts again does not
 /// fault in fresh pages each time.
+/// Beside them, where the planner keeps it, the counts themselves as one byte each (counts8(): all
+/// counts at most 255): the segments kernel walks those, an eighth of the prefix sums' bytes.
 class Prefix {
  public:
-  /// Room for n values (once, before the push_backs). Throws std::bad_alloc.
-  void reserve(std::size_t n) {
+  /// Room for n values, and for n - 1 one-byte counts if `with_counts8` (once, before writing the
+  /// values). Throws std::bad_alloc.
+  void reserve(std::size_t n, bool with_counts8 = false) {
     bool fresh = false;
     buf_.reset(static_cast<int64_t*>(allocate_output(n * sizeof(int64_t), &fresh)), free_output);
+    counts8_.reset();
+    if (with_counts8 && n > 1) counts8_.reset(static_cast<uint8_t*>(allocate_output(n - 1, &fresh)), free_output);
   }
   void push_back(int64_t v) noexcept { buf_.get()[size_++] = v; }  // within the reserved room
   const int64_t* data() const noexcept { return buf_.get(); }
@@ -30,9 +35,17 @@ class Prefix {
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
   int64_t back() const noexcept { return buf_.get()[size_ - 1]; }
+  /// Count i (prefix[i + 1] - prefix[i]) as one byte, for i in [0, size() - 1); nullptr where the
+  /// planner did not keep them.
+  const uint8_t* counts8() const noexcept { return counts8_.get(); }
+  /// The reserved room for the one-byte counts (reserve(n, true)); nullptr otherwise.
+  uint8_t* mutable_counts8() noexcept { return counts8_.get(); }
+  /// Frees the one-byte counts: the planner's choice where no kernel reads them, or a count > 255.
+  void drop_counts8() noexcept { counts8_.reset(); }
 
  private:
   std::shared_ptr<int64_t> buf_;
+  std::shared_ptr<uint8_t> counts8_;
   std::size_t size_ = 0;
 };
 

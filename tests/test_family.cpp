@@ -269,6 +269,12 @@ TEST_CASE("repeat and broadcast: outputs of MiBs through every repeat path, thre
   test::Rng rng(77);
   Shape counts04;  // per-element counts 0..4 for 300007 elements
   for (int i = 0; i < 300007; ++i) counts04.push_back(rng.uniform(0, 4));
+  Shape counts016, counts08, counts02;  // per-element counts up to one 16-byte store of 1, 2, 8-byte elements
+  for (int i = 0; i < 300007; ++i) {
+    counts016.push_back(rng.uniform(0, 16));
+    counts08.push_back(rng.coin(4) ? 0 : rng.uniform(0, 8));  // runs of empty segments too
+    counts02.push_back(rng.uniform(0, 2));
+  }
   Shape row_counts;  // per-row counts for 999 rows
   for (int i = 0; i < 999; ++i) row_counts.push_back(rng.uniform(0, 3));
   std::vector<Large> cases = {
@@ -282,6 +288,9 @@ TEST_CASE("repeat and broadcast: outputs of MiBs through every repeat path, thre
       {"repeat rows by 3 (axis 0: a pattern)", {401, 1031}, 4, test::kContiguous, repeat({3}, 0), "pattern.long"},
       {"repeat by 40 (fills)", {20011}, 4, test::kContiguous, repeat({40}, 0), "fill.4"},
       {"per-element counts 0..4", {300007}, 4, test::kContiguous, repeat(counts04, -1), "segments"},
+      {"per-element counts 0..16 of 1-byte elements", {300007}, 1, test::kContiguous, repeat(counts016, 0), "segments"},
+      {"per-element counts 0..8 of 2-byte elements, many empty", {300007}, 2, test::kContiguous, repeat(counts08, 0), "segments"},
+      {"per-element counts 0..2 of 8-byte elements, strided", {300007}, 8, test::kSubView, repeat(counts02, 0), "segments"},
       {"per-element counts, transposed input flattened", {547, 549}, 4, test::kPermuted, repeat(counts04, std::nullopt), "segments"},
       {"per-row counts (a segment loop)", {999, 517}, 4, test::kContiguous, repeat(row_counts, 0), "copy"},
       {"broadcast rows", {1, 2053}, 4, test::kContiguous, bcast(Op::broadcast_to, {1031, 2053}), "pattern.long"},
@@ -492,6 +501,14 @@ TEST_CASE("describe() names the operation, its arguments and the path") {
   const tessera::Plan r = tessera::Plan::repeat({4, 5}, {}, 4, counts, 0);
   CHECK(r.describe().find("4 per-element repeats (total 6) along axis 0") != std::string::npos);
   CHECK(r.describe().find("segments of the counts") != std::string::npos);
+  // The one-byte counts stay where the segments kernel walks them (one axis, each count one
+  // 16-byte store): not for a count past 16 / itemsize, nor for the flattened axes of a 2-d input.
+  const bool vectors = std::string(tessera::active_target()) != "SCALAR";
+  const std::vector<int64_t> up_to_4 = {4, 0, 1, 3, 2, 4}, up_to_5 = {4, 0, 5, 3, 2, 4};
+  CHECK((tessera::Plan::repeat({6}, {}, 4, up_to_4, 0).describe().find("(one-byte counts)") != std::string::npos) == vectors);
+  CHECK(tessera::Plan::repeat({6}, {}, 4, up_to_5, 0).describe().find("one-byte") == std::string::npos);
+  CHECK((tessera::Plan::repeat({6}, {}, 2, up_to_5, 0).describe().find("(one-byte counts)") != std::string::npos) == vectors);
+  CHECK(tessera::Plan::repeat({2, 3}, {{4, 12}}, 4, up_to_4, std::nullopt).describe().find("one-byte") == std::string::npos);
   const tessera::Plan r2 = tessera::Plan::repeat({1000}, {}, 4, 2, std::nullopt);
   CHECK(r2.describe().find("repeats 2 of the flattened input") != std::string::npos);
   CHECK(r2.describe().find(std::string("[") + r2.kernel_path() + "]") != std::string::npos);

@@ -677,11 +677,95 @@ HWY_INLINE int64_t SegmentOf(const int64_t* prefix, int64_t count, int64_t t) {
   return lo;
 }
 
+/// Where a range's walk of the one-byte counts stopped: output index `off` of a row lies in segment
+/// `i`, which starts at output index `start` (<= off). The same for every row of a plan (the
+/// segments depend on the counts only), so the next call of the range that starts at `off` goes
+/// on from there instead of searching the prefix sums (SegmentOf), whose entries that walk never
+/// reads, so each search would wait on memory. One per range (per thread): not shared.
+struct SegmentHint {
+  int64_t off = -1;
+  int64_t i = 0;
+  int64_t start = 0;
+};
+
+/// SegmentsRow where the planner kept the one-byte counts (Prefix::counts8): one source axis,
+/// every count at most 16 / kSize, so each segment is one 16-byte store that the next overwrites
+/// past its count, at the position the counts add up to. Reads a byte per source element where
+/// the prefix sums take eight.
+template <size_t kSize>
+HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, const CopyPlan& p,
+                                 size_t off, size_t n, SegmentHint& hint) {
+  constexpr int64_t L = 16 / static_cast<int64_t>(kSize);
+  constexpr int64_t K = static_cast<int64_t>(kSize);
+  const uint8_t* c8 = p.prefix.counts8();
+  const int64_t stride = p.seg_axes[0].stride;
+  const int64_t begin = static_cast<int64_t>(off), end = begin + static_cast<int64_t>(n);
+  int64_t i, start;  // segment i, starting at output index `start`, holds `begin`
+  if (hint.off == begin) {
+    i = hint.i;
+    start = hint.start;
+  } else {
+    i = SegmentOf(p.prefix.data(), p.count_segments(), begin);
+    start = p.prefix.data()[i];
+  }
+  int64_t next = start + c8[i];
+  while (next <= begin) {  // the hint's segment ended at `begin` (begin < the row's total: i stays in range)
+    start = next;
+    next += c8[++i];
+  }
+  uint8_t* const base = dst - begin * K;  // output index 0 of the row
+  const uint8_t* e = src + i * stride;
+  if (begin + L <= end) {  // the first, maybe partial, segment
+    SplatStore16<kSize>(dst, e);
+  } else {
+    FillCopies<kSize>(dst, e, static_cast<size_t>((next < end ? next : end) - begin), kSize);
+  }
+  if (next >= end) {
+    hint = {end, i, start};
+    return;
+  }
+  int64_t at = next;  // where segment i + 1 starts: before `end`, so it exists
+  ++i;
+  e += stride;
+  // Four segments per step while all four stores stay inside the range (each moves at most L on):
+  // the segments they start exist, as each starts before `end`.
+  for (; at + 4 * L <= end; i += 4, e += 4 * stride) {
+    uint32_t c;
+    std::memcpy(&c, c8 + i, 4);
+    SplatStore16<kSize>(base + at * K, e);
+    at += c & 0xff;
+    SplatStore16<kSize>(base + at * K, e + stride);
+    at += (c >> 8) & 0xff;
+    SplatStore16<kSize>(base + at * K, e + 2 * stride);
+    at += (c >> 16) & 0xff;
+    SplatStore16<kSize>(base + at * K, e + 3 * stride);
+    at += c >> 24;
+  }
+  for (; at + L <= end; ++i, e += stride) {
+    SplatStore16<kSize>(base + at * K, e);
+    at += c8[i];
+  }
+  for (; at < end; ++i, e += stride) {  // the last few: exact copies, the range's end within L
+    const int64_t c = c8[i];
+    if (at + c >= end) {
+      FillCopies<kSize>(base + at * K, e, static_cast<size_t>(end - at), kSize);
+      hint = {end, i, at};
+      return;
+    }
+    FillCopies<kSize>(base + at * K, e, static_cast<size_t>(c), kSize);
+    at += c;
+  }
+  hint = {end, i, at};  // segment i starts at `end` (i may be the count of segments at the row's end)
+}
+
 /// A segments row: writes its output elements [off, off + n) to dst; `src` is the row's source
-/// (index 0 of the segment axis).
+/// (index 0 of the segment axis). `hint`: where this range's previous call stopped.
 template <size_t kSize>
 HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, const CopyPlan& p,
-                            size_t off, size_t n) {
+                            size_t off, size_t n, SegmentHint& hint) {
+  if constexpr (kSplat16<kSize>) {
+    if (p.prefix.counts8() != nullptr) return SegmentsRowBytes<kSize>(dst, src, p, off, n, hint);
+  }
   const size_t sz = kSize != 0 ? kSize : p.itemsize;
   const int64_t* prefix = p.prefix.data();
   int64_t i = SegmentOf(prefix, p.count_segments(), static_cast<int64_t>(off));

@@ -111,9 +111,12 @@ HWY_INLINE void WithRowFn(const CopyPlan& p, Path path, const Body& body) {
       }
     }
     case Kernel::segments: {
+      SegmentHint hint;  // this range's own (the row function runs on one thread)
       const auto with = [&](auto size) {
         constexpr size_t kSize = decltype(size)::value;
-        body([&p](const uint8_t* s, size_t off, size_t n, uint8_t* d) { SegmentsRow<kSize>(d, s, p, off, n); });
+        body([&p, &hint](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          SegmentsRow<kSize>(d, s, p, off, n, hint);
+        });
       };
       switch (isz) {
         case 1: with(std::integral_constant<size_t, 1>()); return;

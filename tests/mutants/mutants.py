@@ -170,6 +170,11 @@ MUTANTS = [
      'size_t done = first;',
      'size_t done = first + (nbytes - first >= 2 * run_bytes ? run_bytes : 0);'),
     # --- the repeat kernels
+    ('segments-hint-one-ahead', 'lib/kernels/row_kernels-inl.h', 'SegmentsRowBytes',
+     "a range's next piece of a one-byte-counts segments row goes on one segment too far when the last "
+     'piece ended on a segment boundary (the hint names the segment after the one starting there)',
+     '  hint = {end, i, at};  // segment i starts',
+     '  hint = {end, i + 1, at};  // segment i starts'),
     ('repeat-shuffle-bytes', 'lib/kernels/row_kernels-inl.h', 'RepeatShuffleTable',
      'the shuffle tables of repeat.shuffle rotate the bytes within each element (elements of 2 or more bytes)',
      'idx[q][b] = static_cast<uint8_t>(at / itemsize / reps * itemsize + at % itemsize);',
