@@ -121,16 +121,10 @@ int64_t count_sum(const unsigned char* base, std::ptrdiff_t stride, int64_t coun
   return total;
 }
 
-// The prefix sums of `count` per-element counts of type T, `stride` bytes apart, in one pass over
-// them: p.prefix (count + 1 values from 0) and p.seg_max_count. A negative count is an error
-// naming the first one (nothing is written to any output), or 0 under clamp_to_zero.
-// With p.shape_only the counts are only summed (same checks, no prefix sums written); returns the sum.
-template <class T>
-int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
-  if (p.shape_only) return count_sum<T>(base, stride, count, clamp);
-  p.prefix.reserve(static_cast<std::size_t>(count) + 1, /*with_counts8=*/true);  // no zero fill: written once
-  int64_t* out = p.prefix.mutable_data();
-  uint8_t* c8 = p.prefix.mutable_counts8();  // null for no counts
+// prefix_sums' pass: out[0..count] and, kC8, c8[0..count) (each count as one byte, 255 for more).
+template <class T, bool kC8>
+int64_t prefix_sums_into(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp,
+                         int64_t* out, uint8_t* c8) {
   out[0] = 0;
   int64_t total = 0, max_count = 0;
   bool negative = false;
@@ -138,32 +132,39 @@ int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t strid
     check_negative<T>(base, stride, count, clamp);  // a negative count is named before any overflow
     sum_overflows(i);
   };
+  const auto one = [&](int64_t i, int64_t v) {
+    negative |= v < 0;
+    const int64_t k = v < 0 ? 0 : v;
+    if (__builtin_add_overflow(total, k, &total)) overflowed(i);
+    max_count = k > max_count ? k : max_count;
+    out[i + 1] = total;
+    if constexpr (kC8) c8[i] = static_cast<uint8_t>(k < 255 ? k : 255);
+  };
   if (stride == static_cast<std::ptrdiff_t>(sizeof(T))) {
     const T* c = reinterpret_cast<const T*>(base);
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t v = c[i];
-      negative |= v < 0;
-      const int64_t k = v < 0 ? 0 : v;
-      if (__builtin_add_overflow(total, k, &total)) overflowed(i);
-      max_count = k > max_count ? k : max_count;
-      out[i + 1] = total;
-      c8[i] = static_cast<uint8_t>(k < 255 ? k : 255);
-    }
+    for (int64_t i = 0; i < count; ++i) one(i, c[i]);
   } else {
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t v = *reinterpret_cast<const T*>(base + i * stride);
-      negative |= v < 0;
-      const int64_t k = v < 0 ? 0 : v;
-      if (__builtin_add_overflow(total, k, &total)) overflowed(i);
-      max_count = k > max_count ? k : max_count;
-      out[i + 1] = total;
-      c8[i] = static_cast<uint8_t>(k < 255 ? k : 255);
-    }
+    for (int64_t i = 0; i < count; ++i) one(i, *reinterpret_cast<const T*>(base + i * stride));
   }
   if (negative) check_negative<T>(base, stride, count, clamp);
   p.prefix.set_size(static_cast<std::size_t>(count) + 1);
-  p.seg_max_count = max_count;  // the planner keeps or drops the one-byte counts (choose_row)
+  p.seg_max_count = max_count;  // the planner keeps or drops the one-byte counts (choose_path)
   return total;
+}
+
+// The prefix sums of `count` per-element counts of type T, `stride` bytes apart, in one pass over
+// them: p.prefix (count + 1 values from 0, and the one-byte counts if p.with_counts8) and
+// p.seg_max_count. A negative count is an error naming the first one (nothing is written to any
+// output), or 0 under clamp_to_zero.
+// With p.shape_only the counts are only summed (same checks, no prefix sums written); returns the sum.
+template <class T>
+int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
+  if (p.shape_only) return count_sum<T>(base, stride, count, clamp);
+  p.prefix.reserve(static_cast<std::size_t>(count) + 1, p.with_counts8);  // no zero fill: written once
+  int64_t* out = p.prefix.mutable_data();
+  uint8_t* const c8 = p.prefix.mutable_counts8();  // null unless with_counts8
+  if (c8 == nullptr) return prefix_sums_into<T, false>(p, base, stride, count, clamp, out, c8);
+  return prefix_sums_into<T, true>(p, base, stride, count, clamp, out, c8);
 }
 
 // repeat's counts for `extent` elements: p.repeats (one count for all: given once, or every count

@@ -484,6 +484,7 @@ ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
   Options forward = options;
   forward.accumulate = false;
   CopyPlan f;  // the forward repeat's checks, output shape and counts
+  f.with_counts8 = false;  // no reduction kernel reads them
   init_input(f, in_shape, Dims(), 1, forward);
   nest_repeat(f, repeats, has_axis, axis);
   size_output(f);
