@@ -160,9 +160,12 @@ int64_t prefix_sums_into(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
 template <class T>
 int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp) {
   if (p.shape_only) return count_sum<T>(base, stride, count, clamp);
-  p.prefix.reserve(static_cast<std::size_t>(count) + 1, p.with_counts8);  // no zero fill: written once
+  // The one-byte counts only where the segments kernel may walk them (the largest count is not
+  // known yet; choose_path drops them where it is too large, or where the walk is not the row's).
+  const bool with_counts8 = p.with_counts8 && segments_may_walk_bytes(static_cast<int64_t>(p.itemsize));
+  p.prefix.reserve(static_cast<std::size_t>(count) + 1, with_counts8);  // no zero fill: written once
   int64_t* out = p.prefix.mutable_data();
-  uint8_t* const c8 = p.prefix.mutable_counts8();  // null unless with_counts8
+  uint8_t* const c8 = p.prefix.mutable_counts8();  // null without them
   if (c8 == nullptr) return prefix_sums_into<T, false>(p, base, stride, count, clamp, out, c8);
   return prefix_sums_into<T, true>(p, base, stride, count, clamp, out, c8);
 }

@@ -308,9 +308,16 @@ Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool b
 
 }  // namespace
 
+bool segments_walk_bytes(int64_t isz, int64_t max_count, const KernelCaps& caps) noexcept {
+  return caps.vectors && (isz == 1 || isz == 2 || isz == 4 || isz == 8) && max_count <= 16 / isz;
+}
+
+bool segments_may_walk_bytes(int64_t isz) { return segments_walk_bytes(isz, 1, kernel_caps()); }
+
 void choose_path(CopyPlan& p, const KernelCaps& caps) {
   if (p.out_size == 0) {
     p.path = Path::none;
+    p.prefix.drop_counts8();
     return;
   }
   Kernel kernel = Kernel::none;
@@ -318,13 +325,11 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   bool blocked = false;
   const PathVariant variant = choose_variant(p, kernel, caps, &blocked);
   p.path = find_path(kernel, variant, choose_route(p, kernel, variant, blocked, caps), blocked);
-  // The one-byte counts (Prefix::counts8) stay where the segments kernel walks them: one source
-  // axis, counts that each fit one 16-byte store of 1-8 byte elements, on a target with vectors.
-  // That walk reads a byte per element instead of the 8-byte prefix sums: rep_counts (float32
-  // counts 0-4) has 104 MiB to move instead of 160.
-  const int64_t isz = static_cast<int64_t>(p.itemsize);
-  if (!(kernel == Kernel::segments && caps.vectors && p.seg_naxes == 1 && (isz == 1 || isz == 2 || isz == 4 || isz == 8) &&
-        p.seg_max_count * isz <= 16))
+  // The one-byte counts (Prefix::counts8) stay where the segments kernel walks them. That walk
+  // reads a byte per element instead of the 8-byte prefix sums: rep_counts (float32 counts 0-4)
+  // has 104 MiB to move instead of 160.
+  if (!(kernel == Kernel::segments && p.seg_naxes == 1 &&
+        segments_walk_bytes(static_cast<int64_t>(p.itemsize), p.seg_max_count, caps)))
     p.prefix.drop_counts8();
 }
 
@@ -335,6 +340,8 @@ void finish_plan(CopyPlan& p) {
   if (p.out_size > 0) {
     simplify(p);
     choose_path(p, kernel_caps());
+  } else {
+    p.prefix.drop_counts8();  // nothing to walk
   }
 }
 

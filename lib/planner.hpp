@@ -56,6 +56,14 @@ void size_output(CopyPlan& p);
 /// Step 4 (on a non-empty output).
 void simplify(CopyPlan& p);
 
+/// Whether the segments kernel walks one-byte counts (Prefix::counts8) of `isz`-byte elements whose
+/// largest count is `max_count` (before the counts are read: 1): a target with vectors, elements of
+/// 1, 2, 4 or 8 bytes, every count one 16-byte store. choose_path adds: one segment axis, the row's.
+bool segments_walk_bytes(int64_t isz, int64_t max_count, const KernelCaps& caps) noexcept;
+/// segments_walk_bytes(isz, 1, the dispatched target's caps): whether the counts are worth writing
+/// as bytes before they are read (prefix_sums).
+bool segments_may_walk_bytes(int64_t isz);
+
 /// Step 5 (on a non-empty output; an empty one keeps Path::none). May run again on the same plan
 /// (the allocating calls re-choose once they know whether the output's pages are fresh).
 void choose_path(CopyPlan& p, const KernelCaps& caps);

@@ -15,8 +15,9 @@ namespace tessera::detail {
 /// plan. Held in an output block of the allocator (allocator.hpp): large ones get transparent huge
 /// pages and are kept for reuse after the plan dies, so planning millions of counts again does not
 /// fault in fresh pages each time.
-/// Beside them, where the planner keeps it, the counts themselves as one byte each (counts8(): all
-/// counts at most 255): the segments kernel walks those, an eighth of the prefix sums' bytes.
+/// Beside them, where the planner keeps them, the counts themselves as one byte each (counts8():
+/// min(count, 255); kept only where every count is at most 16 / itemsize): the segments kernel
+/// walks those, an eighth of the prefix sums' bytes.
 class Prefix {
  public:
   /// Room for n values, and for n - 1 one-byte counts if `with_counts8` (once, before writing the
@@ -35,8 +36,8 @@ class Prefix {
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
   int64_t back() const noexcept { return buf_.get()[size_ - 1]; }
-  /// Count i (prefix[i + 1] - prefix[i]) as one byte, for i in [0, size() - 1); nullptr where the
-  /// planner did not keep them.
+  /// Count i (prefix[i + 1] - prefix[i]) as one byte, min(count, 255), for i in [0, size() - 1);
+  /// nullptr where the planner did not keep them.
   const uint8_t* counts8() const noexcept { return counts8_.get(); }
   /// The reserved room for the one-byte counts (reserve(n, true)); nullptr otherwise.
   uint8_t* mutable_counts8() noexcept { return counts8_.get(); }

@@ -677,11 +677,12 @@ HWY_INLINE int64_t SegmentOf(const int64_t* prefix, int64_t count, int64_t t) {
   return lo;
 }
 
-/// Where a range's walk of the one-byte counts stopped: output index `off` of a row lies in segment
-/// `i`, which starts at output index `start` (<= off). The same for every row of a plan (the
-/// segments depend on the counts only), so the next call of the range that starts at `off` goes
-/// on from there instead of searching the prefix sums (SegmentOf), whose entries that walk never
-/// reads, so each search would wait on memory. One per range (per thread): not shared.
+/// Where a range's walk of the one-byte counts stopped at output index `off` of a row: segment `i`
+/// starts at output index `start` <= off, and the segments before it end at or before off (`i`
+/// may be empty, or end at off). The same for every row of a plan (the segments depend on the
+/// counts only), so the range's next call that starts at `off` goes on from there instead of
+/// searching the prefix sums (SegmentOf), whose entries that walk never reads, so each search
+/// would wait on memory. One per range (per thread): not shared.
 struct SegmentHint {
   int64_t off = -1;
   int64_t i = 0;
@@ -730,16 +731,15 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
   // Four segments per step while all four stores stay inside the range (each moves at most L on):
   // the segments they start exist, as each starts before `end`.
   for (; at + 4 * L <= end; i += 4, e += 4 * stride) {
-    uint32_t c;
-    std::memcpy(&c, c8 + i, 4);
+    const int64_t c0 = c8[i], c1 = c8[i + 1], c2 = c8[i + 2], c3 = c8[i + 3];
     SplatStore16<kSize>(base + at * K, e);
-    at += c & 0xff;
+    at += c0;
     SplatStore16<kSize>(base + at * K, e + stride);
-    at += (c >> 8) & 0xff;
+    at += c1;
     SplatStore16<kSize>(base + at * K, e + 2 * stride);
-    at += (c >> 16) & 0xff;
+    at += c2;
     SplatStore16<kSize>(base + at * K, e + 3 * stride);
-    at += c >> 24;
+    at += c3;
   }
   for (; at + L <= end; ++i, e += stride) {
     SplatStore16<kSize>(base + at * K, e);

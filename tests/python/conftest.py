@@ -80,16 +80,19 @@ def longest_pause_during(call, times=2):
     return longest, durations
 
 
-def assert_gil_released(call, times=2, rounds=3):
+def assert_gil_released(call, times=2, rounds=3, after_round=None):
     """Runs `call()` `times` times in another thread while this thread loops (longest_pause_during),
     up to `rounds` rounds: each call must be long enough (15 ms) to tell a held GIL from scheduling
     noise, and in one round this thread must never pause for half of the shortest call. With the GIL
     held through a call, every round pauses for a whole call and the assertion fails; one quiet
     round suffices because on a loaded 2-core machine the scheduler alone can pause a thread for
-    10 ms or more."""
+    10 ms or more. `after_round()`, if given, runs after each round, outside the timing (to check
+    and free the round's results)."""
     seen = []
     for _ in range(rounds):
         longest, durations = longest_pause_during(call, times)
+        if after_round is not None:
+            after_round()
         assert len(durations) == times and min(durations) > 0.015, durations
         if longest < min(durations) / 2:
             return

@@ -16,12 +16,6 @@ from conftest import assert_gil_released
 ROWS, COLS, REPS = 8, 1024, 16384  # a 32 KiB source tiled into a 512 MiB output
 
 
-def keep_last(results, make):
-    """results = [make()], the previous result freed first (each is 512 MiB)."""
-    results.clear()
-    results.append(make())
-
-
 def source():
     return np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
 
@@ -39,8 +33,13 @@ def test_gil_is_released_by_execute_region_without_out():
     src = source()
     plan = tessera.Plan(src.shape, (REPS, 1), np.float32, max_threads=1)
     results = []
-    assert_gil_released(lambda: keep_last(results, lambda: plan.execute_region(src, (0, 0), (ROWS * REPS, COLS))))
-    assert results and all(r.shape == (ROWS * REPS, COLS) and np.array_equal(r[-ROWS:], src) for r in results)
+
+    def check_and_free():  # each result is 512 MiB
+        assert results and all(r.shape == (ROWS * REPS, COLS) and np.array_equal(r[-ROWS:], src) for r in results)
+        results.clear()
+
+    assert_gil_released(lambda: results.append(plan.execute_region(src, (0, 0), (ROWS * REPS, COLS))),
+                        after_round=check_and_free)
 
 
 def test_gil_is_released_by_a_dask_task():
@@ -48,5 +47,9 @@ def test_gil_is_released_by_a_dask_task():
     x = td.tile(src, (REPS, 1), chunks=(ROWS * REPS, COLS))  # one output chunk: one task
     assert x.numblocks == (1, 1)
     results = []
-    assert_gil_released(lambda: keep_last(results, lambda: x.compute(scheduler="synchronous")))
-    assert results and all(np.array_equal(r[-ROWS:], src) for r in results)
+
+    def check_and_free():  # each result is 512 MiB
+        assert results and all(np.array_equal(r[-ROWS:], src) for r in results)
+        results.clear()
+
+    assert_gil_released(lambda: results.append(x.compute(scheduler="synchronous")), after_round=check_and_free)
