@@ -41,7 +41,7 @@ class Prefix {
   const uint8_t* counts8() const noexcept { return counts8_.get(); }
   /// The reserved room for the one-byte counts (reserve(n, true)); nullptr otherwise.
   uint8_t* mutable_counts8() noexcept { return counts8_.get(); }
-  /// Frees the one-byte counts: the planner's choice where no kernel reads them, or a count > 255.
+  /// Frees the one-byte counts: the planner's choice where the segments kernel does not walk them.
   void drop_counts8() noexcept { counts8_.reset(); }
 
  private:
