@@ -69,8 +69,7 @@ int64_t stream_min_bytes() {
     }
     const int64_t llc = last_level_cache_bytes();
     if (llc <= 0) return kStreamMinBytes;
-    const int64_t share = llc / 4 * 3;
-    return share < kStreamMinClamp[0] ? kStreamMinClamp[0] : share > kStreamMinClamp[1] ? kStreamMinClamp[1] : share;
+    return std::clamp(llc / 4 * 3, kStreamMinClamp[0], kStreamMinClamp[1]);
   }();
   return bytes;
 }

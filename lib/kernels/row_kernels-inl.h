@@ -772,22 +772,9 @@ HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
   int64_t pos = static_cast<int64_t>(off);
   const int64_t end = pos + static_cast<int64_t>(n);
   if (p.seg_naxes == 1) {  // one source axis: element i at i * stride
+    // (Where every count fits one 16-byte store, the planner kept the one-byte counts on targets
+    // with vectors: SegmentsRowBytes above takes those rows.)
     const int64_t stride = p.seg_axes[0].stride;
-    if constexpr (kSplat16<kSize>) {
-      // Every count fits one 16-byte store: each element after the first is one store at its own
-      // output position prefix[i] (no chain through the running position), while the store stays
-      // inside the range; the elements past that take the loop below.
-      constexpr int64_t L = 16 / static_cast<int64_t>(kSize);
-      if (p.seg_max_count <= L && pos + L <= end) {
-        uint8_t* const base = dst - static_cast<int64_t>(off) * static_cast<int64_t>(kSize);  // output index 0 of the row
-        SplatStore16<kSize>(dst, src + i * stride);  // the first, partial segment
-        ++i;
-        for (; prefix[i] + L <= end; ++i) SplatStore16<kSize>(base + prefix[i] * static_cast<int64_t>(kSize), src + i * stride);
-        if (prefix[i] >= end) return;
-        dst = base + prefix[i] * static_cast<int64_t>(kSize);
-        pos = prefix[i];
-      }
-    }
     for (int64_t e = i * stride;; ++i, e += stride) {
       const int64_t stop = prefix[i + 1] < end ? prefix[i + 1] : end;
       const size_t c = static_cast<size_t>(stop - pos);  // 0 for an empty segment

@@ -764,10 +764,10 @@ def show_config(mode="stdout"):
         arena's, the threads a call without ``max_threads`` may use), ``"Memory"``
         (``streaming_threshold_bytes``: the smallest output written with streaming stores under
         ``nontemporal=None``, 3/4 of the last-level cache clamped to 4-256 MiB (16 MiB where Linux's
-        sysfs does not give the cache's size), or the environment
-        variable ``TESSERA_STREAM_MIN_BYTES``; a gradient's result streams from 2/3 of it;
-        ``block_cache_limit_bytes``: the most bytes of freed
-        large outputs tessera keeps for reuse: `set_block_cache_limit`'s, else
+        sysfs does not give the cache's size), or the environment variable
+        ``TESSERA_STREAM_MIN_BYTES``; a gradient's result streams from 2/3 of it;
+        ``block_cache_limit_bytes``: the most bytes of freed large outputs tessera keeps for
+        reuse: `set_block_cache_limit`'s, else
         ``TESSERA_ALLOC_CACHE_BYTES`` or 256 MiB; ``block_cache_max_age_seconds``: how long an unused
         one is kept, `set_block_cache_max_age`'s or 10.0),
         ``"Native Libraries"`` (``_tessera``, ``libtbb``, ``libhwy``: the real paths of the files
