@@ -7,6 +7,7 @@
 #include "operation_info.hpp"
 #include "operations.hpp"
 #include "planner.hpp"
+#include "reduce.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -402,6 +403,7 @@ std::vector<std::string> compiled_targets() { return detail::target_names(false)
 std::vector<std::string> supported_targets() { return detail::target_names(true); }
 
 int64_t streaming_threshold_bytes() { return detail::stream_min_bytes(); }
+int64_t reduce_prefetch_bytes() noexcept { return detail::reduce_prefetch_bytes(); }
 
 std::size_t block_cache_limit_bytes() { return detail::block_cache_limit(); }
 

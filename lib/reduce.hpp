@@ -193,9 +193,23 @@ constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int ac
 
 /// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long, and periodic items
 /// (w = 1) of one dense run of at most kPrefetchRowBytes, are prefetched ReduceProblem::prefetch_items
-/// ahead: about kPrefetchAheadBytes of source in flight.
+/// ahead: about reduce_prefetch_bytes() of source in flight, where that is not 0.
 inline constexpr int64_t kPrefetchRowBytes = 4096;
 inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
+
+/// Bytes of source the reduction kernels prefetch ahead of the item they sum (items as above), 0
+/// for none: a property of the core's hardware prefetchers, measured per kind of core. The
+/// environment variable TESSERA_PREFETCH_BYTES (decimal digits) if set, else kPrefetchAheadBytes
+/// on AMD CPU family 26 (Zen 5), 0 on every other CPU. Read once. Measured on 2 vCPUs of AMD EPYC
+/// (64 MiB float32 gradients, 1 thread): on family 26, nchw_bwd 2.6x and column_bwd ~1.5x faster
+/// with it; on family 25 (Zen 4) slower with any distance from 2 KiB on (nchw_bwd, mixed3d_bwd
+/// 1.3-1.9x, column_bwd 1.2-1.6x, rep_mid_bwd 1.1-1.7x), where the hardware prefetchers alone
+/// read these at 80-95% of the read limit.
+int64_t reduce_prefetch_bytes() noexcept;
+
+/// Lanes-order items of 2 ... kLeaf addend rows of at most kWholeRowsItemBytes in all are read a
+/// row at a time, each from its start to its end (ReduceProblem::rows_whole).
+inline constexpr int64_t kWholeRowsItemBytes = 16 << 10;
 
 /// One axis of a reduction problem: `extent` indices, `src_stride` bytes apart in the input;
 /// a kept axis moves the output by `dst_stride` elements (0 for a reduced axis).
@@ -248,6 +262,15 @@ struct ReduceProblem {
   //   kPrefetchRowBytes along one kept axis (reduce.periodic.rows.w1): many instructions per line
   //   (a fold per item) keep too few lines in flight (column_bwd read at 60% of the limit without).
   int64_t prefetch_items = 0;
+  // Lanes path, 2 ... kLeaf addends, items of at most kWholeRowsItemBytes (set by lay_out_reduce):
+  // the reg.leaf kernel reads an item's addend rows one after another, each from its start to its
+  // end, its sums in registers (at most 16 vectors of them) or else in a scratch row in L1. Read a
+  // vector at a time across the rows instead, an item's rows walk its pages out of order (row 0's
+  // line 0, row 1's line 0, ...), which the hardware prefetchers follow at a third to half the
+  // speed (rep_mid_bwd's 4 rows of 1 KiB: 2.2x slower on AMD family 25; nchw_bwd on family 26).
+  // Longer items keep that walk: the scratch row's loads and stores cost more than it saves
+  // (rows of 4 KiB x 8 addends: 1.2x slower; 8 KiB x 4: 1.35x). The same additions either way.
+  bool rows_whole = false;
   // Output written with non-temporal stores (the lanes and interleaved paths): set by the planner
   // from Options::nontemporal and the output's size (as the copying operations decide).
   bool stream = false;

@@ -11,8 +11,13 @@
 #include "planner.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 namespace tessera::detail {
 namespace {
@@ -181,7 +186,34 @@ void check_grad_shape(const Dims& grad, const Dims& expected, const char* op) {
               dims_str(expected));
 }
 
+// AMD CPU family 26 (Zen 5) or later, read from CPUID; false elsewhere (other vendors, other ISAs).
+bool amd_family_26_or_later() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  const bool amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;  // "AuthenticAMD"
+  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  unsigned family = (a >> 8) & 0xf;
+  if (family == 0xf) family += (a >> 20) & 0xff;
+  return family >= 0x1a;
+#else
+  return false;
+#endif
+}
+
 }  // namespace
+
+int64_t reduce_prefetch_bytes() noexcept {
+  static const int64_t bytes = [] {
+    if (const char* env = std::getenv("TESSERA_PREFETCH_BYTES")) {
+      char* end = nullptr;
+      const long long n = std::strtoll(env, &end, 10);
+      if (end != env && *end == '\0' && n >= 0) return static_cast<int64_t>(n);
+    }
+    return amd_family_26_or_later() ? kPrefetchAheadBytes : int64_t{0};
+  }();
+  return bytes;
+}
 
 Elem elem_of(DType dtype) noexcept {
   switch (dtype) {
@@ -302,8 +334,8 @@ void lay_out_periodic(ReduceProblem& p) noexcept {
   // with and without: its deinterleaving, not the memory, sets its pace).
   const int64_t item_bytes = p.run * static_cast<int64_t>(p.elsize);
   if (p.width == 1 && p.nouter == 1 && p.nreduced == 0 && p.run_stride == static_cast<int64_t>(p.elsize) &&
-      item_bytes <= kPrefetchRowBytes && p.nitems > 1)
-    p.prefetch_items = ceil_div(kPrefetchAheadBytes, item_bytes);
+      item_bytes <= kPrefetchRowBytes && p.nitems > 1 && reduce_prefetch_bytes() > 0)
+    p.prefetch_items = ceil_div(reduce_prefetch_bytes(), item_bytes);
 }
 
 // Levels of the binary counter over `leaves` leaves: bit_width(leaves).
@@ -319,6 +351,7 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
   p.nouter = p.nreduced = 0;
   p.scratch_bytes = 0;
   p.prefetch_items = 0;
+  p.rows_whole = false;
   if (p.path == ReducePath::none || p.path == ReducePath::zeros) return;
   if (p.path == ReducePath::periodic) {
     lay_out_periodic(p);
@@ -351,8 +384,13 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     // item waits for DRAM: nchw_bwd's 512-byte rows read at a quarter of the read limit), so the
     // kernels prefetch the rows of the item prefetch_items ahead.
     const int64_t row_bytes = p.strip * static_cast<int64_t>(p.elsize);
-    if (p.path == ReducePath::lanes && p.nred <= kRegLeaves * kLeaf && row_bytes <= kPrefetchRowBytes && p.nitems > 1)
-      p.prefetch_items = ceil_div(kPrefetchAheadBytes, p.nred * row_bytes);
+    if (p.path == ReducePath::lanes && p.nred <= kRegLeaves * kLeaf && row_bytes <= kPrefetchRowBytes &&
+        p.nitems > 1 && reduce_prefetch_bytes() > 0)
+      p.prefetch_items = ceil_div(reduce_prefetch_bytes(), p.nred * row_bytes);
+    // Short items read a row at a time (ReduceProblem::rows_whole; strip <= 2^16 elements, so no
+    // overflow).
+    p.rows_whole = p.path == ReducePath::lanes && p.nred > 1 && p.nred <= kLeaf &&
+                   p.nred * row_bytes <= kWholeRowsItemBytes;
   }
   // The counter's levels (bit_width(nleaves) and a spare), a leaf row and a result row.
   const int64_t row = p.path == ReducePath::periodic ? p.slots : p.strip;
@@ -573,7 +611,8 @@ std::string describe_reduce(const ReducePlan& r) {
       << ")";
   else if (p.path != ReducePath::none && p.path != ReducePath::zeros)
     s << " (" << kernel << ": " << p.nred << " addends per output element, " << p.nleaves << " leaves, " << p.nitems
-      << " items of up to " << p.strip << " elements" << prefetch << ")";
+      << " items of up to " << p.strip << " elements" << (p.rows_whole ? ", each row read whole" : "") << prefetch
+      << ")";
   return s.str();
 }
 

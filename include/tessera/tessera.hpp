@@ -702,6 +702,17 @@ TESSERA_API std::vector<std::string> supported_targets();
 /// first call reads sysfs and may throw std::bad_alloc.
 TESSERA_API int64_t streaming_threshold_bytes();
 
+/// Bytes of gradient the reductions (tile_backward, sum_to_shape, repeat_backward) prefetch ahead
+/// of the item they are summing, where an item's rows are short (the output rows' strips of at
+/// most 4 KiB, or one dense run of at most 4 KiB per output element); 0: none, the hardware
+/// prefetchers alone. A property of the core, measured per kind: 16384 on AMD CPU family 26
+/// (Zen 5), whose prefetchers stop at each item's few lines per page; 0 on every other CPU (on
+/// AMD family 25 any distance was slower). The environment variable TESSERA_PREFETCH_BYTES
+/// (decimal digits: a count of bytes, 0 for none) overrides. Read on the first call (or the first
+/// reduction plan) and fixed for the process; plans keep the distance they were made with.
+/// Neither value changes a result's bits. Never throws.
+TESSERA_API int64_t reduce_prefetch_bytes() noexcept;
+
 /// Bytes: the most the allocating calls' block cache keeps of the outputs tessera_free released,
 /// for reuse by the next allocating calls (only outputs of 32 MiB or more go to it; see
 /// tessera_free in tessera.h). The last value of set_block_cache_limit, else the environment

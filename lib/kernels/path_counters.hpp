@@ -91,6 +91,7 @@ enum class Variant : int {
   shortrun_80,               // ShortRun<80>
   // Kernels::RegTreeItem, reduce.lanes.reg.leaf and reduce.lanes.reg.tree4
   lanes_reg_leaf_rows,       // RegTreeItem<K>, a short item: its K rows read one after another
+  lanes_reg_leaf_rows_scratch,  // RegTreeItem<K>, rows_whole past kRowVecs vectors: the sums in scratch
   lanes_reg_tree_n_rows,     // RegTreeItem<0, NL>, a short item: the leaves' rows one after another
   // Kernels::LanesLeaves: a leaf's addend rows
   leaves_rows,               // contiguous rows: LeafRows
@@ -121,6 +122,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "ShortRunAny:ShortRun<48>",
     "ShortRunAny:ShortRun<80>",
     "lanes:RegTreeItem<K>.rows",
+    "lanes:RegTreeItem<K>.rows_scratch",
     "lanes:RegTreeItem<0,NL>.rows",
     "LanesLeaves:LeafRows",
     "LanesLeaves:AccRowStrided",

@@ -442,7 +442,7 @@ struct Kernels {
   static constexpr int64_t kRowVecs = 16;
   template <int K, int NL = 0>
   static void RegTreeItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
-                          bool stream, A* tail) {
+                          bool stream, bool rows_whole, A* tail) {
     const DA da;
     const int64_t N = static_cast<int64_t>(hn::Lanes(da));
     int64_t j = 0;
@@ -473,12 +473,12 @@ struct Kernels {
       }
     };
     if constexpr (K > 1) {
-      // A short item (at most kRowVecs vectors): its sums held in registers while the K rows are
-      // read one after another, each from its start to its end. Reading the K rows a vector at a
-      // time instead walks each page out of order (row 0's line 0, row 1's line 0, ...: adjacent
-      // rows share pages), which the hardware prefetchers follow at about half the speed
-      // (nchw_bwd). The same additions: x_0 + x_1 + ... per element.
-      if (n <= kRowVecs * N) {
+      // The planner's rows_whole (ReduceProblem::rows_whole, a short item): the K rows read one
+      // after another, each from its start to its end, the sums held in registers (at most
+      // kRowVecs vectors) or else in the scratch row `tail` (n <= the strip). Else a vector at a
+      // time across the rows (the loop below). The same additions per element either way:
+      // x_0 + x_1 + ... + x_{K-1}.
+      if (rows_whole && n <= kRowVecs * N) {
         const int64_t nv = n / N;
         if (nv > 0) TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows);  // else only the tail below runs
         // A constant count of vectors when the item fills them (its sums then stay in registers;
@@ -496,6 +496,15 @@ struct Kernels {
         };
         if (nv == kRowVecs) rows(std::true_type());
         else rows(std::false_type());
+        j = nv * N;
+      } else if (rows_whole) {
+        TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows_scratch);
+        const int64_t nv = n / N;
+        for (int64_t v = 0; v < nv; ++v) hn::StoreU(LoadAs(da, x[0] + v * N), da, tail + v * N);
+        for (int t = 1; t + 1 < K; ++t)
+          for (int64_t v = 0; v < nv; ++v)
+            hn::StoreU(hn::Add(hn::LoadU(da, tail + v * N), LoadAs(da, x[t] + v * N)), da, tail + v * N);
+        for (int64_t v = 0; v < nv; ++v) finish(hn::Add(hn::LoadU(da, tail + v * N), LoadAs(da, x[K - 1] + v * N)), v * N);
         j = nv * N;
       }
     } else if constexpr (NL > 0) {
@@ -543,24 +552,24 @@ struct Kernels {
     }
   }
   static void RegItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
-                      bool stream, A* tail) {
+                      bool stream, bool rows_whole, A* tail) {
     static_assert(kLeaf == 8, "RegItem dispatches nred = 1 ... 8");
     switch (nred) {
-      case 1: RegTreeItem<1>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-      case 2: RegTreeItem<2>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-      case 3: RegTreeItem<3>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-      case 4: RegTreeItem<4>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-      case 5: RegTreeItem<5>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-      case 6: RegTreeItem<6>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-      case 7: RegTreeItem<7>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-      case 8: RegTreeItem<8>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+      case 1: RegTreeItem<1>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+      case 2: RegTreeItem<2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+      case 3: RegTreeItem<3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+      case 4: RegTreeItem<4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+      case 5: RegTreeItem<5>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+      case 6: RegTreeItem<6>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+      case 7: RegTreeItem<7>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+      case 8: RegTreeItem<8>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
       default:
         static_assert(kUnrolledLeaves == 4, "RegItem dispatches 2 ... 4 leaves unrolled");
         switch ((nred + kLeaf - 1) / kLeaf) {
-          case 2: RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-          case 3: RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-          case 4: RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
-          default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, tail); break;
+          case 2: RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+          case 3: RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+          case 4: RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+          default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
         }
         break;
     }
@@ -1230,7 +1239,7 @@ struct Kernels {
       case ReduceKernel::lanes_reg_leaf:
       case ReduceKernel::lanes_reg_tree4:
       case ReduceKernel::lanes_reg_tree16:
-        RegItem(src + pos.src, qoff, p.nred, pos.n, out + pos.dst, accumulate, p.stream, s.tmp);
+        RegItem(src + pos.src, qoff, p.nred, pos.n, out + pos.dst, accumulate, p.stream, p.rows_whole, s.tmp);
         break;
 #endif
       case ReduceKernel::lanes_leaf:
@@ -1384,7 +1393,7 @@ struct Kernels {
     uint64_t m = bit(Variant::leaves_rows) | bit(Variant::leaves_rows_strided) | bit(Variant::split_lanes_leaves) |
                  bit(Variant::split_periodic_leaves) | bit(Variant::split_finish);
 #if !HWY_HAVE_SCALABLE
-    m |= bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_tree_n_rows);
+    m |= bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_leaf_rows_scratch) | bit(Variant::lanes_reg_tree_n_rows);
     if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
       m |= bit(Variant::periodic_run1) | bit(Variant::periodic_rows_shortrun) | bit(Variant::shortrun_16) |
            bit(Variant::shortrun_48) | bit(Variant::shortrun_80);
