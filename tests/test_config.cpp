@@ -1,7 +1,8 @@
 // The configuration accessors (tessera.hpp; tessera.show_config() in Python reports them):
 // compiled_targets and supported_targets against Highway's own masks read in this translation unit
 // (built with the library's Highway defines, tests/meson.build) and against what dispatch does;
-// streaming_threshold_bytes against where plans start streaming; block_cache_limit_bytes against
+// streaming_threshold_bytes against where plans start streaming; reduce_prefetch_bytes against the
+// CPU Linux reports and the plans' prefetch distance; block_cache_limit_bytes against
 // what the block cache keeps (tests/meson.build also runs these cases with the environment
 // variables that override both values).
 #include <doctest/doctest.h>
@@ -10,6 +11,7 @@
 #include <tessera/tessera.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -112,6 +114,61 @@ TEST_CASE("options: the automatic streaming threshold: streaming_threshold_bytes
     CHECK(t >= (int64_t{4} << 20));
     CHECK(t <= (int64_t{256} << 20));
   }
+}
+
+// The CPU's vendor and family as Linux reports them (/proc/cpuinfo: a source other than the
+// library's CPUID): whether it is AMD family 26 or later; nullopt where the file does not say.
+std::optional<bool> amd_family_26_per_linux() {
+  std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+  if (f == nullptr) return std::nullopt;
+  std::string vendor;
+  long family = -1;
+  char line[512];
+  while (std::fgets(line, sizeof line, f) != nullptr && (vendor.empty() || family < 0)) {
+    const std::string l(line);
+    const std::size_t colon = l.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string value = l.substr(colon + 1);
+    if (l.rfind("vendor_id", 0) == 0) vendor = value.substr(value.find_first_not_of(" \t"), 12);
+    if (l.rfind("cpu family", 0) == 0) family = std::strtol(value.c_str(), nullptr, 10);
+  }
+  std::fclose(f);
+  if (vendor.empty() || family < 0) return std::nullopt;
+  return vendor == "AuthenticAMD" && family >= 26;
+}
+
+// Named to match tests/meson.build's reduce_prefetch_on and reduce_prefetch_off runs
+// (TESSERA_PREFETCH_BYTES=16384 and 0).
+TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefetch (TESSERA_PREFETCH_BYTES)") {
+  const int64_t bytes = tessera::reduce_prefetch_bytes();
+  CAPTURE(bytes);
+  CHECK(tessera::reduce_prefetch_bytes() == bytes);  // fixed for the process
+  if (const char* env = std::getenv("TESSERA_PREFETCH_BYTES")) {
+    CHECK(bytes == std::atoll(env));
+  } else {
+    CHECK((bytes == 0 || bytes == 16384));
+#if defined(__x86_64__) && defined(__linux__)
+    const std::optional<bool> amd26 = amd_family_26_per_linux();
+    REQUIRE(amd26.has_value());
+    CHECK(bytes == (*amd26 ? 16384 : 0));
+#endif
+  }
+  // The plans prefetch that far ahead, in items (rounded up), or not at all: short rows of the
+  // lanes path (nchw_bwd's 512 B rows, 4 addends: 2 KiB items) and runs of single elements
+  // (column_bwd's 64 B runs); never long rows (outer_bwd) nor runs of rows of 3 (narrow_bwd).
+  const auto prefetched = [](const tessera::Plan& plan) -> int64_t {
+    const std::string d = plan.describe();
+    const std::size_t at = d.find(", prefetched ");
+    return at == std::string::npos ? 0 : std::atoll(d.c_str() + at + std::strlen(", prefetched "));
+  };
+  using tessera::DType;
+  const tessera::Plan nchw =
+      tessera::Plan::tile_backward({64, 4, 256, 256}, {}, DType::float32, {64, 4, 128, 128}, {1, 1, 2, 2});
+  const tessera::Plan column = tessera::Plan::tile_backward({1 << 20, 16}, {}, DType::float32, {1 << 20, 1}, {1, 16});
+  CHECK(prefetched(nchw) == (bytes + 2047) / 2048);
+  CHECK(prefetched(column) == (bytes + 63) / 64);
+  CHECK(prefetched(tessera::Plan::tile_backward({8, 1 << 20}, {}, DType::float32, {1, 1 << 20}, {8, 1})) == 0);
+  CHECK(prefetched(tessera::Plan::tile_backward({131072, 120}, {}, DType::float32, {131072, 3}, {1, 40})) == 0);
 }
 
 TEST_CASE("config: block_cache_limit_bytes() is what the block cache keeps (TESSERA_ALLOC_CACHE_BYTES)") {

@@ -363,6 +363,11 @@ const std::vector<VariantCase>& variant_cases() {
       {"columns, 20 addends, long item", {20, 1000}, {}, {1, 1000}, DType::float64},
       {"columns, 60 addends", {60, 300}, {}, {1, 300}, DType::float32},
       {"columns, 200 addends", {200, 70}, {}, {1, 70}, DType::float32},
+      // items read a row at a time (rows_whole) past the registers' 16 vectors: the sums in a
+      // scratch row (RegTreeItem<K>.rows_scratch; 300 and 150 elements: a partial last vector)
+      {"rows read whole, 3 addends of 300", {7, 3, 300}, {}, {7, 1, 300}, DType::float32},
+      {"rows read whole, 8 addends of 150, float64, accumulate", {5, 8, 150}, {}, {5, 1, 150}, DType::float64, false,
+       true},
       // short rows, more items than the planner's prefetch distance (prefetch_items: 32 and 7)
       {"short rows, many items, one leaf", {64, 4, 32}, {}, {64, 1, 32}, DType::float32},
       {"short rows, many items, 3 leaves", {50, 20, 16}, {}, {50, 1, 16}, DType::float64},

@@ -142,6 +142,11 @@ MUTANTS = [
      'float32, float16 and bfloat16 in their own type, between leaves',
      'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]);',
      'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]); for (int64_t k = 0; k < n; ++k) dst[k] = to_acc<E>(from_acc<E>(dst[k]));'),
+    ('reduce-rows-scratch-drops-a-row', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
+     'an item read a row at a time through the scratch row leaves out its next-to-last addend row '
+     '(items of 3-8 rows longer than 16 vectors)',
+     'for (int t = 1; t + 1 < K; ++t)',
+     'for (int t = 1; t + 2 < K; ++t)'),
     ('reduce-stream-no-fence', 'lib/kernels/reduce.cpp', 'Kernels::Items',
      'no hwy::FlushStream() (sfence) after a reduction result written with non-temporal stores',
      'if (p.stream) hwy::FlushStream();  // the streamed output is visible before the task returns',
