@@ -254,7 +254,8 @@ struct ReduceProblem {
   // Leaves per output element (lanes: ceil(nred / kLeaf); periodic: ceil(blocks / kLeaf)).
   int64_t nleaves = 0;
   // The kernels prefetch the source of the item this many items ahead (0: none). Set by
-  // lay_out_reduce where the hardware prefetchers do not run far enough ahead on their own:
+  // lay_out_reduce, on cores whose hardware prefetchers do not run far enough ahead on their own
+  // (reduce_prefetch_bytes() > 0), for:
   //   lanes path, items of short rows (they follow runs within a 4 KiB page; an item of short
   //   rows is a few lines in each of its pages); only with nred <= kRegLeaves * kLeaf (the
   //   kernels hold the addends' offsets);

@@ -653,6 +653,9 @@ SEEDS = {
                                                        accumulate=True),
     "reduce_variant_narrow_w5": tile_back([2, 5], [1, 16], 'float32'),
     "reduce_variant_13_leaves": tile_back([2, 8], [100, 1], 'float32'),
+    # 3 addend rows of 512 elements (the kept axes merged): read a row at a time through the
+    # scratch row (lanes:RegTreeItem<K>.rows_scratch, rows longer than 16 vectors)
+    "reduce_variant_rows_scratch": tile_back([8, 8, 8], [3, 1, 1], 'float32'),
 
     # every dtype (sum over the leading axis of a transposed (3, 5)), half of them accumulating
     **{f"reduce_dtype_{name}": sum_to([3, 5], [1, 5], name, accumulate=i % 2 == 1, perm=1)

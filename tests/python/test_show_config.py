@@ -27,7 +27,8 @@ LAYOUT = {
     "SIMD Extensions": {"compiled": list, "supported": list, "dispatched": str, "highway_compiled_version": str},
     "oneTBB": {"version": str, "interface_version": int, "compiled_version": str,
                "compiled_interface_version": int, "default_concurrency": int, "max_concurrency": int},
-    "Memory": {"streaming_threshold_bytes": int, "block_cache_limit_bytes": int, "block_cache_max_age_seconds": float},
+    "Memory": {"streaming_threshold_bytes": int, "reduce_prefetch_bytes": int, "block_cache_limit_bytes": int,
+               "block_cache_max_age_seconds": float},
     "Native Libraries": {"_tessera": str, "libtbb": str, "libhwy": str},
     "numpy": {"version": str, "runtime_abi_version": str, "runtime_api_version": str,
               "compiled_abi_version": str, "compiled_api_version": str, "target_api_version": str},
@@ -218,6 +219,28 @@ def test_streaming_threshold_is_where_plans_stream():
     assert not streams(t - 1)
     c, _ = child_config({"TESSERA_STREAM_MIN_BYTES": "65536"})
     assert c["Memory"]["streaming_threshold_bytes"] == 65536
+
+
+def test_reduce_prefetch_is_what_gradient_plans_prefetch():
+    # show_config's distance and a gradient plan's prefetch in a new interpreter: nchw_bwd's shape,
+    # smaller (items of 4 rows of 512 B, 2 KiB: prefetched ceil(bytes / 2 KiB) items ahead).
+    code = ("import re, tessera\n"
+            "d = tessera.Plan.tile_backward((8, 4, 256, 256), (8, 4, 128, 128), (1, 1, 2, 2), 'float32').describe()\n"
+            "m = re.search(r'prefetched (\\d+) items ahead', d)\n"
+            "print(tessera.show_config(mode='dicts')['Memory']['reduce_prefetch_bytes'], m and m.group(1))\n")
+
+    def child(value):  # value: TESSERA_PREFETCH_BYTES, None for unset
+        out = subprocess.run([sys.executable, "-c", code], env=child_env({"TESSERA_PREFETCH_BYTES": value}),
+                             check=True, capture_output=True, text=True).stdout
+        return out.split()
+
+    assert child("0") == ["0", "None"]
+    assert child("4096") == ["4096", "2"]
+    default, ahead = child(None)
+    assert default in ("0", "16384")  # 16 KiB on AMD family 26, else none
+    assert ahead == ("None" if default == "0" else "8")
+    if "TESSERA_PREFETCH_BYTES" not in os.environ:
+        assert config()["Memory"]["reduce_prefetch_bytes"] == int(default)
 
 
 def test_block_cache_limit_from_the_environment():

@@ -766,6 +766,9 @@ def show_config(mode="stdout"):
         ``nontemporal=None``, 3/4 of the last-level cache clamped to 4-256 MiB (16 MiB where Linux's
         sysfs does not give the cache's size), or the environment variable
         ``TESSERA_STREAM_MIN_BYTES``; a gradient's result streams from 2/3 of it;
+        ``reduce_prefetch_bytes``: how far ahead the gradients' kernels prefetch items of short
+        rows, 16384 on AMD CPU family 26 (Zen 5), 0 (none) on other CPUs, or the environment
+        variable ``TESSERA_PREFETCH_BYTES``;
         ``block_cache_limit_bytes``: the most bytes of freed large outputs tessera keeps for
         reuse: `set_block_cache_limit`'s, else
         ``TESSERA_ALLOC_CACHE_BYTES`` or 256 MiB; ``block_cache_max_age_seconds``: how long an unused
@@ -824,8 +827,10 @@ def show_config(mode="stdout"):
                 lines.extend(f"  - {item}" for item in value)
             elif value is None:
                 lines.append(f"  {key}: null")
-            elif key.endswith("_bytes"):
+            elif key.endswith("_bytes") and value >= 2**20:
                 lines.append(f"  {key}: {value}  # {value / 2**20:g} MiB")
+            elif key.endswith("_bytes") and value > 0:
+                lines.append(f"  {key}: {value}  # {value / 2**10:g} KiB")
             else:
                 lines.append(f"  {key}: {value}")
     print("\n".join(lines))

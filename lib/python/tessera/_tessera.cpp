@@ -1204,6 +1204,7 @@ py::dict config() {
 
   py::dict memory;
   memory["streaming_threshold_bytes"] = tessera::streaming_threshold_bytes();
+  memory["reduce_prefetch_bytes"] = tessera::reduce_prefetch_bytes();
   memory["block_cache_limit_bytes"] = tessera::block_cache_limit_bytes();
   memory["block_cache_max_age_seconds"] = tessera::block_cache_max_age_seconds();
 
