@@ -380,9 +380,10 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     strip = std::clamp<int64_t>(strip / 64 * 64, 64, int64_t{1} << 16);
     p.strip = std::min(strip, p.width);
     p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
-    // Short rows: the hardware prefetchers do not run ahead of an item's few lines per page (each
-    // item waits for DRAM: nchw_bwd's 512-byte rows read at a quarter of the read limit), so the
-    // kernels prefetch the rows of the item prefetch_items ahead.
+    // Short rows: on some cores the hardware prefetchers do not run ahead of an item's few lines
+    // per page (AMD family 26: each item waited for DRAM, nchw_bwd's 512-byte rows read at a
+    // quarter of the read limit), and there the kernels prefetch the rows of the item
+    // prefetch_items ahead (reduce_prefetch_bytes()).
     const int64_t row_bytes = p.strip * static_cast<int64_t>(p.elsize);
     if (p.path == ReducePath::lanes && p.nred <= kRegLeaves * kLeaf && row_bytes <= kPrefetchRowBytes &&
         p.nitems > 1 && reduce_prefetch_bytes() > 0)
