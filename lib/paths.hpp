@@ -199,6 +199,11 @@ int64_t stream_min_bytes();
 /// written with ordinary stores ran nchw_bwd 12-18% and outer_bwd 8% slower than streamed.
 int64_t reduce_stream_min_bytes();
 
+/// The value of environment variable `name` where it is set to a whole decimal integer (strtoll's
+/// syntax, nothing after the digits), else `fallback`. The settings read once per process
+/// (TESSERA_STREAM_MIN_BYTES, TESSERA_PREFETCH_BYTES) parse theirs with it and check the range.
+int64_t env_int64(const char* name, int64_t fallback) noexcept;
+
 /// Streaming plans whose contiguous source pieces (copy rows, pattern runs) are at least this
 /// long stream them directly ("….nt.direct"), and so do fills of 1-16 byte elements whose rows are
 /// whole cache lines (kLineBytes); others stage blocks of kStageBytes in L1 ("….nt").

@@ -62,16 +62,21 @@ int64_t checked_product(const Dims& shape, const char* what) {
 
 int64_t stream_min_bytes() {
   static const int64_t bytes = [] {
-    if (const char* env = std::getenv("TESSERA_STREAM_MIN_BYTES")) {
-      char* end = nullptr;
-      const long long n = std::strtoll(env, &end, 10);
-      if (end != env && *end == '\0' && n > 0) return static_cast<int64_t>(n);
-    }
+    const int64_t n = env_int64("TESSERA_STREAM_MIN_BYTES", 0);
+    if (n > 0) return n;
     const int64_t llc = last_level_cache_bytes();
     if (llc <= 0) return kStreamMinBytes;
     return std::clamp(llc / 4 * 3, kStreamMinClamp[0], kStreamMinClamp[1]);
   }();
   return bytes;
+}
+
+int64_t env_int64(const char* name, int64_t fallback) noexcept {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return fallback;
+  char* end = nullptr;
+  const long long n = std::strtoll(env, &end, 10);
+  return end != env && *end == '\0' ? static_cast<int64_t>(n) : fallback;
 }
 
 int64_t reduce_stream_min_bytes() {

@@ -11,7 +11,6 @@
 #include "planner.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 #include <string>
 
@@ -205,12 +204,8 @@ bool amd_family_26_or_later() noexcept {
 
 int64_t reduce_prefetch_bytes() noexcept {
   static const int64_t bytes = [] {
-    if (const char* env = std::getenv("TESSERA_PREFETCH_BYTES")) {
-      char* end = nullptr;
-      const long long n = std::strtoll(env, &end, 10);
-      if (end != env && *end == '\0' && n >= 0) return static_cast<int64_t>(n);
-    }
-    return amd_family_26_or_later() ? kPrefetchAheadBytes : int64_t{0};
+    const int64_t n = env_int64("TESSERA_PREFETCH_BYTES", -1);
+    return n >= 0 ? n : amd_family_26_or_later() ? kPrefetchAheadBytes : int64_t{0};
   }();
   return bytes;
 }
