@@ -65,6 +65,10 @@ inline constexpr int64_t kSegPlannedCounts = 16;
 /// The longest run the segments_runs kernel sums: one leaf of 16-slot blocks (the periodic order
 /// of a run this short is its blocks added in order, then the halving fold).
 inline constexpr int64_t kSegRunMax = kLeaf * kPeriodicSlots;
+/// The largest count whose float32 segments the segments_runs kernel sums in groups from the
+/// one-byte counts (ReduceProblem::seg_group_count): a group of N segments (N: the accumulator's
+/// lanes) then lies within two float vectors, 4N elements.
+inline constexpr int64_t kSegGroupMaxCount = 4;
 
 /// The reduction paths (see the file comment): the order of additions and the shape of the work
 /// items; each has one or more kernels (ReduceKernel).
@@ -272,6 +276,14 @@ struct ReduceProblem {
   // Longer items keep that walk: the scratch row's loads and stores cost more than it saves
   // (rows of 4 KiB x 8 addends: 1.2x slower; 8 KiB x 4: 1.35x). The same additions either way.
   bool rows_whole = false;
+  // segments_runs (the plan's seg_many; set by lay_out_segments): 1 ... kSegGroupMaxCount where
+  // every count is at most this, the element float32, the outputs contiguous and the one-byte
+  // counts kept (Prefix::counts8); 0 otherwise. The kernel then sums 2N segments per step
+  // (SegmentGroups, N the accumulator's lanes): their offsets from the counts' bytes (the 8-byte
+  // prefix sums read only where a range starts and in its tail), element i of each picked from
+  // the window of its group by a permutation, exactly this many steps. The same additions as one
+  // segment at a time.
+  int64_t seg_group_count = 0;
   // Output written with non-temporal stores (the lanes and interleaved paths): set by the planner
   // from Options::nontemporal and the output's size (as the copying operations decide).
   bool stream = false;

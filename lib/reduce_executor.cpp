@@ -108,8 +108,8 @@ void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* o
   const int64_t es = static_cast<int64_t>(base.elsize);
   const bool runs = base.kernel == ReduceKernel::segments_runs;
   const auto range = [&](int64_t begin, int64_t end) {
-    if (runs && reduce_segment_runs(r.seg_many, prefix, begin, end, prefix[seg.extent], seg.dst_stride, in, out,
-                                    r.options.accumulate))
+    if (runs && reduce_segment_runs(r.seg_many, prefix, r.prefix.counts8(), begin, end, prefix[seg.extent],
+                                    seg.dst_stride, in, out, r.options.accumulate))
       return;
     ReduceProblem scratch;
     for (int64_t k = begin; k < end; ++k) {
@@ -132,9 +132,12 @@ void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* o
   }
   tbb::task_group_context context(tbb::task_group_context::isolated);
   const int64_t pieces = std::min<int64_t>(n, int64_t{threads} * kChunksPerThread);
+  // Piece boundaries on multiples of 16 segments: the outputs of a contiguous result's pieces then
+  // start on 64-byte lines (where its first does), and segments_runs' groups stream whole vectors.
+  const auto split = [&](int64_t i) { return i == pieces ? n : n * i / pieces / 16 * 16; };
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, pieces, 1),
-      [&](const tbb::blocked_range<int64_t>& rg) { range(n * rg.begin() / pieces, n * rg.end() / pieces); },
+      [&](const tbb::blocked_range<int64_t>& rg) { range(split(rg.begin()), split(rg.end())); },
       tbb::simple_partitioner(), context);
 }
 

@@ -151,6 +151,17 @@ void lay_out_segments(ReducePlan& r) {
            (!periodic || (sub.width == 1 && sub.slots == kPeriodicSlots && sub.nreduced == 0));
   }
   if (runs) p.kernel = ReduceKernel::segments_runs;
+  // Counts of at most kSegGroupMaxCount float32 elements into contiguous outputs: summed in groups
+  // from the one-byte counts (ReduceProblem::seg_group_count), on fixed-width targets of two or
+  // more accumulator lanes (the kernel's groups are half a float vector each). The counts' bytes
+  // are freed where nothing reads them.
+  const bool groups = runs && m.elem == Elem::f32 && r.seg_max_count >= 1 && r.seg_max_count <= kSegGroupMaxCount &&
+                      p.axes[r.seg_axis].dst_stride == 1 && r.prefix.counts8() != nullptr && r.caps.fixed_width &&
+                      r.caps.acc_lanes[static_cast<int>(Elem::f32)] >= 2;
+  if (groups)
+    r.seg_many.seg_group_count = r.seg_max_count;
+  else
+    r.prefix.drop_counts8();
 }
 
 // The problem's plan: the planner's steps for the target the kernels dispatch to now, or the
@@ -518,7 +529,7 @@ ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
   Options forward = options;
   forward.accumulate = false;
   CopyPlan f;  // the forward repeat's checks, output shape and counts
-  f.with_counts8 = false;  // no reduction kernel reads them
+  f.with_counts8 = true;  // read by segments_runs' groups (lay_out_segments keeps them there only)
   init_input(f, in_shape, Dims(), 1, forward);
   nest_repeat(f, repeats, has_axis, axis);
   size_output(f);
@@ -602,8 +613,9 @@ std::string describe_reduce(const ReducePlan& r) {
       << ")";
   else if (p.path == ReducePath::segments)
     s << " (" << kernel << ": " << p.axes[r.seg_axis].extent << " segments, counts up to " << r.seg_max_count
-      << (p.kernel == ReduceKernel::segments_runs ? ", runs summed a vector of segments at a time"
-                                                  : ", each by the sub-problem planned for its count")
+      << (p.kernel != ReduceKernel::segments_runs ? ", each by the sub-problem planned for its count"
+          : r.seg_many.seg_group_count > 0        ? ", runs summed two groups of segments at a time from one-byte counts"
+                                                  : ", runs summed a vector of segments at a time")
       << ")";
   else if (p.path != ReducePath::none && p.path != ReducePath::zeros)
     s << " (" << kernel << ": " << p.nred << " addends per output element, " << p.nleaves << " leaves, " << p.nitems

@@ -896,6 +896,30 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   CHECK(!whole(tessera::Plan::tile_backward({16, 9, 64}, {}, DType::float32, {16, 1, 64}, {1, 9, 1})));
   CHECK(!whole(tessera::Plan::tile_backward({16, 1, 64}, {}, DType::float32, {16, 1, 64}, {1, 1, 1})));
   CHECK(p.describe().find("prefetched") == std::string::npos);
+  // float32 counts of at most 4 (kSegGroupMaxCount) into a contiguous result are summed two groups
+  // of segments at a time from their one-byte counts (ReduceProblem::seg_group_count), on
+  // fixed-width targets of two or more float64 lanes (x86 but SCALAR, NEON); counts of 5, float64,
+  // and rows of segments are not.
+  const auto groups = [](const tessera::Plan& plan) {
+    return plan.describe().find("two groups of segments at a time from one-byte counts") != std::string::npos;
+  };
+  const auto by_counts = [](std::vector<int64_t> c, DType d, int64_t rows = 1) {
+    int64_t total = 0;
+    for (const int64_t v : c) total += v;
+    return rows == 1 ? tessera::Plan::repeat_backward({total}, {}, d, {static_cast<int64_t>(c.size())}, c, 0)
+                     : tessera::Plan::repeat_backward({rows, total}, {}, d, {rows, static_cast<int64_t>(c.size())}, c, 1);
+  };
+  const std::string target = tessera::active_target();
+  const bool grouping = target != "SCALAR" && target != "EMU128" && target.rfind("SVE", 0) != 0 &&
+                        target.rfind("RVV", 0) != 0;
+  INFO("target " << target);
+  CHECK(groups(by_counts({0, 4, 1, 3, 2, 4, 0, 1}, DType::float32)) == grouping);
+  CHECK(groups(by_counts({0, 4, 1, 3, 2, 4, 0, 1}, DType::float32, 3)) == grouping);
+  CHECK(groups(by_counts({1, 1, 0, 1}, DType::float32)) == grouping);  // one step (C = 1)
+  CHECK(!groups(by_counts({0, 4, 1, 5, 2, 4, 0, 1}, DType::float32)));
+  CHECK(!groups(by_counts({0, 4, 1, 3, 2, 4, 0, 1}, DType::float64)));
+  CHECK(!groups(by_counts({0, 0, 0}, DType::float32)));  // nothing to add
+  CHECK(!groups(tessera::Plan::repeat_backward({10, 5}, {}, DType::float32, {4, 5}, std::vector<int64_t>{1, 4, 2, 3}, 0)));
   // A reduction's result streams from 2/3 of the automatic threshold
   // (tessera::streaming_threshold_bytes(), the copies' line).
   const int64_t t = tessera::streaming_threshold_bytes();

@@ -299,6 +299,10 @@ const std::vector<Case>& width_cases() {
       {"segments of short runs", 2, {40, 17}, {40, 3}, {5, 3, 9}, 1, {}, "reduce.segments"},
       {"segments of ragged runs", 2, {40, 144}, {40, 24},
        {3, 0, 5, 1, 9, 16, 2, 4, 0, 7, 15, 20, 1, 3, 8, 2, 6, 0, 11, 4, 3, 17, 2, 5}, 1, {}, "reduce.segments"},
+      // float32: segments_runs' groups (counts of at most 4, two groups of N segments per step)
+      {"segments of runs of 0-4", 2, {40, 80}, {40, 40},
+       {3, 0, 2, 4, 1, 3, 0, 2, 4, 1, 3, 0, 2, 4, 1, 3, 0, 2, 4, 1,
+       3, 0, 2, 4, 1, 3, 0, 2, 4, 1, 3, 0, 2, 4, 1, 3, 0, 2, 4, 1}, 1, {}, "reduce.segments"},
       {"segments, flattened short runs", 2, {82}, {4, 6},
        {2, 0, 5, 12, 3, 0, 9, 1, 1, 0, 3, 14, 2, 2, 0, 6, 4, 3, 2, 1, 0, 8, 3, 1}, -1, {}, "reduce.segments"},
       {"segments, flattened", 2, {300}, {2, 3}, {40, 70, 0, 90, 60, 40}, -1, {}, "reduce.segments"},

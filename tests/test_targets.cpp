@@ -335,6 +335,12 @@ std::string run_variant_case(const VariantCase& c, uint64_t seed) {
 // The reduction inputs: each reaches one or more of the reductions' sub-kernels (see the comments).
 const std::vector<VariantCase>& variant_cases() {
   using tessera::DType;
+  // 90 counts 3, 0, 2, 4, 1, 3, ... (180 elements)
+  static const std::vector<int64_t> counts04 = [] {
+    std::vector<int64_t> c(90);
+    for (std::size_t k = 0; k < c.size(); ++k) c[k] = static_cast<int64_t>((k * 7 + 3) % 5);
+    return c;
+  }();
   static const std::vector<VariantCase> cases = {
       // periodic, one kept axis (the tight loop): w = 1 (37 rows: N at a time and the rest)
       {"rows summed, w = 1", {37, 100}, {}, {37, 1}, DType::float32},
@@ -393,6 +399,10 @@ const std::vector<VariantCase>& variant_cases() {
        {3, 0, 5, 1, 9, 16, 2, 4, 0, 7, 15, 20, 1, 3, 8, 2, 6, 0, 11, 4, 3, 17, 2, 5}, 1},
       {"repeat counts, ragged runs, float64, accumulate", {7, 144}, {}, {}, DType::float64, false, true,
        {3, 0, 5, 1, 9, 16, 2, 4, 0, 7, 15, 20, 1, 3, 8, 2, 6, 0, 11, 4, 3, 17, 2, 5}, 1},
+      // segments_runs' groups (float32, counts of at most 4: two groups of N segments per step from
+      // the one-byte counts), the steps whose windows would pass the row's end by SegmentRuns
+      {"repeat counts 0-4, segment groups", {3, 180}, {}, {}, DType::float32, false, false, counts04, 1},
+      {"repeat counts 0-4, segment groups, accumulate", {3, 180}, {}, {}, DType::float32, false, true, counts04, 1},
       // the executor's split: few items, many leaves (partials over leaf ranges, then combined)
       {"split: one long row", {1 << 18}, {}, {1}, DType::float32, true},
       {"split: few columns", {1 << 14, 16}, {}, {1, 16}, DType::float32, true},

@@ -51,10 +51,11 @@ void reduce_combine(const ReduceProblem& p, int64_t item, const unsigned char* r
 /// (elements) from the row's, written (count 0: 0) or added to (`accumulate`); it reads only the
 /// row's elements. The bits are those of each segment's own sub-problem (seg_planned). Returns
 /// false, writing nothing, on a target without the kernel's code (a plan made for another
-/// target): the caller then runs the segments one by one.
-bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, int64_t k_begin, int64_t k_end,
-                         int64_t row_elems, int64_t dst_stride, const unsigned char* src, unsigned char* dst,
-                         bool accumulate);
+/// target): the caller then runs the segments one by one. `counts8`: the one-byte counts
+/// (Prefix::counts8) where run.seg_group_count > 0, else ignored (may be null).
+bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, const uint8_t* counts8, int64_t k_begin,
+                         int64_t k_end, int64_t row_elems, int64_t dst_stride, const unsigned char* src,
+                         unsigned char* dst, bool accumulate);
 
 /// What the target the kernels dispatch to now can do (choose_path's input).
 KernelCaps kernel_caps();

@@ -82,6 +82,7 @@ enum class Variant : int {
   periodic_run1_n,           // ShortRun1N: w = 1, N items per vector of results
   periodic_run1,             // ShortRun1: w = 1, one item
   segment_runs_n,            // SegmentRuns: N segments per vector of results
+  segment_groups,            // SegmentGroups: 2N float32 segments per step from the one-byte counts
   periodic_run3_n,           // ShortRun3N: w = 3, N items at once (not on 8-lane accumulators)
   periodic_rows_shortrun,    // ShortRunAny per item
   // Kernels::ShortRunAny: which fold
@@ -115,6 +116,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "periodic.rows:ShortRun1N",
     "periodic.rows:ShortRun1",
     "segments.runs:N",
+    "segments.runs:groups",
     "periodic.rows:ShortRun3N",
     "periodic.rows:ShortRunAny",
     "ShortRunAny:ShortRun3x8",

@@ -1081,11 +1081,133 @@ struct Kernels {
   static HWY_INLINE A SegmentSum(const T* run, int64_t count) {
     return count < kPeriodicSlots ? SegmentShort(run, count) : ShortRun1(run, count);
   }
+#if HWY_TARGET != HWY_SCALAR
+  // SegmentGroups: float32 on fixed-width targets of two or more accumulator lanes.
+  static constexpr bool kSegGroups = E == Elem::f32 && kFixedWidth && kAccLanes >= 2;
+  // Element `idx` (0 <= idx < 2 NF) of the window w0, w1 of 2 NF floats, per lane.
+  template <class DF, class VI>
+  static HWY_INLINE hn::Vec<DF> TwoTables(DF df, hn::Vec<DF> w0, hn::Vec<DF> w1, VI idx) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    static_cast<void>(df);
+    return hn::Vec<DF>{_mm512_permutex2var_ps(w0.raw, idx.raw, w1.raw)};
+#else
+    const hn::RebindToSigned<DF> di;
+    constexpr int32_t NF = static_cast<int32_t>(hn::MaxLanes(DF()));
+    const auto lane = hn::IndicesFromVec(df, hn::And(idx, hn::Set(di, NF - 1)));
+    return hn::IfThenElse(hn::RebindMask(df, hn::Lt(idx, hn::Set(di, NF))), hn::TableLookupLanes(w0, lane),
+                          hn::TableLookupLanes(w1, lane));
+#endif
+  }
+  // The exclusive prefix sums of G <= 8 one-byte counts of at most kSegGroupMaxCount, a byte each
+  // (at most 28), and their total.
+  template <int G>
+  static HWY_INLINE uint64_t GroupOffsets(const uint8_t* c8, int64_t* total) {
+    uint64_t x = 0;
+    std::memcpy(&x, c8, G);  // little-endian: count j in byte j (x86, aarch64)
+    const uint64_t inclusive = x * 0x0101010101010101ull;  // byte j: counts 0..j (no carries: <= 32)
+    *total = static_cast<int64_t>((inclusive >> (8 * (G - 1))) & 0xff);
+    return G == 8 ? inclusive << 8 : (inclusive << 8) & ((uint64_t{1} << (8 * G)) - 1);
+  }
+  // The bytes of two words of G bytes each (ea's in lanes 0..G-1), as a vector of 2G bytes.
+  template <int G, class D8>
+  static HWY_INLINE hn::Vec<D8> PairBytes(D8 d8, uint64_t ea, uint64_t eb) {
+    if constexpr (G == 8) {
+      const hn::Repartition<uint64_t, D8> d64;  // two lanes
+      return hn::BitCast(d8, hn::InterleaveLower(d64, hn::Set(d64, ea), hn::Set(d64, eb)));
+    } else {
+      using W = std::conditional_t<G == 4, uint64_t, uint32_t>;  // one lane of 2G bytes
+      const hn::Repartition<W, D8> dw;
+      return hn::BitCast(d8, hn::Set(dw, static_cast<W>(ea | eb << (8 * G))));
+    }
+  }
+  // reduce.segments.runs with q.seg_group_count = C (kSegGroupMaxCount at most): 2N segments per
+  // step from segment k on (N: the accumulator's lanes, NF = 2N the float vector's), as two groups
+  // of N, each of whose elements lie in a window of two float vectors from the group's first
+  // element (N * C <= 2 NF): lane r's offset in its window is the sum of the counts before it (from
+  // the one-byte counts), and step i (i < C) adds element i of every segment, picked from the
+  // window by a permutation, or the identity past the segment's count — the additions of
+  // SegmentShort, the same bits. `base`: segment k's first element in the row. Stops where the
+  // next step's windows would reach past the row (the caller sums the rest from the prefix sums);
+  // returns the first segment not summed.
+  static int64_t SegmentGroups(int64_t c, const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t base,
+                               int64_t row_elems, T* o, bool accumulate, bool stream) {
+    if constexpr (!kSegGroups) {
+      static_cast<void>(c), static_cast<void>(row), static_cast<void>(c8), static_cast<void>(ke);
+      static_cast<void>(base), static_cast<void>(row_elems), static_cast<void>(o), static_cast<void>(accumulate);
+      static_cast<void>(stream);
+      return k;
+    } else {
+      // Streamed where the plan streams the output and the step's outputs are whole vectors
+      // (they stay so: a step writes one vector); then fenced before the call returns.
+      const bool nt = stream && !accumulate &&
+                      reinterpret_cast<uintptr_t>(o + k) % (hn::MaxLanes(hn::ScalableTag<float>()) * sizeof(float)) == 0;
+      int64_t next;
+      switch (c) {
+        case 1: next = SegmentGroupsC<1>(row, c8, k, ke, base, row_elems, o, accumulate, nt); break;
+        case 2: next = SegmentGroupsC<2>(row, c8, k, ke, base, row_elems, o, accumulate, nt); break;
+        case 3: next = SegmentGroupsC<3>(row, c8, k, ke, base, row_elems, o, accumulate, nt); break;
+        default: next = SegmentGroupsC<4>(row, c8, k, ke, base, row_elems, o, accumulate, nt); break;
+      }
+      if (nt) hwy::FlushStream();
+      return next;
+    }
+  }
+  template <int C>
+  static int64_t SegmentGroupsC(const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t base,
+                                int64_t row_elems, T* o, bool accumulate, bool stream) {
+    static_assert(C >= 1 && C <= kSegGroupMaxCount, "a group's segments fit its window");
+    const hn::ScalableTag<float> df;
+    const hn::Half<decltype(df)> dh;
+    const hn::RebindToSigned<decltype(df)> di;
+    const hn::Rebind<uint8_t, decltype(di)> d8;
+    const DA dd;
+    constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+    constexpr int64_t NF = 2 * N;
+    constexpr int G = static_cast<int>(N);  // segments per group
+    static_assert(static_cast<int64_t>(hn::MaxLanes(df)) == NF && (G == 2 || G == 4 || G == 8), "two groups per vector");
+    for (; k + NF <= ke; k += NF) {
+      int64_t ta = 0, tb = 0;
+      const uint64_t ea = GroupOffsets<G>(c8 + k, &ta), eb = GroupOffsets<G>(c8 + k + G, &tb);
+      const int64_t bb = base + ta;  // group B's first element
+      if (bb + 2 * NF > row_elems) break;
+      TESSERA_COUNT_VARIANT(segment_groups);
+      // Lane r's offset in its group's window: group A in lanes 0..G-1, B in G..2G-1.
+      const auto offs = hn::PromoteTo(di, PairBytes<G>(d8, ea, eb));
+      const auto counts = hn::PromoteTo(di, hn::LoadU(d8, c8 + k));
+      const auto wa0 = hn::LoadU(df, row + base), wa1 = hn::LoadU(df, row + base + NF);
+      const auto wb0 = hn::LoadU(df, row + bb), wb1 = hn::LoadU(df, row + bb + NF);
+      auto lo = hn::Zero(dd), hi = hn::Zero(dd);  // the identity
+      for (int i = 0; i < C; ++i) {
+        const auto idx = hn::Add(offs, hn::Set(di, i));
+        auto x = hn::ConcatUpperLower(df, TwoTables(df, wb0, wb1, idx), TwoTables(df, wa0, wa1, idx));
+        x = hn::IfThenElseZero(hn::RebindMask(df, hn::Gt(counts, hn::Set(di, i))), x);
+        lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, x)));
+        hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, x)));
+      }
+      if (accumulate) {  // a count of 0 leaves its output alone
+        const auto old = hn::LoadU(df, o + k);
+        lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, old)));
+        hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, old)));
+        const auto sum = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+        hn::StoreU(hn::IfThenElse(hn::RebindMask(df, hn::Gt(counts, hn::Zero(di))), sum, old), df, o + k);
+      } else if (stream) {
+        hn::Stream(hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo)), df, o + k);
+      } else {
+        hn::StoreU(hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo)), df, o + k);
+      }
+      base = bb + tb;
+    }
+    return k;
+  }
+#else
+  static constexpr bool kSegGroups = false;
+#endif
   // Returns false, writing nothing, on a target without this code (the caller runs the segments
   // one by one: the same bits).
-  static bool SegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb, int64_t ke, int64_t row_elems,
-                          int64_t dst_stride, const uint8_t* src, T* out, bool accumulate) {
-    static_cast<void>(row_elems);  // read only by the float32 permutation below
+  static bool SegmentRuns(const ReduceProblem& q, const int64_t* prefix, const uint8_t* counts8, int64_t kb,
+                          int64_t ke, int64_t row_elems, int64_t dst_stride, const uint8_t* src, T* out,
+                          bool accumulate) {
+    static_cast<void>(row_elems), static_cast<void>(counts8);  // read only by the float32 code below
     if constexpr (!kSlotsInVectors) {
       return false;
     } else {
@@ -1098,6 +1220,11 @@ struct Kernels {
         T* o = out + b * row_dst;
         int64_t k = kb;
 #if HWY_TARGET != HWY_SCALAR
+        if constexpr (kSegGroups) {
+          if (q.seg_group_count > 0 && counts8 != nullptr && reinterpret_cast<uintptr_t>(row) % alignof(T) == 0)
+            k = SegmentGroups(q.seg_group_count, row, counts8, kb, ke, prefix[kb], row_elems, o, accumulate,
+                              q.stream);
+        }
         if constexpr (E == Elem::f32 || E == Elem::f64) {
           // N segments at a time, lane r segment k + r: the short ones' addends gathered (or, for
           // float32, permuted), step i adding element i of each (the identity past a segment's
@@ -1401,6 +1528,7 @@ struct Kernels {
       constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
       if constexpr (N >= 2 && sizeof(A) >= 4) m |= bit(Variant::periodic_run1_n);
       if constexpr (E == Elem::f32 || E == Elem::f64) m |= bit(Variant::segment_runs_n);
+      if constexpr (kSegGroups) m |= bit(Variant::segment_groups);
       if constexpr (N >= 2 && (E == Elem::f32 || E == Elem::f64) && !kFold3x8) m |= bit(Variant::periodic_run3_n);
       if constexpr (kFold3x8) m |= bit(Variant::shortrun_3x8);
 #endif
@@ -1419,10 +1547,10 @@ void ReduceItems(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64
   with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Items(p, src, dst, begin, end, accumulate); });
 }
 
-bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb, int64_t ke, int64_t row_elems,
-                       int64_t dst_stride, const uint8_t* src, uint8_t* dst, bool accumulate) {
+bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, const uint8_t* counts8, int64_t kb, int64_t ke,
+                       int64_t row_elems, int64_t dst_stride, const uint8_t* src, uint8_t* dst, bool accumulate) {
 #if HWY_HAVE_SCALABLE
-  static_cast<void>(q), static_cast<void>(prefix), static_cast<void>(kb), static_cast<void>(ke);
+  static_cast<void>(q), static_cast<void>(prefix), static_cast<void>(counts8), static_cast<void>(kb), static_cast<void>(ke);
   static_cast<void>(row_elems), static_cast<void>(dst_stride), static_cast<void>(src), static_cast<void>(dst);
   static_cast<void>(accumulate);
   return false;
@@ -1431,8 +1559,8 @@ bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, int64_t kb
   bool ran = false;
   with_elem(q.elem, [&](auto e) {
     using K = Kernels<decltype(e)::value>;
-    ran = K::SegmentRuns(q, prefix, kb, ke, row_elems, dst_stride, src, reinterpret_cast<typename K::T*>(dst),
-                         accumulate);
+    ran = K::SegmentRuns(q, prefix, counts8, kb, ke, row_elems, dst_stride, src,
+                         reinterpret_cast<typename K::T*>(dst), accumulate);
   });
   return ran;
 #endif
@@ -1507,11 +1635,11 @@ void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned cha
                   bool accumulate) {
   HWY_DYNAMIC_DISPATCH(ReduceItems)(p, src, dst, begin, end, accumulate);
 }
-bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, int64_t k_begin, int64_t k_end,
-                         int64_t row_elems, int64_t dst_stride, const unsigned char* src, unsigned char* dst,
-                         bool accumulate) {
-  return HWY_DYNAMIC_DISPATCH(ReduceSegmentRuns)(run, prefix, k_begin, k_end, row_elems, dst_stride, src, dst,
-                                                 accumulate);
+bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, const uint8_t* counts8, int64_t k_begin,
+                         int64_t k_end, int64_t row_elems, int64_t dst_stride, const unsigned char* src,
+                         unsigned char* dst, bool accumulate) {
+  return HWY_DYNAMIC_DISPATCH(ReduceSegmentRuns)(run, prefix, counts8, k_begin, k_end, row_elems, dst_stride, src,
+                                                 dst, accumulate);
 }
 void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
                     int64_t leaf_end, unsigned char* acc) {

@@ -656,6 +656,9 @@ SEEDS = {
     # 3 addend rows of 512 elements (the kept axes merged): read a row at a time through the
     # scratch row (lanes:RegTreeItem<K>.rows_scratch, rows longer than 16 vectors)
     "reduce_variant_rows_scratch": tile_back([8, 8, 8], [3, 1, 1], 'float32'),
+    # 64 float32 counts of 0-4 (the flattened A): segments_runs sums them in groups from the
+    # one-byte counts (segments.runs:groups; 2N segments a step, 16 with AVX-512)
+    "reduce_variant_segment_groups": repeat_back([8, 8], [(k * 7 + 3) % 5 for k in range(64)], 'float32'),
 
     # every dtype (sum over the leading axis of a transposed (3, 5)), half of them accumulating
     **{f"reduce_dtype_{name}": sum_to([3, 5], [1, 5], name, accumulate=i % 2 == 1, perm=1)

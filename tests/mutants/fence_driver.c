@@ -1,6 +1,6 @@
 /* The program tests/mutants/fence_check.py runs under gdb: one small call per streaming executor
- * path (TESSERA_NONTEMPORAL_ALWAYS, so a few KiB stream), serially, plus one threaded case and one
- * streamed reduction; after each call it calls fence_mark(), where the gdb script checks that every
+ * path (TESSERA_NONTEMPORAL_ALWAYS, so a few KiB stream), serially, plus one threaded case and two
+ * streamed reductions; after each call it calls fence_mark(), where the gdb script checks that every
  * thread that executed a non-temporal store executed a store fence after its last one. Each output
  * is also compared with a plain C reference (a wrong output exits 1), and each plan's path
  * (tessera_plan_describe) must be the one its case names: every case says which planner rule puts
@@ -23,7 +23,7 @@ __attribute__((noinline, used)) void fence_mark(int case_id, const char *path) {
   __asm__ volatile("" ::"r"(case_id), "r"(path) : "memory");
 }
 
-enum Op { TILE, REPEAT, TILE_BACKWARD };
+enum Op { TILE, REPEAT, TILE_BACKWARD, REPEAT_BACKWARD };
 
 typedef struct {
   const char *path; /* expected kernel path (tessera_plan_describe's "kernel: ... [path]") */
@@ -34,8 +34,9 @@ typedef struct {
   int64_t strides[3]; /* in elements of the backing buffer; reversed axes are negative */
   size_t itemsize;
   int nreps;
-  int64_t reps[12];   /* TILE: reps; REPEAT: the counts along axis 0 of a 1-d input (nreps of them);
-                         TILE_BACKWARD: the forward tile's reps (float32 gradient of shape * reps) */
+  int64_t reps[40];   /* TILE: reps; REPEAT: the counts along axis 0 of a 1-d input (nreps of them);
+                         TILE_BACKWARD: the forward tile's reps (float32 gradient of shape * reps);
+                         REPEAT_BACKWARD: the forward repeat's counts (float32 gradient of their sum) */
   int threads;        /* max_threads */
 } Case;
 
@@ -90,6 +91,10 @@ static const Case kCases[] = {
        innermost kept axis */
     {"reduce.lanes", "the gradient of a (1, 1024) float32 tiled (8, 1): 8 contiguous addend rows", TILE_BACKWARD, 2,
      {1, 1024}, {1024, 1}, 4, 2, {8, 1}, 1},
+    /* per-element counts of at most 4 float32 elements: segments_runs' groups stream their results */
+    {"reduce.segments", "the gradient of a (40,) float32 repeated by counts 0-4: segment groups", REPEAT_BACKWARD, 1,
+     {40}, {1}, 4, 40, {0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4, 2,
+                        0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4, 2}, 1},
 };
 
 /* The element at multi-index idx of the view (C order over shape), by hand. */
@@ -107,6 +112,11 @@ static tessera_plan *plan_case(int id, const Case *c, const int64_t *strides, co
     st = tessera_plan_create_ex(c->ndim, c->shape, strides, c->itemsize, c->nreps, c->reps, opt, &plan);
   } else if (c->op == REPEAT) {
     st = tessera_plan_create_repeat(c->ndim, c->shape, strides, c->itemsize, c->nreps, c->reps, 0, opt, &plan);
+  } else if (c->op == REPEAT_BACKWARD) {
+    int64_t total = 0;
+    for (int k = 0; k < c->nreps; ++k) total += c->reps[k];
+    st = tessera_plan_create_repeat_backward(1, &total, NULL, TESSERA_FLOAT32, 1, c->shape, c->nreps, c->reps, 0, opt,
+                                             &plan);
   } else {
     int64_t grad[3];
     for (int i = 0; i < c->ndim; ++i) grad[i] = c->shape[i] * c->reps[i];
@@ -162,6 +172,17 @@ static int check_output(int id, const Case *c, const unsigned char *first, const
     }
     return 0;
   }
+  if (c->op == REPEAT_BACKWARD) {  /* out[k] = the sum of segment k's elements (small integers: exact) */
+    const float *g = (const float *)first;
+    int64_t at = 0;
+    for (int64_t k = 0; k < c->shape[0]; ++k) {
+      float want = 0.0f, got;
+      for (int64_t t = 0; t < c->reps[k]; ++t) want += g[at++];
+      memcpy(&got, out + k * 4, 4);
+      if ((size_t)(k + 1) * 4 > nbytes || got != want) goto wrong;
+    }
+    return 0;
+  }
   /* TILE: out[j0, j1, ...] = in[j0 % shape0, j1 % shape1, ...] over the promoted shape. */
   int out_ndim = 0;
   int64_t out_shape[TESSERA_MAX_NDIM];
@@ -185,13 +206,15 @@ static int run_case(int id, const Case *c) {
    * gradient), with the view's first element placed so that negative strides stay inside it. */
   int64_t lo = 0, hi = 0;
   for (int i = 0; i < c->ndim; ++i) {
-    const int64_t extent = c->op == TILE_BACKWARD ? c->shape[i] * c->reps[i] : c->shape[i];
+    int64_t extent = c->op == TILE_BACKWARD ? c->shape[i] * c->reps[i] : c->shape[i];
+    if (c->op == REPEAT_BACKWARD)
+      for (int k = extent = 0; k < c->nreps; ++k) extent += c->reps[k];
     const int64_t span = (extent - 1) * c->strides[i];
     if (span < 0) lo += span; else hi += span;
   }
   const size_t n_backing = (size_t)(hi - lo + 1) * c->itemsize;
   unsigned char *backing = malloc(n_backing);
-  if (c->op == TILE_BACKWARD) {
+  if (c->op == TILE_BACKWARD || c->op == REPEAT_BACKWARD) {
     float *f = (float *)backing;
     for (size_t i = 0; i < n_backing / 4; ++i) f[i] = (float)((int)(i * 37u % 101u) - 50);
   } else {
