@@ -36,9 +36,13 @@ void execute_region_kernel(const Region& region, const unsigned char* src, unsig
 /// counter, as the subtrees they are, and writes the item's output elements.
 /// `accumulate` must be the one the problem's kernel was chosen for (choose_reduce_kernel). Each
 /// call takes p.scratch_bytes from its thread's arena (thread_scratch); throws std::bad_alloc
-/// if that arena cannot grow.
+/// if that arena cannot grow. A streamed output (p.stream) is fenced before reduce_items returns
+/// unless `fence` is false: the caller then calls reduce_fence() on the same thread before the
+/// output is read (the executor's segments: one call per segment, one fence per range).
 void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end,
-                  bool accumulate);
+                  bool accumulate, bool fence = true);
+/// Orders the calling thread's non-temporal stores before its later stores (x86: sfence).
+void reduce_fence();
 void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
                     int64_t leaf_end, unsigned char* acc);
 void reduce_combine(const ReduceProblem& p, int64_t item, const unsigned char* rows, std::size_t row_bytes,

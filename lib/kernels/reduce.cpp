@@ -1084,26 +1084,28 @@ struct Kernels {
 #if HWY_TARGET != HWY_SCALAR
   // SegmentGroups: float32 on fixed-width targets of two or more accumulator lanes.
   static constexpr bool kSegGroups = E == Elem::f32 && kFixedWidth && kAccLanes >= 2;
-  // Element `idx` (0 <= idx < 2 NF) of the window w0, w1 of 2 NF floats, per lane.
+  // Element `idx` (0 <= idx < 2 NF) of the window w0, w1 of 2 NF floats in the lanes of `m`, 0 in
+  // the others.
   template <class DF, class VI>
-  static HWY_INLINE hn::Vec<DF> TwoTables(DF df, hn::Vec<DF> w0, hn::Vec<DF> w1, VI idx) {
+  static HWY_INLINE hn::Vec<DF> TwoTablesOrZero(DF df, hn::Mask<DF> m, hn::Vec<DF> w0, hn::Vec<DF> w1, VI idx) {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
     static_cast<void>(df);
-    return hn::Vec<DF>{_mm512_permutex2var_ps(w0.raw, idx.raw, w1.raw)};
+    return hn::Vec<DF>{_mm512_maskz_permutex2var_ps(m.raw, w0.raw, idx.raw, w1.raw)};
 #else
     const hn::RebindToSigned<DF> di;
     constexpr int32_t NF = static_cast<int32_t>(hn::MaxLanes(DF()));
     const auto lane = hn::IndicesFromVec(df, hn::And(idx, hn::Set(di, NF - 1)));
-    return hn::IfThenElse(hn::RebindMask(df, hn::Lt(idx, hn::Set(di, NF))), hn::TableLookupLanes(w0, lane),
-                          hn::TableLookupLanes(w1, lane));
+    return hn::IfThenElseZero(m, hn::IfThenElse(hn::RebindMask(df, hn::Lt(idx, hn::Set(di, NF))),
+                                                hn::TableLookupLanes(w0, lane), hn::TableLookupLanes(w1, lane)));
 #endif
   }
   // The exclusive prefix sums of G <= 8 one-byte counts of at most kSegGroupMaxCount, a byte each
-  // (at most 28), and their total.
+  // (at most 28), and their total; `raw`: the counts, a byte each.
   template <int G>
-  static HWY_INLINE uint64_t GroupOffsets(const uint8_t* c8, int64_t* total) {
+  static HWY_INLINE uint64_t GroupOffsets(const uint8_t* c8, uint64_t* raw, int64_t* total) {
     uint64_t x = 0;
     std::memcpy(&x, c8, G);  // little-endian: count j in byte j (x86, aarch64)
+    *raw = x;
     const uint64_t inclusive = x * 0x0101010101010101ull;  // byte j: counts 0..j (no carries: <= 32)
     *total = static_cast<int64_t>((inclusive >> (8 * (G - 1))) & 0xff);
     return G == 8 ? inclusive << 8 : (inclusive << 8) & ((uint64_t{1} << (8 * G)) - 1);
@@ -1167,24 +1169,27 @@ struct Kernels {
     static_assert(static_cast<int64_t>(hn::MaxLanes(df)) == NF && (G == 2 || G == 4 || G == 8), "two groups per vector");
     for (; k + NF <= ke; k += NF) {
       int64_t ta = 0, tb = 0;
-      const uint64_t ea = GroupOffsets<G>(c8 + k, &ta), eb = GroupOffsets<G>(c8 + k + G, &tb);
+      uint64_t ca = 0, cb = 0;
+      const uint64_t ea = GroupOffsets<G>(c8 + k, &ca, &ta), eb = GroupOffsets<G>(c8 + k + G, &cb, &tb);
       const int64_t bb = base + ta;  // group B's first element
       if (bb + 2 * NF > row_elems) break;
       TESSERA_COUNT_VARIANT(segment_groups);
-      // Lane r's offset in its group's window: group A in lanes 0..G-1, B in G..2G-1.
-      const auto offs = hn::PromoteTo(di, PairBytes<G>(d8, ea, eb));
-      const auto counts = hn::PromoteTo(di, hn::LoadU(d8, c8 + k));
+      // Each group in lanes 0..G-1 of its own vectors (the lanes above: unused): lane r's offset in
+      // the group's window and its count.
+      const auto offs_a = hn::PromoteTo(di, PairBytes<G>(d8, ea, 0)), offs_b = hn::PromoteTo(di, PairBytes<G>(d8, eb, 0));
+      const auto count_a = hn::PromoteTo(di, PairBytes<G>(d8, ca, 0)), count_b = hn::PromoteTo(di, PairBytes<G>(d8, cb, 0));
       const auto wa0 = hn::LoadU(df, row + base), wa1 = hn::LoadU(df, row + base + NF);
       const auto wb0 = hn::LoadU(df, row + bb), wb1 = hn::LoadU(df, row + bb + NF);
-      auto lo = hn::Zero(dd), hi = hn::Zero(dd);  // the identity
+      auto lo = hn::Zero(dd), hi = hn::Zero(dd);  // the identity; lo: group A, hi: group B
       for (int i = 0; i < C; ++i) {
-        const auto idx = hn::Add(offs, hn::Set(di, i));
-        auto x = hn::ConcatUpperLower(df, TwoTables(df, wb0, wb1, idx), TwoTables(df, wa0, wa1, idx));
-        x = hn::IfThenElseZero(hn::RebindMask(df, hn::Gt(counts, hn::Set(di, i))), x);
-        lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, x)));
-        hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, x)));
+        const auto vi = hn::Set(di, i);
+        const auto xa = TwoTablesOrZero(df, hn::RebindMask(df, hn::Gt(count_a, vi)), wa0, wa1, hn::Add(offs_a, vi));
+        const auto xb = TwoTablesOrZero(df, hn::RebindMask(df, hn::Gt(count_b, vi)), wb0, wb1, hn::Add(offs_b, vi));
+        lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, xa)));
+        hi = hn::Add(hi, hn::PromoteTo(dd, hn::LowerHalf(dh, xb)));
       }
       if (accumulate) {  // a count of 0 leaves its output alone
+        const auto counts = hn::PromoteTo(di, PairBytes<G>(d8, ca, cb));
         const auto old = hn::LoadU(df, o + k);
         lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, old)));
         hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, old)));
@@ -1421,7 +1426,7 @@ struct Kernels {
 
   // Items [begin, end) of p by its kernel (KernelFor).
   static void Items(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end,
-                    bool accumulate) {
+                    bool accumulate, bool fence) {
     const ReduceKernel k = KernelFor(p);
     TESSERA_COUNT_REDUCE_KERNEL(k);
     Scratch s(p);
@@ -1453,7 +1458,7 @@ struct Kernels {
       }
     }
     for (; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff);
-    if (p.stream) hwy::FlushStream();  // the streamed output is visible before the task returns
+    if (p.stream && fence) hwy::FlushStream();  // the streamed output is visible before the task returns
   }
 
   // Leaves [lo, hi) of one item into acc: the general kernel of the problem's path (the lanes
@@ -1542,9 +1547,9 @@ struct Kernels {
 }  // namespace
 
 void ReduceItems(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64_t begin, int64_t end,
-                 bool accumulate) {
+                 bool accumulate, bool fence) {
   TESSERA_VARIANT_SCOPE();
-  with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Items(p, src, dst, begin, end, accumulate); });
+  with_elem(p.elem, [&](auto e) { Kernels<decltype(e)::value>::Items(p, src, dst, begin, end, accumulate, fence); });
 }
 
 bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, const uint8_t* counts8, int64_t kb, int64_t ke,
@@ -1632,9 +1637,10 @@ uint64_t reduce_kernels() noexcept { return HWY_DYNAMIC_DISPATCH(ReduceKernels)(
 ReduceCaps reduce_caps() { return HWY_DYNAMIC_DISPATCH(TargetReduceCaps)(); }
 
 void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned char* dst, int64_t begin, int64_t end,
-                  bool accumulate) {
-  HWY_DYNAMIC_DISPATCH(ReduceItems)(p, src, dst, begin, end, accumulate);
+                  bool accumulate, bool fence) {
+  HWY_DYNAMIC_DISPATCH(ReduceItems)(p, src, dst, begin, end, accumulate, fence);
 }
+void reduce_fence() { hwy::FlushStream(); }
 bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, const uint8_t* counts8, int64_t k_begin,
                          int64_t k_end, int64_t row_elems, int64_t dst_stride, const unsigned char* src,
                          unsigned char* dst, bool accumulate) {

@@ -1,6 +1,6 @@
 /* The program tests/mutants/fence_check.py runs under gdb: one small call per streaming executor
- * path (TESSERA_NONTEMPORAL_ALWAYS, so a few KiB stream), serially, plus one threaded case and two
- * streamed reductions; after each call it calls fence_mark(), where the gdb script checks that every
+ * path (TESSERA_NONTEMPORAL_ALWAYS, so a few KiB stream), serially, plus one threaded case and
+ * three streamed reductions; after each call it calls fence_mark(), where the gdb script checks that every
  * thread that executed a non-temporal store executed a store fence after its last one. Each output
  * is also compared with a plain C reference (a wrong output exits 1), and each plan's path
  * (tessera_plan_describe) must be the one its case names: every case says which planner rule puts
@@ -95,6 +95,9 @@ static const Case kCases[] = {
     {"reduce.segments", "the gradient of a (40,) float32 repeated by counts 0-4: segment groups", REPEAT_BACKWARD, 1,
      {40}, {1}, 4, 40, {0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4, 2,
                         0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4, 2}, 1},
+    /* per-element counts of rows: each segment by its own sub-problem, the range fenced once */
+    {"reduce.segments", "the gradient of a (4, 64) float32 repeated by counts (2, 0, 3, 1) along axis 0: rows",
+     REPEAT_BACKWARD, 2, {4, 64}, {64, 1}, 4, 4, {2, 0, 3, 1}, 1},
 };
 
 /* The element at multi-index idx of the view (C order over shape), by hand. */
@@ -112,11 +115,11 @@ static tessera_plan *plan_case(int id, const Case *c, const int64_t *strides, co
     st = tessera_plan_create_ex(c->ndim, c->shape, strides, c->itemsize, c->nreps, c->reps, opt, &plan);
   } else if (c->op == REPEAT) {
     st = tessera_plan_create_repeat(c->ndim, c->shape, strides, c->itemsize, c->nreps, c->reps, 0, opt, &plan);
-  } else if (c->op == REPEAT_BACKWARD) {
-    int64_t total = 0;
-    for (int k = 0; k < c->nreps; ++k) total += c->reps[k];
-    st = tessera_plan_create_repeat_backward(1, &total, NULL, TESSERA_FLOAT32, 1, c->shape, c->nreps, c->reps, 0, opt,
-                                             &plan);
+  } else if (c->op == REPEAT_BACKWARD) {  /* along axis 0 */
+    int64_t grad[3] = {0, c->ndim > 1 ? c->shape[1] : 0, 0};
+    for (int k = 0; k < c->nreps; ++k) grad[0] += c->reps[k];
+    st = tessera_plan_create_repeat_backward(c->ndim, grad, NULL, TESSERA_FLOAT32, c->ndim, c->shape, c->nreps, c->reps,
+                                             0, opt, &plan);
   } else {
     int64_t grad[3];
     for (int i = 0; i < c->ndim; ++i) grad[i] = c->shape[i] * c->reps[i];
@@ -172,14 +175,18 @@ static int check_output(int id, const Case *c, const unsigned char *first, const
     }
     return 0;
   }
-  if (c->op == REPEAT_BACKWARD) {  /* out[k] = the sum of segment k's elements (small integers: exact) */
+  if (c->op == REPEAT_BACKWARD) {  /* out[k, j] = the sum of segment k's rows' element j (small integers: exact) */
     const float *g = (const float *)first;
-    int64_t at = 0;
+    const int64_t w = c->ndim > 1 ? c->shape[1] : 1;
+    int64_t at = 0;  /* segment k's first row */
     for (int64_t k = 0; k < c->shape[0]; ++k) {
-      float want = 0.0f, got;
-      for (int64_t t = 0; t < c->reps[k]; ++t) want += g[at++];
-      memcpy(&got, out + k * 4, 4);
-      if ((size_t)(k + 1) * 4 > nbytes || got != want) goto wrong;
+      for (int64_t j = 0; j < w; ++j) {
+        float want = 0.0f, got;
+        for (int64_t t = 0; t < c->reps[k]; ++t) want += g[(at + t) * w + j];
+        memcpy(&got, out + (k * w + j) * 4, 4);
+        if ((size_t)(k * w + j + 1) * 4 > nbytes || got != want) goto wrong;
+      }
+      at += c->reps[k];
     }
     return 0;
   }
@@ -207,7 +214,7 @@ static int run_case(int id, const Case *c) {
   int64_t lo = 0, hi = 0;
   for (int i = 0; i < c->ndim; ++i) {
     int64_t extent = c->op == TILE_BACKWARD ? c->shape[i] * c->reps[i] : c->shape[i];
-    if (c->op == REPEAT_BACKWARD)
+    if (c->op == REPEAT_BACKWARD && i == 0)
       for (int k = extent = 0; k < c->nreps; ++k) extent += c->reps[k];
     const int64_t span = (extent - 1) * c->strides[i];
     if (span < 0) lo += span; else hi += span;
