@@ -284,8 +284,9 @@ struct ReduceProblem {
   // the window of its group by a permutation, exactly this many steps. The same additions as one
   // segment at a time.
   int64_t seg_group_count = 0;
-  // Output written with non-temporal stores (the lanes and interleaved paths, segments_runs' groups): set by the planner
-  // from Options::nontemporal and the output's size (as the copying operations decide).
+  // Output written with non-temporal stores (the lanes and interleaved paths, segments_runs'
+  // groups): set by the planner from Options::nontemporal and the output's size (as the copying
+  // operations decide).
   bool stream = false;
   // Bytes of scratch a kernel call takes from its thread's arena (thread_scratch, reduce_scalar.hpp):
   // the binary counter's levels and two rows, each of item_row's width at most.

@@ -614,8 +614,9 @@ std::string describe_reduce(const ReducePlan& r) {
   else if (p.path == ReducePath::segments)
     s << " (" << kernel << ": " << p.axes[r.seg_axis].extent << " segments, counts up to " << r.seg_max_count
       << (p.kernel != ReduceKernel::segments_runs ? ", each by the sub-problem planned for its count"
-          : r.seg_many.seg_group_count > 0        ? ", runs summed two groups of segments at a time from one-byte counts"
-                                                  : ", runs summed a vector of segments at a time")
+          : r.seg_many.seg_group_count > 0
+              ? ", runs summed two groups of segments at a time from one-byte counts"
+              : ", runs summed a vector of segments at a time")
       << ")";
   else if (p.path != ReducePath::none && p.path != ReducePath::zeros)
     s << " (" << kernel << ": " << p.nred << " addends per output element, " << p.nleaves << " leaves, " << p.nitems

@@ -906,8 +906,9 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   const auto by_counts = [](std::vector<int64_t> c, DType d, int64_t rows = 1) {
     int64_t total = 0;
     for (const int64_t v : c) total += v;
-    return rows == 1 ? tessera::Plan::repeat_backward({total}, {}, d, {static_cast<int64_t>(c.size())}, c, 0)
-                     : tessera::Plan::repeat_backward({rows, total}, {}, d, {rows, static_cast<int64_t>(c.size())}, c, 1);
+    const int64_t n = static_cast<int64_t>(c.size());
+    return rows == 1 ? tessera::Plan::repeat_backward({total}, {}, d, {n}, c, 0)
+                     : tessera::Plan::repeat_backward({rows, total}, {}, d, {rows, n}, c, 1);
   };
   const std::string target = tessera::active_target();
   const bool grouping = target != "SCALAR" && target != "EMU128" && target.rfind("SVE", 0) != 0 &&

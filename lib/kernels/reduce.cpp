@@ -1141,8 +1141,8 @@ struct Kernels {
     } else {
       // Streamed where the plan streams the output and the step's outputs are whole vectors
       // (they stay so: a step writes one vector); then fenced before the call returns.
-      const bool nt = stream && !accumulate &&
-                      reinterpret_cast<uintptr_t>(o + k) % (hn::MaxLanes(hn::ScalableTag<float>()) * sizeof(float)) == 0;
+      constexpr std::size_t kVectorBytes = hn::MaxLanes(hn::ScalableTag<float>()) * sizeof(float);
+      const bool nt = stream && !accumulate && reinterpret_cast<uintptr_t>(o + k) % kVectorBytes == 0;
       int64_t next;
       switch (c) {
         case 1: next = SegmentGroupsC<1>(row, c8, k, ke, base, row_elems, o, accumulate, nt); break;
@@ -1166,7 +1166,8 @@ struct Kernels {
     constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
     constexpr int64_t NF = 2 * N;
     constexpr int G = static_cast<int>(N);  // segments per group
-    static_assert(static_cast<int64_t>(hn::MaxLanes(df)) == NF && (G == 2 || G == 4 || G == 8), "two groups per vector");
+    static_assert(static_cast<int64_t>(hn::MaxLanes(df)) == NF && (G == 2 || G == 4 || G == 8),
+                  "two groups per vector");
     for (; k + NF <= ke; k += NF) {
       int64_t ta = 0, tb = 0;
       uint64_t ca = 0, cb = 0;
@@ -1176,8 +1177,10 @@ struct Kernels {
       TESSERA_COUNT_VARIANT(segment_groups);
       // Each group in lanes 0..G-1 of its own vectors (the lanes above: unused): lane r's offset in
       // the group's window and its count.
-      const auto offs_a = hn::PromoteTo(di, PairBytes<G>(d8, ea, 0)), offs_b = hn::PromoteTo(di, PairBytes<G>(d8, eb, 0));
-      const auto count_a = hn::PromoteTo(di, PairBytes<G>(d8, ca, 0)), count_b = hn::PromoteTo(di, PairBytes<G>(d8, cb, 0));
+      const auto offs_a = hn::PromoteTo(di, PairBytes<G>(d8, ea, 0));
+      const auto offs_b = hn::PromoteTo(di, PairBytes<G>(d8, eb, 0));
+      const auto count_a = hn::PromoteTo(di, PairBytes<G>(d8, ca, 0));
+      const auto count_b = hn::PromoteTo(di, PairBytes<G>(d8, cb, 0));
       const auto wa0 = hn::LoadU(df, row + base), wa1 = hn::LoadU(df, row + base + NF);
       const auto wb0 = hn::LoadU(df, row + bb), wb1 = hn::LoadU(df, row + bb + NF);
       auto lo = hn::Zero(dd), hi = hn::Zero(dd);  // the identity; lo: group A, hi: group B
@@ -1555,7 +1558,8 @@ void ReduceItems(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64
 bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, const uint8_t* counts8, int64_t kb, int64_t ke,
                        int64_t row_elems, int64_t dst_stride, const uint8_t* src, uint8_t* dst, bool accumulate) {
 #if HWY_HAVE_SCALABLE
-  static_cast<void>(q), static_cast<void>(prefix), static_cast<void>(counts8), static_cast<void>(kb), static_cast<void>(ke);
+  static_cast<void>(q), static_cast<void>(prefix), static_cast<void>(counts8), static_cast<void>(kb);
+  static_cast<void>(ke);
   static_cast<void>(row_elems), static_cast<void>(dst_stride), static_cast<void>(src), static_cast<void>(dst);
   static_cast<void>(accumulate);
   return false;
