@@ -69,6 +69,10 @@ inline constexpr int64_t kSegRunMax = kLeaf * kPeriodicSlots;
 /// one-byte counts (ReduceProblem::seg_group_count): a group of N segments (N: the accumulator's
 /// lanes) then lies within two float vectors, 4N elements.
 inline constexpr int64_t kSegGroupMaxCount = 4;
+/// Whether targets of width `fixed_width` with `acc_lanes` float64 lanes (float32's accumulator)
+/// have segments_runs' groups (half a float vector each, so at least two lanes): the planner's
+/// condition and the kernels' alike.
+constexpr bool reduce_seg_groups(bool fixed_width, int acc_lanes) noexcept { return fixed_width && acc_lanes >= 2; }
 
 /// The reduction paths (see the file comment): the order of additions and the shape of the work
 /// items; each has one or more kernels (ReduceKernel).

@@ -156,8 +156,8 @@ void lay_out_segments(ReducePlan& r) {
   // more accumulator lanes (the kernel's groups are half a float vector each). The counts' bytes
   // are freed where nothing reads them.
   const bool groups = runs && m.elem == Elem::f32 && r.seg_max_count >= 1 && r.seg_max_count <= kSegGroupMaxCount &&
-                      p.axes[r.seg_axis].dst_stride == 1 && r.prefix.counts8() != nullptr && r.caps.fixed_width &&
-                      r.caps.acc_lanes[static_cast<int>(Elem::f32)] >= 2;
+                      p.axes[r.seg_axis].dst_stride == 1 && r.prefix.counts8() != nullptr &&
+                      reduce_seg_groups(r.caps.fixed_width, r.caps.acc_lanes[static_cast<int>(Elem::f32)]);
   if (groups)
     r.seg_many.seg_group_count = r.seg_max_count;
   else

@@ -1083,7 +1083,7 @@ struct Kernels {
   }
 #if HWY_TARGET != HWY_SCALAR
   // SegmentGroups: float32 on fixed-width targets of two or more accumulator lanes.
-  static constexpr bool kSegGroups = E == Elem::f32 && kFixedWidth && kAccLanes >= 2;
+  static constexpr bool kSegGroups = E == Elem::f32 && reduce_seg_groups(kFixedWidth, kAccLanes);
   // Element `idx` (0 <= idx < 2 NF) of the window w0, w1 of 2 NF floats in the lanes of `m`, 0 in
   // the others.
   template <class DF, class VI>
