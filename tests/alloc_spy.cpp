@@ -15,11 +15,22 @@ thread_local test::AllocCalls record;
 
 using AlignedAlloc = void* (*)(std::size_t, std::size_t);
 
+}  // namespace
+
+// AddressSanitizer's own aligned_alloc, where a sanitizer runtime is linked in. clang links its
+// runtime into the executable, beside this definition, so RTLD_NEXT would skip it and find libc's:
+// blocks that ASan never saw, and a "bad-free" when they are freed. (g++'s runtime is a shared
+// library after the executable, where RTLD_NEXT finds it; the name is the same there.)
+extern "C" void* __interceptor_aligned_alloc(std::size_t, std::size_t) __attribute__((weak));
+
+namespace {
+
 AlignedAlloc next_aligned_alloc() {
   static std::atomic<AlignedAlloc> next{nullptr};
   AlignedAlloc f = next.load(std::memory_order_acquire);
   if (f == nullptr) {
-    f = reinterpret_cast<AlignedAlloc>(dlsym(RTLD_NEXT, "aligned_alloc"));
+    f = __interceptor_aligned_alloc != nullptr ? &__interceptor_aligned_alloc
+                                               : reinterpret_cast<AlignedAlloc>(dlsym(RTLD_NEXT, "aligned_alloc"));
     next.store(f, std::memory_order_release);
   }
   return f;

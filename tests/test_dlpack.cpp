@@ -198,7 +198,9 @@ TEST_CASE("DLPack: several dtypes and layouts against the reference") {
   for (const Type& ty : types) {
     const std::size_t itemsize = std::size_t{ty.t.bits} * ty.t.lanes / 8;
     for (unsigned layout : layouts)
-      for (const auto& [shape, reps] : cases) {
+      for (const auto& pair : cases) {  // clang 14 cannot capture a structured binding
+        const Shape& shape = pair.first;
+        const Shape& reps = pair.second;
         CAPTURE(std::string(ty.name));
         CAPTURE(test::layout_name(layout));
         CAPTURE(test::to_string(shape));
@@ -419,7 +421,9 @@ TEST_CASE("DLPack: broadcast_to, expand and repeat against references") {
         const bool null_strides = layout == test::kContiguous && rng.coin();
         return tensor_of(view, ty.t, src_shape, src_strides, null_strides, rng.uniform(0, 40));
       };
-      for (const auto& [shape, target] : broadcasts) {
+      for (const auto& pair : broadcasts) {  // clang 14 cannot capture a structured binding
+        const Shape& shape = pair.first;
+        const Shape& target = pair.second;
         CAPTURE(test::to_string(shape));
         CAPTURE(test::to_string(target));
         test::View view;
@@ -429,7 +433,9 @@ TEST_CASE("DLPack: broadcast_to, expand and repeat against references") {
           return tessera_broadcast_to_dlpack(&src, &dst);
         });
       }
-      for (const auto& [shape, target] : expands) {
+      for (const auto& pair : expands) {  // clang 14 cannot capture a structured binding
+        const Shape& shape = pair.first;
+        const Shape& target = pair.second;
         CAPTURE(test::to_string(shape));
         CAPTURE(test::to_string(target));
         test::View view;
@@ -777,7 +783,9 @@ TEST_CASE("DLPack reductions: every dtype and layout, byte for byte the C++ API'
               tessera::tile_backward(view.data(), view.shape, view.strides, ty.dtype, c.in, c.reps, out, bytes, o);
             });
       }
-      for (const auto& [shape, target] : sums) {
+      for (const auto& pair : sums) {  // clang 14 cannot capture a structured binding
+        const Shape& shape = pair.first;
+        const Shape& target = pair.second;
         CAPTURE(test::to_string(shape));
         CAPTURE(test::to_string(target));
         test::View view;

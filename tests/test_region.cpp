@@ -172,7 +172,9 @@ TEST_CASE("regions: every itemsize with every layout, chunked") {
   test::Rng rng(6102);
   for (std::size_t itemsize : itemsizes)
     for (unsigned layout : layouts)
-      for (const auto& [shape, reps] : cases) {
+      for (const auto& c : cases) {
+        const Shape& shape = c.first;  // not a structured binding: clang 14 cannot capture one in
+        const Shape& reps = c.second;  // the lambda CHECK_MESSAGE's message makes
         const test::View view = test::make_view(rng, shape, itemsize, layout, itemsize * 31 + layout);
         const std::string err = chunked(rng, view, reps, rng.coin(25));
         CHECK_MESSAGE(err.empty(), view.describe() << ", reps " << test::to_string(reps) << ": " << err);

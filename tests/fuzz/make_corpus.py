@@ -14,7 +14,7 @@ get trailing salt bytes that make their FNV-1a hash 0 mod 64, the fuzzer's gate 
 1 MiB (up to 40 MiB) and for out-of-memory requests.
 
 Rerun after changing the format: tests/fuzz/make_corpus.py (standard library only).
-  tests/fuzz/make_corpus.py --check build/fuzz   also runs the fuzzer over the seeds alone
+  tests/fuzz/make_corpus.py --check build/sanitize   also runs the fuzzer over the seeds alone
                                                  (-runs=0) under both dispatches and fails
                                                  unless every listed executor path is reached
                                                  by one of them
