@@ -51,6 +51,12 @@ _ndarray = _np.ndarray
 #: tessera's operations by name: their ids in the extension's table (``_ext.operations``: id, name,
 #: argument kind, reduction, gradient's id, input's name), which every call passes instead of a name.
 _OP = {name: op for op, name, _arg, _reduction, _gradient, _input in _ext.operations}
+# The copying operations' common call, an ndarray with a plain shape or count: straight to the
+# extension, which is what _run does for it after its checks for torch tensors (a few hundred ns,
+# the most of a tiny call).
+_TILE, _BROADCAST_TO, _EXPAND, _REPEAT = _OP["tile"], _OP["broadcast_to"], _OP["expand"], _OP["repeat"]
+_PLAIN_ARG = (tuple, list, int)
+_call = _ext.call  # one global lookup instead of two
 #: The name of each operation's input in messages (the table's): "grad_out" for the gradients of
 #: tile and repeat, "A" for the others.
 _INPUT_NAME = {op: input_name for op, _name, _arg, _reduction, _gradient, input_name in _ext.operations}
@@ -164,8 +170,9 @@ def tile(A, reps, *, out=None, max_threads=None, nontemporal=None, negative_reps
     >>> tessera.tile(b, (2, 2), out=out) is out
     True
     """
-    return _run(_OP["tile"], A, None, _tensor_arg(reps), None, None, out, max_threads, nontemporal, negative_reps,
-                False)
+    if type(A) is _ndarray and type(reps) in _PLAIN_ARG:
+        return _call(_TILE, A, None, reps, None, None, out, max_threads, nontemporal, negative_reps, False)
+    return _run(_TILE, A, None, _tensor_arg(reps), None, None, out, max_threads, nontemporal, negative_reps, False)
 
 
 def tile_shape(shape, reps, *, negative_reps="error"):
@@ -280,8 +287,9 @@ def broadcast_to(A, shape, *, out=None, max_threads=None, nontemporal=None):
         ...
     ValueError: tessera: broadcast_to: input axis 0 has extent 3 but shape[1] = 2 ...
     """
-    return _run(_OP["broadcast_to"], A, None, _tensor_arg(shape), None, None, out, max_threads, nontemporal,
-                "error", False)
+    if type(A) is _ndarray and type(shape) in _PLAIN_ARG:
+        return _call(_BROADCAST_TO, A, None, shape, None, None, out, max_threads, nontemporal, "error", False)
+    return _run(_BROADCAST_TO, A, None, _tensor_arg(shape), None, None, out, max_threads, nontemporal, "error", False)
 
 
 def expand(A, shape, *, out=None, max_threads=None, nontemporal=None):
@@ -342,8 +350,9 @@ def expand(A, shape, *, out=None, max_threads=None, nontemporal=None):
            [2],
            [3]])
     """
-    return _run(_OP["expand"], A, None, _tensor_arg(shape), None, None, out, max_threads, nontemporal, "error",
-                False)
+    if type(A) is _ndarray and type(shape) in _PLAIN_ARG:
+        return _call(_EXPAND, A, None, shape, None, None, out, max_threads, nontemporal, "error", False)
+    return _run(_EXPAND, A, None, _tensor_arg(shape), None, None, out, max_threads, nontemporal, "error", False)
 
 
 def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=None, nontemporal=None):
@@ -428,8 +437,10 @@ def repeat(A, repeats, axis=None, *, out=None, output_size=None, max_threads=Non
         ...
     numpy.exceptions.AxisError: tessera: repeat: axis 2 is out of bounds for array of dimension 2
     """
-    return _run(_OP["repeat"], A, None, _tensor_arg(repeats), axis, output_size, out, max_threads, nontemporal,
-                "error", False)
+    if type(A) is _ndarray and type(repeats) in _PLAIN_ARG:
+        return _call(_REPEAT, A, None, repeats, axis, output_size, out, max_threads, nontemporal, "error", False)
+    return _run(_REPEAT, A, None, _tensor_arg(repeats), axis, output_size, out, max_threads, nontemporal, "error",
+                False)
 
 
 # The reductions: the family's gradients ---------------------------------------------------------
