@@ -21,11 +21,12 @@
 //
 // The timing alternates at fine grain: a round is one batch of each library (ABBA order over two
 // rounds, so neither always runs first; the two output buffers traded every two rounds, so neither
-// library always writes the same one); a batch is enough calls to take about 1 ms. The ratio of
-// a round is time(A) / time(B) of its two adjacent batches; a row prints each library's median
-// time per call, the median of the rounds' ratios and its 95% confidence interval (order
-// statistics of the rounds' ratios, distribution-free), and the summary the geometric mean of the
-// rows' ratios and the rows beyond ±5%.
+// library always writes the same one; a reduction's input rotates among copies that span twice the
+// last-level cache, so that every call reads it from DRAM); a batch is enough calls to take about
+// 1 ms. The ratio of a round is time(A) / time(B) of its two adjacent batches; a row prints each
+// library's median time per call, the median of the rounds' ratios and its 95% confidence
+// interval (order statistics of the rounds' ratios, distribution-free), and the summary the
+// geometric mean of the rows' ratios and the rows beyond ±5%.
 #include <dlfcn.h>
 #include <tbb/task_arena.h>
 
@@ -36,12 +37,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cases.h"
+#include "limit_loops.h"
 
 namespace {
 
@@ -425,8 +428,10 @@ int main(int argc, char** argv) {
               "C call with its planning (outputs <= 64 KiB).\n\n",
               seconds);
 
+  size_t llc = 0;  // the last-level cache's bytes (sysfs): a reduction's input copies span twice it
   std::vector<Case> cases;
   try {
+    llc = tessera::bench::last_level_cache_bytes();
     cases = tessera::bench::load_cases(cases_path);
   } catch (const std::exception& e) {
     die(e.what());
@@ -443,8 +448,18 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   std::vector<Row> rows;
   for (const Case& c : cases) {
-    Buffer src(c.input_bytes);
-    fill_input(c, src);
+    // A reduction's input rotates among rotation_copies() copies (limit_loops.h), as tile_bench's:
+    // every call reads its gradient from DRAM, none from what the last call left in the L3.
+    std::vector<std::unique_ptr<Buffer>> srcs;
+    srcs.push_back(std::make_unique<Buffer>(c.input_bytes));
+    fill_input(c, *srcs[0]);
+    const size_t ncopies = tessera::bench::is_reduction(c.op) ? tessera::bench::rotation_copies(c.input_bytes, llc) : 1;
+    while (srcs.size() < ncopies) {
+      srcs.push_back(std::make_unique<Buffer>(c.input_bytes));
+      std::memcpy(srcs.back()->p, srcs[0]->p, c.input_bytes);
+    }
+    size_t next_src = 0;
+    const auto src = [&] { return srcs[next_src++ % srcs.size()]->p; };  // the next copy, for either library
     Buffer dst_a(c.out_bytes), dst_b(c.out_bytes);
     PlanT* pa = make_plan(a, c);
     PlanT* pb = make_plan(b, c);
@@ -466,11 +481,11 @@ int main(int argc, char** argv) {
             unsigned char* out_a = dst_a.p;
             unsigned char* out_b = dst_b.p;
             auto run_a = [&] {
-              const Status s = mode == 0 ? a.plan_execute(pa, src.p, out_a, c.out_bytes) : oa(src.p, out_a, c.out_bytes);
+              const Status s = mode == 0 ? a.plan_execute(pa, src(), out_a, c.out_bytes) : oa(src(), out_a, c.out_bytes);
               if (s != 0) die(a.label + ": case " + c.name + " failed: " + a.error());
             };
             auto run_b = [&] {
-              const Status s = mode == 0 ? b.plan_execute(pb, src.p, out_b, c.out_bytes) : ob(src.p, out_b, c.out_bytes);
+              const Status s = mode == 0 ? b.plan_execute(pb, src(), out_b, c.out_bytes) : ob(src(), out_b, c.out_bytes);
               if (s != 0) die(b.label + ": case " + c.name + " failed: " + b.error());
             };
             auto swap = [&](int swapped) {
