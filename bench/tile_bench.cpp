@@ -42,9 +42,13 @@
 // exact sum of the elements summands() names, the input being multiples of 1/8 whose sums are
 // exact in any order); a wrong output stops the program.
 //
-// Usage: tile_bench [--cases=FILE] [--case_filter=REGEX] [--describe] [Google Benchmark flags]
+// Usage: tile_bench [--cases=FILE] [--case_filter=REGEX] [--target=NAME] [--describe] [Google Benchmark flags]
+// --target=NAME forces the Highway target tessera and the limit loops dispatch to (a target compiled
+// in and supported by this CPU, e.g. AVX2 on an AVX-512 machine: the other kernels' table on one
+// machine); the run stops if tessera then dispatches elsewhere.
 
 #include <benchmark/benchmark.h>
+#include <hwy/targets.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <tbb/blocked_range.h>
@@ -766,8 +770,23 @@ void describe(const std::vector<Case>& cases) {
   }
 }
 
+// --target=NAME: every later dispatch (tessera's, the limit loops') goes to Highway target NAME, or
+// the program stops naming the targets it could force.
+void force_target(const std::string& name) {
+  int64_t chosen = 0;
+  std::string names;
+  for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    names += std::string(names.empty() ? "" : ", ") + hwy::TargetName(t);
+    if (name == hwy::TargetName(t)) chosen = t;
+  }
+  if (chosen == 0) die("--target=" + name + ": not a Highway target compiled in and supported here (" + names + ")");
+  hwy::SetSupportedTargetsForTest(chosen);
+  if (name != tessera::active_target())
+    die("--target=" + name + ": forced, but tessera dispatches to " + tessera::active_target());
+}
+
 int bench_main(int argc, char** argv) {
-  std::string cases_path = TESSERA_BENCH_CASES, case_filter;
+  std::string cases_path = TESSERA_BENCH_CASES, case_filter, target;
   bool describe_only = false;
   std::vector<char*> args = {argv[0]};
   for (const char* flag : kDefaultFlags) args.push_back(const_cast<char*>(flag));
@@ -777,14 +796,17 @@ int bench_main(int argc, char** argv) {
       cases_path = arg.substr(8);
     } else if (arg.rfind("--case_filter=", 0) == 0) {
       case_filter = arg.substr(14);
+    } else if (arg.rfind("--target=", 0) == 0) {
+      target = arg.substr(9);
     } else if (arg == "--describe") {
       describe_only = true;
     } else {
       if (arg == "--help")
         std::printf(
-            "tile_bench [--cases=FILE] [--case_filter=REGEX] [--describe] [benchmark flags]\n"
+            "tile_bench [--cases=FILE] [--case_filter=REGEX] [--target=NAME] [--describe] [benchmark flags]\n"
             "  --cases=FILE         the cases (default %s)\n"
             "  --case_filter=REGEX  only the cases whose name REGEX matches (ECMAScript, substring)\n"
+            "  --target=NAME        force tessera's (and the limits') Highway target, e.g. AVX2\n"
             "  --describe           print each case's tessera plan and exit\n\n",
             TESSERA_BENCH_CASES);
       args.push_back(argv[i]);  // later flags override the defaults
@@ -794,6 +816,7 @@ int bench_main(int argc, char** argv) {
   args.push_back(nullptr);
   benchmark::Initialize(&nargs, args.data());
   if (benchmark::ReportUnrecognizedArguments(nargs, args.data())) return EXIT_FAILURE;
+  if (!target.empty()) force_target(target);  // before any plan is made (--describe's too)
 
   std::vector<Case> cases;
   try {
