@@ -453,7 +453,8 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<Buffer>> srcs;
     srcs.push_back(std::make_unique<Buffer>(c.input_bytes));
     fill_input(c, *srcs[0]);
-    const size_t ncopies = tessera::bench::is_reduction(c.op) ? tessera::bench::rotation_copies(c.input_bytes, llc) : 1;
+    const size_t ncopies =
+        tessera::bench::is_reduction(c.op) ? tessera::bench::rotation_copies(c.input_bytes, llc) : 1;
     while (srcs.size() < ncopies) {
       srcs.push_back(std::make_unique<Buffer>(c.input_bytes));
       std::memcpy(srcs.back()->p, srcs[0]->p, c.input_bytes);
@@ -481,11 +482,13 @@ int main(int argc, char** argv) {
             unsigned char* out_a = dst_a.p;
             unsigned char* out_b = dst_b.p;
             auto run_a = [&] {
-              const Status s = mode == 0 ? a.plan_execute(pa, src(), out_a, c.out_bytes) : oa(src(), out_a, c.out_bytes);
+              unsigned char* in = src();
+              const Status s = mode == 0 ? a.plan_execute(pa, in, out_a, c.out_bytes) : oa(in, out_a, c.out_bytes);
               if (s != 0) die(a.label + ": case " + c.name + " failed: " + a.error());
             };
             auto run_b = [&] {
-              const Status s = mode == 0 ? b.plan_execute(pb, src(), out_b, c.out_bytes) : ob(src(), out_b, c.out_bytes);
+              unsigned char* in = src();
+              const Status s = mode == 0 ? b.plan_execute(pb, in, out_b, c.out_bytes) : ob(in, out_b, c.out_bytes);
               if (s != 0) die(b.label + ": case " + c.name + " failed: " + b.error());
             };
             auto swap = [&](int swapped) {
