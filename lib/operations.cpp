@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 namespace tessera::detail {
 
@@ -152,6 +153,76 @@ int64_t prefix_sums_into(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
   return total;
 }
 
+// prefix_sums' compact pass (Prefix::compact): the one-byte counts and every kSparseStep-th prefix
+// sum. Returns false, having written part of them, at the first block with a count of 255 or more
+// (the caller then makes the whole sums); else the same checks and results as prefix_sums_into.
+// Blocks of kCompactBlock counts, in loops the compiler vectorizes with the baseline's integer
+// operations (x86-64: no 64-bit compares): the counts narrowed to bytes while their bits are
+// or-ed (a negative one) and those of count + 1 above the byte (one of 255 or more); such a block
+// goes again, count by count. Then the bytes' largest, and their sums kSparseStep at a time.
+template <class T>
+bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp,
+                         int64_t* sparse, uint8_t* c8, int64_t* sum) {
+  using U = std::make_unsigned_t<T>;
+  constexpr int64_t kStep = Prefix::kSparseStep, kCompactBlock = 32 * kStep;
+  // Below 255 each, the counts of an array in memory (fewer than 2^48) sum to less than 2^56:
+  // nothing to check on the way.
+  int64_t total = 0;
+  uint8_t max_count = 0;
+  bool negative = false;
+  const bool contiguous = stride == static_cast<std::ptrdiff_t>(sizeof(T));
+  const auto count_at = [&](int64_t i) {
+    return contiguous ? reinterpret_cast<const T*>(base)[i] : *reinterpret_cast<const T*>(base + i * stride);
+  };
+  sparse[0] = 0;
+  for (int64_t b = 0; b < count; b += kCompactBlock) {
+    const int64_t n = std::min(kCompactBlock, count - b);
+    uint8_t* const bytes = c8 + b;
+    U bits = 0, above = 0;  // or-ed: the counts (the sign: a negative one); count + 1 above the byte
+    if (contiguous) {
+      const T* c = reinterpret_cast<const T*>(base) + b;
+      for (int64_t i = 0; i < n; ++i) {
+        const U v = static_cast<U>(c[i]);
+        bits |= v;
+        above |= (v + 1) >> 8;
+        bytes[i] = static_cast<uint8_t>(v);
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const U v = static_cast<U>(count_at(b + i));
+        bits |= v;
+        above |= (v + 1) >> 8;
+        bytes[i] = static_cast<uint8_t>(v);
+      }
+    }
+    if (static_cast<T>(bits) < 0 || above != 0) {  // a negative count, or one of 255 or more
+      for (int64_t i = 0; i < n; ++i) {
+        const T v = count_at(b + i);
+        if (v >= 255) return false;
+        negative |= v < 0;
+        bytes[i] = static_cast<uint8_t>(v < 0 ? 0 : v);
+      }
+    }
+    uint8_t block_max = 0;
+    for (int64_t i = 0; i < n; ++i) block_max = bytes[i] > block_max ? bytes[i] : block_max;
+    max_count = block_max > max_count ? block_max : max_count;
+    int64_t i = 0;
+    for (; i + kStep <= n; i += kStep) {
+      uint32_t s = 0;
+      for (int64_t j = 0; j < kStep; ++j) s += bytes[i + j];
+      total += s;
+      sparse[(b + i + kStep) / kStep] = total;  // the sum of the first b + i + kStep counts
+    }
+    for (; i < n; ++i) total += bytes[i];  // the last block's rest: no sum kept there
+  }
+  if (negative) check_negative<T>(base, stride, count, clamp);
+  p.prefix.set_size(static_cast<std::size_t>(count) + 1);
+  p.prefix.set_total(total);
+  p.seg_max_count = max_count;
+  *sum = total;
+  return true;
+}
+
 // The prefix sums of `count` per-element counts of type T, `stride` bytes apart, in one pass over
 // them: p.prefix (count + 1 values from 0, and the one-byte counts if p.with_counts8) and
 // p.seg_max_count. A negative count is an error naming the first one (nothing is written to any
@@ -163,6 +234,14 @@ int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t strid
   // The one-byte counts only where the segments kernel may walk them (the largest count is not
   // known yet; choose_path drops them where it is too large, or where the walk is not the row's).
   const bool with_counts8 = p.with_counts8 && segments_may_walk_bytes(static_cast<int64_t>(p.itemsize));
+  if (with_counts8 && p.compact_prefix) {
+    p.prefix.reserve(static_cast<std::size_t>(count) + 1, true, true);
+    int64_t total = 0;
+    if (p.prefix.compact() &&
+        compact_prefix_sums<T>(p, base, stride, count, clamp, p.prefix.mutable_data(), p.prefix.mutable_counts8(),
+                               &total))
+      return total;
+  }
   p.prefix.reserve(static_cast<std::size_t>(count) + 1, with_counts8);  // no zero fill: written once
   int64_t* out = p.prefix.mutable_data();
   uint8_t* const c8 = p.prefix.mutable_counts8();  // null without them

@@ -18,36 +18,79 @@ namespace tessera::detail {
 /// Beside them, where the planner keeps them, the counts themselves as one byte each (counts8():
 /// min(count, 255); kept only where every count is at most 16 / itemsize): the segments kernel
 /// walks those, an eighth of the prefix sums' bytes.
+/// Compact (repeat_backward's segment groups): the one-byte counts, every count below 255, and only
+/// every kSparseStep-th prefix sum (sparse()); data() is null. Planning 8 Mi counts then writes 9
+/// MiB instead of 72 (the whole sums: most of the planning's time). expand() makes the whole sums
+/// from the one-byte counts where the planner's path needs them after all.
 class Prefix {
  public:
+  /// Compact: sparse()[j] is the prefix sum of the first j * kSparseStep counts.
+  static constexpr int64_t kSparseStep = 16;
   /// Room for n values, and for n - 1 one-byte counts if `with_counts8` (once, before writing the
-  /// values). Throws std::bad_alloc.
-  void reserve(std::size_t n, bool with_counts8 = false) {
+  /// values); `compact` (with the one-byte counts): room for the values at every kSparseStep-th
+  /// index only. Throws std::bad_alloc.
+  void reserve(std::size_t n, bool with_counts8 = false, bool compact = false) {
     bool fresh = false;
-    buf_.reset(static_cast<int64_t*>(allocate_output(n * sizeof(int64_t), &fresh)), free_output);
+    compact_ = compact && with_counts8 && n > 1;
+    const std::size_t values = compact_ ? (n - 1) / kSparseStep + 1 : n;
+    buf_.reset(static_cast<int64_t*>(allocate_output(values * sizeof(int64_t), &fresh)), free_output);
     counts8_.reset();
     if (with_counts8 && n > 1) counts8_.reset(static_cast<uint8_t*>(allocate_output(n - 1, &fresh)), free_output);
   }
-  void push_back(int64_t v) noexcept { buf_.get()[size_++] = v; }  // within the reserved room
-  const int64_t* data() const noexcept { return buf_.get(); }
-  /// The reserved room, for writing the values in place; set_size(n) then says n were written.
+  void push_back(int64_t v) noexcept { buf_.get()[size_++] = v; }  // within the reserved room (not compact)
+  /// The n = size() prefix sums (data()[0] = 0); null when compact().
+  const int64_t* data() const noexcept { return compact_ ? nullptr : buf_.get(); }
+  /// The reserved room, for writing the values in place (compact: the sparse ones); set_size(n)
+  /// then says n were written (compact: n values of which the sparse ones), set_total the last.
   int64_t* mutable_data() noexcept { return buf_.get(); }
   void set_size(std::size_t n) noexcept { size_ = n; }
+  void set_total(int64_t total) noexcept { total_ = total; }
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
-  int64_t back() const noexcept { return buf_.get()[size_ - 1]; }
+  /// The last prefix sum: the sum of the counts.
+  int64_t back() const noexcept { return compact_ ? total_ : buf_.get()[size_ - 1]; }
+  /// Whether only every kSparseStep-th prefix sum is kept (with the one-byte counts, each < 255).
+  bool compact() const noexcept { return compact_; }
+  /// Compact: the prefix sums at indices 0, kSparseStep, 2 kSparseStep, ... (< size()).
+  const int64_t* sparse() const noexcept { return compact_ ? buf_.get() : nullptr; }
+  /// The prefix sum at index i, a multiple of kSparseStep or size() - 1, in either form.
+  int64_t at_step(int64_t i) const noexcept {
+    if (!compact_) return buf_.get()[i];
+    return i == static_cast<int64_t>(size_) - 1 ? total_ : buf_.get()[i / kSparseStep];
+  }
   /// Count i (prefix[i + 1] - prefix[i]) as one byte, min(count, 255), for i in [0, size() - 1);
   /// nullptr where the planner did not keep them.
   const uint8_t* counts8() const noexcept { return counts8_.get(); }
   /// The reserved room for the one-byte counts (reserve(n, true)); nullptr otherwise.
   uint8_t* mutable_counts8() noexcept { return counts8_.get(); }
-  /// Frees the one-byte counts: the planner's choice where the segments kernel does not walk them.
-  void drop_counts8() noexcept { counts8_.reset(); }
+  /// Frees the one-byte counts: the planner's choice where the segments kernel does not walk them
+  /// (a compact one is expanded first).
+  void drop_counts8() {
+    expand();
+    counts8_.reset();
+  }
+  /// Compact: the whole prefix sums from the one-byte counts (exact: each below 255); else nothing.
+  /// Throws std::bad_alloc (then still compact).
+  void expand() {
+    if (!compact_) return;
+    bool fresh = false;
+    std::shared_ptr<int64_t> full(static_cast<int64_t*>(allocate_output(size_ * sizeof(int64_t), &fresh)),
+                                  free_output);
+    int64_t* out = full.get();
+    const uint8_t* c8 = counts8_.get();
+    int64_t total = 0;
+    out[0] = 0;
+    for (std::size_t i = 0; i + 1 < size_; ++i) out[i + 1] = total += c8[i];
+    buf_ = std::move(full);
+    compact_ = false;
+  }
 
  private:
   std::shared_ptr<int64_t> buf_;
   std::shared_ptr<uint8_t> counts8_;
   std::size_t size_ = 0;
+  int64_t total_ = 0;
+  bool compact_ = false;
 };
 
 /// The `reps` (NestAxis) or `repeats` (the plans) of an axis whose elements repeat by per-element

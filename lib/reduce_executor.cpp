@@ -101,19 +101,24 @@ void run_problem(const ReduceProblem& p, const unsigned char* in, unsigned char*
 // Per-element repeat counts: source index k of the segment axis sums its own count of elements,
 // by the segment's planned sub-problem (segment_of) or, kernel segments_runs, every segment of a
 // range in one kernel call. Split over the segments.
+// A range's first segment is a multiple of Prefix::kSparseStep (the pieces' boundaries below), where
+// a compact Prefix keeps the prefix sum: the kernel and the loop here walk the one-byte counts on.
 void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* out) {
   const ReduceProblem& base = r.problem;
   const RAxis seg = base.axes[r.seg_axis];
-  const int64_t* prefix = r.prefix.data();
+  const Prefix& prefix = r.prefix;
   const int64_t es = static_cast<int64_t>(base.elsize);
   const bool runs = base.kernel == ReduceKernel::segments_runs;
+  const int64_t total = prefix.back();
   const auto range = [&](int64_t begin, int64_t end) {
-    if (runs && reduce_segment_runs(r.seg_many, prefix, r.prefix.counts8(), begin, end, prefix[seg.extent],
-                                    seg.dst_stride, in, out, r.options.accumulate))
+    if (runs && reduce_segment_runs(r.seg_many, prefix.data(), prefix.counts8(), begin, end,
+                                    prefix.at_step(begin), total, seg.dst_stride, in, out, r.options.accumulate))
       return;
     ReduceProblem scratch;
+    const uint8_t* c8 = prefix.compact() ? prefix.counts8() : nullptr;  // else the whole sums
+    int64_t first = prefix.at_step(begin);  // segment k's first element
     for (int64_t k = begin; k < end; ++k) {
-      const int64_t count = prefix[k + 1] - prefix[k];
+      const int64_t count = c8 != nullptr ? c8[k] : prefix.data()[k + 1] - prefix.data()[k];
       unsigned char* dst = out + k * seg.dst_stride * es;
       if (count == 0) {
         if (!r.options.accumulate) zero_kept(r.seg_one, dst);
@@ -122,21 +127,23 @@ void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* o
       const ReduceProblem& sub = segment_of(r, count, scratch);
       // A streamed result: one fence for the range, not one per segment (each waits for the
       // segment's lines to reach memory: rep_ragged_bwd's 1 KiB rows took 2x as long).
-      reduce_items(sub, in + prefix[k] * r.seg_stride, dst, 0, sub.nitems, r.options.accumulate, false);
+      reduce_items(sub, in + first * r.seg_stride, dst, 0, sub.nitems, r.options.accumulate, false);
+      first += count;
     }
     if (base.stream) reduce_fence();
   };
   const int64_t n = seg.extent;
-  const int threads = reduce_threads(static_cast<int64_t>(prefix[n]) * es * (base.out_elems / std::max<int64_t>(1, n)),
-                                     r.options.max_threads);
+  const int threads = reduce_threads(total * es * (base.out_elems / std::max<int64_t>(1, n)), r.options.max_threads);
   if (threads <= 1) {
     range(0, n);
     return;
   }
   tbb::task_group_context context(tbb::task_group_context::isolated);
   const int64_t pieces = std::min<int64_t>(n, int64_t{threads} * kChunksPerThread);
-  // Piece boundaries on multiples of 16 segments: the outputs of a contiguous result's pieces then
-  // start on 64-byte lines (where its first does), and segments_runs' groups stream whole vectors.
+  // Piece boundaries on multiples of 16 segments (Prefix::kSparseStep): the outputs of a contiguous
+  // result's pieces then start on 64-byte lines (where its first does), segments_runs' groups
+  // stream whole vectors, and a compact Prefix has each piece's first prefix sum.
+  static_assert(Prefix::kSparseStep == 16, "pieces start where a compact Prefix keeps a sum");
   const auto split = [&](int64_t i) { return i == pieces ? n : n * i / pieces / 16 * 16; };
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, pieces, 1),

@@ -530,6 +530,12 @@ ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
   forward.accumulate = false;
   CopyPlan f;  // the forward repeat's checks, output shape and counts
   f.with_counts8 = true;  // read by segments_runs' groups (lay_out_segments keeps them there only)
+  // Where the groups may sum float32 segments, the prefix sums compact (Prefix::compact): the groups
+  // read the one-byte counts and a prefix sum where a range starts; lay_out_segments expands them
+  // where it does not choose the groups.
+  const ReduceCaps caps = reduce_caps();
+  f.compact_prefix = dtype == DType::float32 &&
+                     reduce_seg_groups(caps.fixed_width, caps.acc_lanes[static_cast<int>(Elem::f32)]);
   init_input(f, in_shape, Dims(), 1, forward);
   nest_repeat(f, repeats, has_axis, axis);
   size_output(f);
@@ -583,7 +589,10 @@ std::string describe_reduce(const ReducePlan& r) {
     << dims_str(r.grad_strides) << " B, dtype " << dtype_name(r.dtype);
   if (r.op == Operation::tile_backward) s << ", reps " << dims_str(r.reps);
   if (r.op == Operation::repeat_backward) {
-    if (r.repeats == kSegmentReps) s << ", " << r.prefix.size() - 1 << " per-element repeats";
+    if (r.repeats == kSegmentReps)
+      s << ", " << r.prefix.size() - 1 << " per-element repeats"
+        << (r.prefix.compact() ? " (one-byte counts, every " + std::to_string(Prefix::kSparseStep) + "th prefix sum)"
+                               : std::string());
     else s << ", repeats " << r.repeats;
     s << (r.axis < 0 ? std::string(" of the flattened input") : " along axis " + std::to_string(r.axis));
   }

@@ -926,3 +926,114 @@ TEST_CASE("per-element counts: each segment's sum has the bits of the same count
   CHECK(kernels.count("reduce.segments.runs") == 1);  // x86's targets are all fixed-width
 #endif
 }
+
+TEST_CASE("per-element counts: compact prefix sums give the documented bits, in one piece or many, on every SIMD target") {
+  // A float32 repeat_backward whose segment groups may run plans its counts compact (one byte
+  // each, and a prefix sum every 16 segments: Prefix::compact). The groups, the kernel's segments
+  // after them (their prefix sums made from the bytes, 64 at a time), the executor's pieces (each
+  // starting where a sum is kept) and a plan whose groups do not apply (counts above 4: the sums
+  // made whole) must give the documented bits: a count of at most 8 is one leaf, its addends
+  // summed in float64 in order, rounded once; a count of 0 gives +0.
+  TargetGuard guard;
+  Rng rng(777);
+  const int64_t n = 100003;  // not a multiple of 16: the last piece ends between kept sums
+  struct Case {
+    const char* name;
+    int64_t most, empty_tail;
+    std::size_t misalign;  // bytes: the groups need an aligned float32 row
+    bool compact;          // what the plan must keep
+  };
+  const Case cases[] = {{"counts 0-4", 4, 0, 0, true},
+                        {"counts 0-4, the last 300 segments empty", 4, 300, 0, true},
+                        {"counts 0-4, the gradient 2 bytes off a float's alignment", 4, 0, 2, true},
+                        {"counts 0-8 (no groups: the sums made whole)", 8, 0, 0, false}};
+  for (const Case& c : cases) {
+    INFO(c.name);
+    std::vector<int64_t> counts(static_cast<std::size_t>(n));
+    int64_t total = 0;
+    for (int64_t k = 0; k < n; ++k)
+      total += counts[static_cast<std::size_t>(k)] = k >= n - c.empty_tail ? 0 : rng.uniform(0, c.most);
+    std::vector<unsigned char> grad(static_cast<std::size_t>(total) * 4 + c.misalign);
+    std::vector<float> want(static_cast<std::size_t>(n));
+    int64_t at = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      double sum = -0.0;
+      for (int64_t j = 0; j < counts[static_cast<std::size_t>(k)]; ++j, ++at) {
+        const double m = static_cast<double>(rng.uniform(1, (int64_t{1} << 23) - 1)) * 0x1p-23;
+        const float x = static_cast<float>((rng.coin() ? -1 : 1) * std::ldexp(1 + m, -static_cast<int>(rng.uniform(0, 30))));
+        std::memcpy(grad.data() + c.misalign + static_cast<std::size_t>(at) * 4, &x, 4);
+        sum += x;
+      }
+      want[static_cast<std::size_t>(k)] = counts[static_cast<std::size_t>(k)] == 0 ? 0.0f : static_cast<float>(sum);
+    }
+    const auto check = [&](const tessera::Plan& plan, const char* how) {
+      for (const bool split : {false, true}) {
+        std::vector<float> got(static_cast<std::size_t>(n), 99.0f);
+        const auto run = [&] { plan.execute(grad.data() + c.misalign, got.data(), got.size() * 4); };
+        if (split) {
+          tbb::task_arena four(4);  // the input (~800 KiB) is split into pieces
+          four.execute(run);
+        } else {
+          run();
+        }
+        int64_t wrong = 0, first = -1;
+        for (int64_t k = 0; k < n; ++k)
+          if (std::memcmp(&got[static_cast<std::size_t>(k)], &want[static_cast<std::size_t>(k)], 4) != 0 && wrong++ == 0)
+            first = k;
+        CHECK_MESSAGE(wrong == 0, how << (split ? ", in pieces" : ", in one piece") << ": " << wrong
+                                      << " segments wrong, the first " << first << " (" << plan.kernel_path() << ")");
+      }
+    };
+    // Made for the target dispatch chooses, then run on every target (a plan runs anywhere: where
+    // the segments' kernel is not compiled, the executor walks the one-byte counts itself).
+    tessera::Options options;
+    options.max_threads = 0;
+    const tessera::Plan best = tessera::Plan::repeat_backward({total}, {}, DType::float32, {n}, counts, 0, options);
+    const bool compact = best.describe().find("one-byte counts, every 16th prefix sum") != std::string::npos;
+#if HWY_ARCH_X86
+    CHECK_MESSAGE(compact == c.compact, best.describe());  // every x86 target but SCALAR has the groups
+#endif
+    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      INFO(hwy::TargetName(target));
+      check(best, "planned for the best target");
+      check(tessera::Plan::repeat_backward({total}, {}, DType::float32, {n}, counts, 0, options), "planned here");
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
+  // The compact pass's errors are the whole one's: the first negative count named, before a
+  // count of 255 or more sends the pass back to the whole sums.
+  std::vector<int64_t> counts(4000, 2);
+  counts[1000] = 300;
+  counts[3000] = -1;
+  CHECK_THROWS_WITH_AS(tessera::Plan::repeat_backward({8297}, {}, DType::float32, {4000}, counts, 0),
+                       doctest::Contains("repeats[3000] = -1"), tessera::InvalidArgument);
+  counts[3000] = 2;
+  counts[17] = 1;
+  const tessera::Plan large = tessera::Plan::repeat_backward({8297}, {}, DType::float32, {4000}, counts, 0);
+  CHECK(large.describe().find("every 16th prefix sum") == std::string::npos);  // a count of 300: whole
+  CHECK(large.size() == 4000);
+  // Counts read the slow way in the compact pass: int32 every other element, and negative ones
+  // clamped to 0 (NegativeReps::clamp_to_zero) — the same results as the same counts given plainly.
+  counts[1000] = 3;
+  std::vector<int32_t> every_other(2 * counts.size(), 77);
+  for (std::size_t k = 0; k < counts.size(); ++k) every_other[2 * k] = static_cast<int32_t>(counts[k]);
+  std::vector<int64_t> negatives = counts;
+  negatives[5] = -4, negatives[2000] = -1;
+  std::vector<int64_t> zeros = counts;
+  zeros[5] = 0, zeros[2000] = 0;
+  tessera::Options clamped;
+  clamped.negative_reps = tessera::NegativeReps::clamp_to_zero;
+  const auto sums = [&](const tessera::Repeats& reps, int64_t total, const tessera::Options& o) {
+    std::vector<float> grad(static_cast<std::size_t>(total)), got(counts.size());
+    for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 97) * 0.25f - 7.0f;
+    const tessera::Plan plan = tessera::Plan::repeat_backward({total}, {}, DType::float32, {4000}, reps, 0, o);
+    CHECK_MESSAGE(plan.describe().find("every 16th prefix sum") != std::string::npos, plan.describe());
+    plan.execute(grad.data(), got.data(), got.size() * 4);
+    return got;
+  };
+  CHECK(sums(tessera::Repeats(every_other.data(), counts.size(), 8), 8000, {}) == sums(counts, 8000, {}));
+  CHECK(sums(negatives, 7996, clamped) == sums(zeros, 7996, {}));
+  CHECK_THROWS_WITH_AS(tessera::Plan::repeat_backward({7996}, {}, DType::float32, {4000}, negatives, 0),
+                       doctest::Contains("repeats[5] = -4"), tessera::InvalidArgument);
+}

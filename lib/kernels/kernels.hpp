@@ -56,10 +56,13 @@ void reduce_combine(const ReduceProblem& p, int64_t item, const unsigned char* r
 /// row's elements. The bits are those of each segment's own sub-problem (seg_planned). Returns
 /// false, writing nothing, on a target without the kernel's code (a plan made for another
 /// target): the caller then runs the segments one by one. `counts8`: the one-byte counts
-/// (Prefix::counts8) where run.seg_group_count > 0, else ignored (may be null).
+/// (Prefix::counts8) where run.seg_group_count > 0 or `prefix` is null, else ignored (may be
+/// null). `prefix`: the whole prefix sums, or null where the plan's are compact (Prefix::compact:
+/// every count below 255, from counts8); `first`: prefix[k_begin] (the row's element where
+/// segment k_begin starts).
 bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, const uint8_t* counts8, int64_t k_begin,
-                         int64_t k_end, int64_t row_elems, int64_t dst_stride, const unsigned char* src,
-                         unsigned char* dst, bool accumulate);
+                         int64_t k_end, int64_t first, int64_t row_elems, int64_t dst_stride,
+                         const unsigned char* src, unsigned char* dst, bool accumulate);
 
 /// What the target the kernels dispatch to now can do (choose_path's input).
 KernelCaps kernel_caps();

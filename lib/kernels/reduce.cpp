@@ -1141,10 +1141,10 @@ struct Kernels {
   // element (N * C <= 2 NF): lane r's offset in its window is the sum of the counts before it (from
   // the one-byte counts), and step i (i < C) adds element i of every segment, picked from the
   // window by a permutation, or the identity past the segment's count — the additions of
-  // SegmentShort, the same bits. `base`: segment k's first element in the row. Stops where the
-  // next step's windows would reach past the row (the caller sums the rest from the prefix sums);
-  // returns the first segment not summed.
-  static int64_t SegmentGroups(int64_t c, const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t base,
+  // SegmentShort, the same bits. `*base`: segment k's first element in the row, on return the
+  // first segment's not summed. Stops where the next step's windows would reach past the row (the
+  // caller sums the rest one segment, or N, at a time); returns the first segment not summed.
+  static int64_t SegmentGroups(int64_t c, const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t* base,
                                int64_t row_elems, T* o, bool accumulate, bool stream) {
     if constexpr (!kSegGroups) {
       static_cast<void>(c), static_cast<void>(row), static_cast<void>(c8), static_cast<void>(ke);
@@ -1168,8 +1168,9 @@ struct Kernels {
     }
   }
   template <int C>
-  static int64_t SegmentGroupsC(const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t base,
+  static int64_t SegmentGroupsC(const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t* base_io,
                                 int64_t row_elems, T* o, bool accumulate, bool stream) {
+    int64_t base = *base_io;
     static_assert(C >= 1 && C <= kSegGroupMaxCount, "a group's segments fit its window");
     const hn::ScalableTag<float> df;
     const hn::Half<decltype(df)> dh;
@@ -1218,18 +1219,123 @@ struct Kernels {
       }
       base = bb + tb;
     }
+    *base_io = base;
     return k;
   }
 #else
   static constexpr bool kSegGroups = false;
 #endif
+  // Segments 0 ... ke - 1 of a row (a range's, from where the groups stopped): segment j sums
+  // prefix[j + 1] - prefix[j] elements from element prefix[j] of the row (of row_elems); its output
+  // is o + j * dst_stride. N at a time where the target allows, then one by one.
+  static void RunsTail(const int64_t* prefix, int64_t ke, const T* row, int64_t row_elems, int64_t dst_stride, T* o,
+                       bool accumulate) {
+    static_cast<void>(row_elems);  // read only by the float32 code below
+    int64_t k = 0;
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (E == Elem::f32 || E == Elem::f64) {
+      // N segments at a time, lane r segment k + r: the short ones' addends gathered (or, for
+      // float32, permuted), step i adding element i of each (the identity past a segment's
+      // count) into leaf i / kLeaf. The lanes' counts and offsets come from the prefix sums by
+      // vector operations (no stores of lanes reloaded as a vector: they stall).
+      const DA da;
+      const hn::Rebind<T, DA> dt;
+      const hn::RebindToSigned<decltype(dt)> di;
+      const hn::Rebind<int64_t, DA> d64;
+      using I = hn::TFromD<decltype(di)>;
+      constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+      if (reinterpret_cast<uintptr_t>(row) % alignof(T) == 0) {  // emulated gathers load a T*
+        for (; k + N <= ke; k += N) {
+          TESSERA_COUNT_VARIANT(segment_runs_n);
+          const auto p0 = hn::LoadU(d64, prefix + k);
+          const auto count = hn::Sub(hn::LoadU(d64, prefix + k + 1), p0);
+          const auto long_lanes = hn::Gt(count, hn::Set(d64, kPeriodicSlots - 1));
+          const auto counts = hn::IfThenZeroElse(long_lanes, count);  // the short ones'
+          const auto offsets = hn::Sub(p0, hn::Set(d64, prefix[k]));
+          const int64_t longest = hn::GetLane(hn::MaxOfLanes(d64, counts));
+          const bool empty = !hn::AllFalse(d64, hn::Eq(count, hn::Zero(d64)));
+          const bool long_runs = !hn::AllFalse(d64, long_lanes);
+          const T* base = row + prefix[k];
+          const int64_t span = prefix[k + N] - prefix[k];
+          const auto identity = hn::Set(da, acc_identity<A>());
+          hn::Vec<DA> leaf0 = identity, leaf1 = identity;
+          const auto add = [&](int64_t i, hn::Vec<DA> x) {
+            x = hn::IfThenElse(hn::RebindMask(da, hn::Lt(hn::Set(d64, i), counts)), x, identity);
+            if (i < kLeaf) leaf0 = hn::Add(leaf0, x);
+            else leaf1 = hn::Add(leaf1, x);
+          };
+          // Lanes past their count read an element of the group again (clamped to its last),
+          // never outside the group's elements; their addend is the identity.
+          if constexpr (E == Elem::f32) {
+            // float32: the group's elements in two vectors of 2N lanes when they fit and lie
+            // inside the row, element i of each segment picked by a permutation. The offsets
+            // are the low halves of the 64-bit lanes (the even 32-bit lanes).
+            const hn::ScalableTag<float> df;
+            const hn::RebindToSigned<decltype(df)> d32;
+            constexpr int64_t NF = static_cast<int64_t>(hn::MaxLanes(df));
+            const auto wide = hn::ConcatEven(d32, hn::Zero(d32), hn::BitCast(d32, offsets));
+            if (NF == 2 * N && span <= 2 * NF && prefix[k] + 2 * NF <= row_elems) {
+              const auto wlast = hn::Set(d32, static_cast<int32_t>(span - 1));
+              const auto w0 = hn::LoadU(df, base), w1 = hn::LoadU(df, base + NF);
+              for (int64_t i = 0; i < longest; ++i) {
+                const auto at = hn::Min(hn::Add(wide, hn::Set(d32, static_cast<int32_t>(i))), wlast);
+                const auto lane = hn::IndicesFromVec(df, hn::And(at, hn::Set(d32, static_cast<int32_t>(NF - 1))));
+                const auto low = hn::RebindMask(df, hn::Lt(at, hn::Set(d32, static_cast<int32_t>(NF))));
+                const auto x = hn::IfThenElse(low, hn::TableLookupLanes(w0, lane), hn::TableLookupLanes(w1, lane));
+                add(i, hn::PromoteTo(da, hn::LowerHalf(hn::Half<decltype(df)>(), x)));
+              }
+            } else {
+              const auto idx = hn::LowerHalf(hn::Half<decltype(d32)>(), wide);
+              const auto last = hn::Set(di, static_cast<I>(span - 1));
+              for (int64_t i = 0; i < longest; ++i)
+                add(i, hn::PromoteTo(da, hn::GatherIndex(dt, base, hn::Min(hn::Add(idx, hn::Set(di, static_cast<I>(i))), last))));
+            }
+          } else {  // float64: 64-bit offsets
+            const auto last = hn::Set(d64, span - 1);
+            for (int64_t i = 0; i < longest; ++i)
+              add(i, hn::GatherIndex(dt, base, hn::Min(hn::Add(offsets, hn::Set(d64, i)), last)));
+          }
+          alignas(64) A sums[N];
+          hn::Store(hn::Add(leaf0, leaf1), da, sums);  // a lane of one leaf adds the identity
+          if (long_runs)
+            for (int64_t r = 0; r < N; ++r) {
+              const int64_t count = prefix[k + r + 1] - prefix[k + r];
+              if (count >= kPeriodicSlots) sums[r] = ShortRun1(row + prefix[k + r], count);
+            }
+          if (!(accumulate && empty)) {  // a count of 0 sums the identity: 0 once rounded
+            FinishRow(sums, N, o + k * dst_stride, dst_stride, accumulate);
+            continue;
+          }
+          for (int64_t r = 0; r < N; ++r)  // accumulating: a count of 0 leaves its output alone
+            if (prefix[k + r + 1] != prefix[k + r]) FinishRow(sums + r, 1, o + (k + r) * dst_stride, 1, true);
+        }
+      }
+    }
+#endif
+    for (; k < ke; ++k) {
+      const int64_t count = prefix[k + 1] - prefix[k];
+      T* d = o + k * dst_stride;
+      if (count == 0) {
+        if (!accumulate) StoreT(d, from_acc<E>(A{}));
+        continue;
+      }
+      const A v = SegmentSum(row + prefix[k], count);
+      StoreT(d, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d)), v) : v));
+    }
+  }
+  // Chunks of the rest of a range whose prefix sums are compact (Prefix::compact): its segments'
+  // prefix sums from the one-byte counts, kTailChunk at a time, for RunsTail.
+  static constexpr int64_t kTailChunk = 64;
   // Returns false, writing nothing, on a target without this code (the caller runs the segments
-  // one by one: the same bits).
+  // one by one: the same bits). `prefix`: the whole prefix sums, or null where they are compact
+  // (the one-byte counts then give every count); `first`: segment kb's first element.
   static bool SegmentRuns(const ReduceProblem& q, const int64_t* prefix, const uint8_t* counts8, int64_t kb,
-                          int64_t ke, int64_t row_elems, int64_t dst_stride, const uint8_t* src, T* out,
-                          bool accumulate) {
-    static_cast<void>(row_elems), static_cast<void>(counts8);  // read only by the float32 code below
+                          int64_t ke, int64_t first, int64_t row_elems, int64_t dst_stride, const uint8_t* src,
+                          T* out, bool accumulate) {
     if constexpr (!kSlotsInVectors) {
+      static_cast<void>(q), static_cast<void>(prefix), static_cast<void>(counts8), static_cast<void>(kb);
+      static_cast<void>(ke), static_cast<void>(first), static_cast<void>(row_elems), static_cast<void>(dst_stride);
+      static_cast<void>(src), static_cast<void>(out), static_cast<void>(accumulate);
       return false;
     } else {
       TESSERA_COUNT_REDUCE_KERNEL(ReduceKernel::segments_runs);
@@ -1239,101 +1345,25 @@ struct Kernels {
       for (int64_t b = 0; b < nrows; ++b) {
         const T* row = reinterpret_cast<const T*>(src + b * row_src);
         T* o = out + b * row_dst;
-        int64_t k = kb;
+        int64_t k = kb, at = first;  // at: segment k's first element
 #if HWY_TARGET != HWY_SCALAR
         if constexpr (kSegGroups) {
           if (q.seg_group_count > 0 && counts8 != nullptr && reinterpret_cast<uintptr_t>(row) % alignof(T) == 0)
-            k = SegmentGroups(q.seg_group_count, row, counts8, kb, ke, prefix[kb], row_elems, o, accumulate,
-                              q.stream);
-        }
-        if constexpr (E == Elem::f32 || E == Elem::f64) {
-          // N segments at a time, lane r segment k + r: the short ones' addends gathered (or, for
-          // float32, permuted), step i adding element i of each (the identity past a segment's
-          // count) into leaf i / kLeaf. The lanes' counts and offsets come from the prefix sums by
-          // vector operations (no stores of lanes reloaded as a vector: they stall).
-          const DA da;
-          const hn::Rebind<T, DA> dt;
-          const hn::RebindToSigned<decltype(dt)> di;
-          const hn::Rebind<int64_t, DA> d64;
-          using I = hn::TFromD<decltype(di)>;
-          constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
-          if (reinterpret_cast<uintptr_t>(row) % alignof(T) == 0) {  // emulated gathers load a T*
-            for (; k + N <= ke; k += N) {
-              TESSERA_COUNT_VARIANT(segment_runs_n);
-              const auto p0 = hn::LoadU(d64, prefix + k);
-              const auto count = hn::Sub(hn::LoadU(d64, prefix + k + 1), p0);
-              const auto long_lanes = hn::Gt(count, hn::Set(d64, kPeriodicSlots - 1));
-              const auto counts = hn::IfThenZeroElse(long_lanes, count);  // the short ones'
-              const auto offsets = hn::Sub(p0, hn::Set(d64, prefix[k]));
-              const int64_t longest = hn::GetLane(hn::MaxOfLanes(d64, counts));
-              const bool empty = !hn::AllFalse(d64, hn::Eq(count, hn::Zero(d64)));
-              const bool long_runs = !hn::AllFalse(d64, long_lanes);
-              const T* base = row + prefix[k];
-              const int64_t span = prefix[k + N] - prefix[k];
-              const auto identity = hn::Set(da, acc_identity<A>());
-              hn::Vec<DA> leaf0 = identity, leaf1 = identity;
-              const auto add = [&](int64_t i, hn::Vec<DA> x) {
-                x = hn::IfThenElse(hn::RebindMask(da, hn::Lt(hn::Set(d64, i), counts)), x, identity);
-                if (i < kLeaf) leaf0 = hn::Add(leaf0, x);
-                else leaf1 = hn::Add(leaf1, x);
-              };
-              // Lanes past their count read an element of the group again (clamped to its last),
-              // never outside the group's elements; their addend is the identity.
-              if constexpr (E == Elem::f32) {
-                // float32: the group's elements in two vectors of 2N lanes when they fit and lie
-                // inside the row, element i of each segment picked by a permutation. The offsets
-                // are the low halves of the 64-bit lanes (the even 32-bit lanes).
-                const hn::ScalableTag<float> df;
-                const hn::RebindToSigned<decltype(df)> d32;
-                constexpr int64_t NF = static_cast<int64_t>(hn::MaxLanes(df));
-                const auto wide = hn::ConcatEven(d32, hn::Zero(d32), hn::BitCast(d32, offsets));
-                if (NF == 2 * N && span <= 2 * NF && prefix[k] + 2 * NF <= row_elems) {
-                  const auto wlast = hn::Set(d32, static_cast<int32_t>(span - 1));
-                  const auto w0 = hn::LoadU(df, base), w1 = hn::LoadU(df, base + NF);
-                  for (int64_t i = 0; i < longest; ++i) {
-                    const auto at = hn::Min(hn::Add(wide, hn::Set(d32, static_cast<int32_t>(i))), wlast);
-                    const auto lane = hn::IndicesFromVec(df, hn::And(at, hn::Set(d32, static_cast<int32_t>(NF - 1))));
-                    const auto low = hn::RebindMask(df, hn::Lt(at, hn::Set(d32, static_cast<int32_t>(NF))));
-                    const auto x = hn::IfThenElse(low, hn::TableLookupLanes(w0, lane), hn::TableLookupLanes(w1, lane));
-                    add(i, hn::PromoteTo(da, hn::LowerHalf(hn::Half<decltype(df)>(), x)));
-                  }
-                } else {
-                  const auto idx = hn::LowerHalf(hn::Half<decltype(d32)>(), wide);
-                  const auto last = hn::Set(di, static_cast<I>(span - 1));
-                  for (int64_t i = 0; i < longest; ++i)
-                    add(i, hn::PromoteTo(da, hn::GatherIndex(dt, base, hn::Min(hn::Add(idx, hn::Set(di, static_cast<I>(i))), last))));
-                }
-              } else {  // float64: 64-bit offsets
-                const auto last = hn::Set(d64, span - 1);
-                for (int64_t i = 0; i < longest; ++i)
-                  add(i, hn::GatherIndex(dt, base, hn::Min(hn::Add(offsets, hn::Set(d64, i)), last)));
-              }
-              alignas(64) A sums[N];
-              hn::Store(hn::Add(leaf0, leaf1), da, sums);  // a lane of one leaf adds the identity
-              if (long_runs)
-                for (int64_t r = 0; r < N; ++r) {
-                  const int64_t count = prefix[k + r + 1] - prefix[k + r];
-                  if (count >= kPeriodicSlots) sums[r] = ShortRun1(row + prefix[k + r], count);
-                }
-              if (!(accumulate && empty)) {  // a count of 0 sums the identity: 0 once rounded
-                FinishRow(sums, N, o + k * dst_stride, dst_stride, accumulate);
-                continue;
-              }
-              for (int64_t r = 0; r < N; ++r)  // accumulating: a count of 0 leaves its output alone
-                if (prefix[k + r + 1] != prefix[k + r]) FinishRow(sums + r, 1, o + (k + r) * dst_stride, 1, true);
-            }
-          }
+            k = SegmentGroups(q.seg_group_count, row, counts8, kb, ke, &at, row_elems, o, accumulate, q.stream);
         }
 #endif
-        for (; k < ke; ++k) {
-          const int64_t count = prefix[k + 1] - prefix[k];
-          T* d = o + k * dst_stride;
-          if (count == 0) {
-            if (!accumulate) StoreT(d, from_acc<E>(A{}));
-            continue;
-          }
-          const A v = SegmentSum(row + prefix[k], count);
-          StoreT(d, from_acc<E>(accumulate ? acc_add(to_acc<E>(LoadT(d)), v) : v));
+        if (prefix != nullptr) {
+          RunsTail(prefix + k, ke - k, row, row_elems, dst_stride, o + k * dst_stride, accumulate);
+          continue;
+        }
+        int64_t local[kTailChunk + 1];
+        while (k < ke) {
+          const int64_t m = ke - k < kTailChunk ? ke - k : kTailChunk;
+          local[0] = at;
+          for (int64_t j = 0; j < m; ++j) local[j + 1] = local[j] + counts8[k + j];
+          RunsTail(local, m, row, row_elems, dst_stride, o + k * dst_stride, accumulate);
+          at = local[m];
+          k += m;
         }
       }
       return true;
@@ -1569,10 +1599,11 @@ void ReduceItems(const ReduceProblem& p, const uint8_t* src, uint8_t* dst, int64
 }
 
 bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, const uint8_t* counts8, int64_t kb, int64_t ke,
-                       int64_t row_elems, int64_t dst_stride, const uint8_t* src, uint8_t* dst, bool accumulate) {
+                       int64_t first, int64_t row_elems, int64_t dst_stride, const uint8_t* src, uint8_t* dst,
+                       bool accumulate) {
 #if HWY_HAVE_SCALABLE
   static_cast<void>(q), static_cast<void>(prefix), static_cast<void>(counts8), static_cast<void>(kb);
-  static_cast<void>(ke);
+  static_cast<void>(ke), static_cast<void>(first);
   static_cast<void>(row_elems), static_cast<void>(dst_stride), static_cast<void>(src), static_cast<void>(dst);
   static_cast<void>(accumulate);
   return false;
@@ -1581,7 +1612,7 @@ bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, const uint
   bool ran = false;
   with_elem(q.elem, [&](auto e) {
     using K = Kernels<decltype(e)::value>;
-    ran = K::SegmentRuns(q, prefix, counts8, kb, ke, row_elems, dst_stride, src,
+    ran = K::SegmentRuns(q, prefix, counts8, kb, ke, first, row_elems, dst_stride, src,
                          reinterpret_cast<typename K::T*>(dst), accumulate);
   });
   return ran;
@@ -1659,10 +1690,10 @@ void reduce_items(const ReduceProblem& p, const unsigned char* src, unsigned cha
 }
 void reduce_fence() { hwy::FlushStream(); }
 bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, const uint8_t* counts8, int64_t k_begin,
-                         int64_t k_end, int64_t row_elems, int64_t dst_stride, const unsigned char* src,
+                         int64_t k_end, int64_t first, int64_t row_elems, int64_t dst_stride, const unsigned char* src,
                          unsigned char* dst, bool accumulate) {
-  return HWY_DYNAMIC_DISPATCH(ReduceSegmentRuns)(run, prefix, counts8, k_begin, k_end, row_elems, dst_stride, src,
-                                                 dst, accumulate);
+  return HWY_DYNAMIC_DISPATCH(ReduceSegmentRuns)(run, prefix, counts8, k_begin, k_end, first, row_elems, dst_stride,
+                                                 src, dst, accumulate);
 }
 void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
                     int64_t leaf_end, unsigned char* acc) {
