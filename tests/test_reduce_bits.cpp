@@ -1028,7 +1028,9 @@ TEST_CASE("per-element counts: compact prefix sums give the documented bits, in 
     std::vector<float> grad(static_cast<std::size_t>(total)), got(counts.size());
     for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 97) * 0.25f - 7.0f;
     const tessera::Plan plan = tessera::Plan::repeat_backward({total}, {}, DType::float32, {4000}, reps, 0, o);
+#if HWY_ARCH_X86
     CHECK_MESSAGE(plan.describe().find("every 16th prefix sum") != std::string::npos, plan.describe());
+#endif
     plan.execute(grad.data(), got.data(), got.size() * 4);
     return got;
   };
