@@ -19,12 +19,12 @@ namespace tessera::detail {
 /// min(count, 255); kept only where every count is at most 16 / itemsize): the segments kernel
 /// walks those, an eighth of the prefix sums' bytes.
 /// Compact (repeat_backward's segment groups): the one-byte counts, every count below 255, and only
-/// every kSparseStep-th prefix sum (sparse()); data() is null. Planning 8 Mi counts then writes 9
+/// every kSparseStep-th prefix sum (at_step()); data() is null. Planning 8 Mi counts then writes 9
 /// MiB instead of 72 (the whole sums: most of the planning's time). expand() makes the whole sums
 /// from the one-byte counts where the planner's path needs them after all.
 class Prefix {
  public:
-  /// Compact: sparse()[j] is the prefix sum of the first j * kSparseStep counts.
+  /// Compact: the prefix sums kept are those of the first j * kSparseStep counts, j = 0, 1, ...
   static constexpr int64_t kSparseStep = 16;
   /// Room for n values, and for n - 1 one-byte counts if `with_counts8` (once, before writing the
   /// values); `compact` (with the one-byte counts): room for the values at every kSparseStep-th
@@ -51,8 +51,6 @@ class Prefix {
   int64_t back() const noexcept { return compact_ ? total_ : buf_.get()[size_ - 1]; }
   /// Whether only every kSparseStep-th prefix sum is kept (with the one-byte counts, each < 255).
   bool compact() const noexcept { return compact_; }
-  /// Compact: the prefix sums at indices 0, kSparseStep, 2 kSparseStep, ... (< size()).
-  const int64_t* sparse() const noexcept { return compact_ ? buf_.get() : nullptr; }
   /// The prefix sum at index i, a multiple of kSparseStep or size() - 1, in either form.
   int64_t at_step(int64_t i) const noexcept {
     if (!compact_) return buf_.get()[i];

@@ -115,10 +115,11 @@ void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* o
                                     prefix.at_step(begin), total, seg.dst_stride, in, out, r.options.accumulate))
       return;
     ReduceProblem scratch;
-    const uint8_t* c8 = prefix.compact() ? prefix.counts8() : nullptr;  // else the whole sums
+    const int64_t* whole = prefix.data();  // null where compact: then the one-byte counts
+    const uint8_t* c8 = prefix.counts8();
     int64_t first = prefix.at_step(begin);  // segment k's first element
     for (int64_t k = begin; k < end; ++k) {
-      const int64_t count = c8 != nullptr ? c8[k] : prefix.data()[k + 1] - prefix.data()[k];
+      const int64_t count = whole != nullptr ? whole[k + 1] - whole[k] : c8[k];
       unsigned char* dst = out + k * seg.dst_stride * es;
       if (count == 0) {
         if (!r.options.accumulate) zero_kept(r.seg_one, dst);
