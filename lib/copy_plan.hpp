@@ -71,7 +71,9 @@ struct CopyPlan : PlanBase {
   bool fresh_output = false;  // planned for pages the kernel has just zeroed (see choose_path)
   bool shape_only = false;    // output_shape's planning: repeat's counts summed, no prefix sums kept
   bool with_counts8 = true;   // repeat: the one-byte counts written beside the prefix sums (Prefix::counts8)
-  bool compact_prefix = false;  // repeat: the prefix sums compact where every count is below 255 (repeat_backward's)
+  // repeat: the largest count the compact prefix sums take (Prefix::compact; at most 254), where the
+  // planner knows the kernels walk the one-byte counts; 0: the whole sums.
+  int64_t compact_max_count = 0;
   int in_bytes_overflow_axis = -1;  // init_input: the axis where C-contiguous strides overflow
 
   // The nest (planner's step 1): one axis per output axis, unless `flattened` (a repeat with no

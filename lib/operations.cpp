@@ -154,11 +154,12 @@ int64_t prefix_sums_into(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
 }
 
 // prefix_sums' compact pass (Prefix::compact): the one-byte counts and every kSparseStep-th prefix
-// sum. Returns false, having written part of them, at the first block with a count of 255 or more
-// (the caller then makes the whole sums); else the same checks and results as prefix_sums_into.
-// Blocks of kCompactBlock counts, in loops the compiler vectorizes with the baseline's integer
-// operations (x86-64: no 64-bit compares): the counts narrowed to bytes while their bits are
-// or-ed (a negative one) and those of count + 1 above the byte (one of 255 or more); such a block
+// sum. Returns false, having written part of them, at the first block with a count above
+// p.compact_max_count (at most 254; the caller then makes the whole sums); else the same checks and
+// results as prefix_sums_into. Blocks of kCompactBlock counts, in loops the compiler vectorizes
+// with the baseline's integer operations (x86-64: no 64-bit compares): the counts narrowed to bytes
+// while their bits are or-ed (a negative one: the sign) and those of count + 255 - max above the
+// byte (a count above max; a negative one may wrap there, but shows in the sign); such a block
 // goes again, count by count. Then the bytes' largest, and their sums kSparseStep at a time.
 template <class T>
 bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp,
@@ -170,6 +171,8 @@ bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
   int64_t total = 0;
   uint8_t max_count = 0;
   bool negative = false;
+  const int64_t limit = p.compact_max_count;  // in [1, 254]
+  const U lift = static_cast<U>(255 - limit);
   const bool contiguous = stride == static_cast<std::ptrdiff_t>(sizeof(T));
   const auto count_at = [&](int64_t i) {
     return contiguous ? reinterpret_cast<const T*>(base)[i] : *reinterpret_cast<const T*>(base + i * stride);
@@ -178,27 +181,27 @@ bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
   for (int64_t b = 0; b < count; b += kCompactBlock) {
     const int64_t n = std::min(kCompactBlock, count - b);
     uint8_t* const bytes = c8 + b;
-    U bits = 0, above = 0;  // or-ed: the counts (the sign: a negative one); count + 1 above the byte
+    U bits = 0, above = 0;  // or-ed: the counts (the sign: a negative one); count + lift above the byte
     if (contiguous) {
       const T* c = reinterpret_cast<const T*>(base) + b;
       for (int64_t i = 0; i < n; ++i) {
         const U v = static_cast<U>(c[i]);
         bits |= v;
-        above |= (v + 1) >> 8;
+        above |= (v + lift) >> 8;
         bytes[i] = static_cast<uint8_t>(v);
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const U v = static_cast<U>(count_at(b + i));
         bits |= v;
-        above |= (v + 1) >> 8;
+        above |= (v + lift) >> 8;
         bytes[i] = static_cast<uint8_t>(v);
       }
     }
-    if (static_cast<T>(bits) < 0 || above != 0) {  // a negative count, or one of 255 or more
+    if (static_cast<T>(bits) < 0 || above != 0) {  // a negative count, or one above the limit
       for (int64_t i = 0; i < n; ++i) {
         const T v = count_at(b + i);
-        if (v >= 255) return false;
+        if (v > limit) return false;
         negative |= v < 0;
         bytes[i] = static_cast<uint8_t>(v < 0 ? 0 : v);
       }
@@ -234,7 +237,7 @@ int64_t prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t strid
   // The one-byte counts only where the segments kernel may walk them (the largest count is not
   // known yet; choose_path drops them where it is too large, or where the walk is not the row's).
   const bool with_counts8 = p.with_counts8 && segments_may_walk_bytes(static_cast<int64_t>(p.itemsize));
-  if (with_counts8 && p.compact_prefix) {
+  if (with_counts8 && p.compact_max_count > 0) {
     p.prefix.reserve(static_cast<std::size_t>(count) + 1, true, true);
     int64_t total = 0;
     if (p.prefix.compact() &&
@@ -353,6 +356,15 @@ void nest_tile_row(CopyPlan& p, const Arguments& a) { nest_tile(p, a.dims); }
 void nest_broadcast_to_row(CopyPlan& p, const Arguments& a) { nest_broadcast(p, a.dims, false); }
 void nest_expand_row(CopyPlan& p, const Arguments& a) { nest_broadcast(p, a.dims, true); }
 void nest_repeat_row(CopyPlan& p, const Arguments& a) {
+  // Per-element counts, compact (Prefix::compact) where the copy's segments kernel will walk them
+  // as bytes: segments of single elements (no axis, or nothing inside the axis) of an itemsize whose
+  // runs of up to 16 bytes it writes in one store, each count at most 16 / itemsize (the walk's
+  // condition, segments_walk_bytes). choose_path expands them where it picks another path.
+  const int axis = repeat_axis(p.in_shape, a.axis.has_value(), a.axis.value_or(0));
+  int64_t inside = 1;
+  for (int i = axis + 1; axis >= 0 && i < static_cast<int>(p.in_shape.size()); ++i) inside *= p.in_shape[i];
+  const int64_t isz = static_cast<int64_t>(p.itemsize);
+  if (inside == 1 && (isz == 1 || isz == 2 || isz == 4 || isz == 8)) p.compact_max_count = 16 / isz;
   nest_repeat(p, a.repeats, a.axis.has_value(), a.axis.value_or(0));
 }
 

@@ -372,10 +372,10 @@ RegionAxis region_axis(const CopyPlan& plan, int i, int64_t start, int64_t exten
   if (!a.elementwise || a.reps == 1) {
     x.start = start % period;
   } else if (a.reps == kSegmentReps) {  // the source index whose segment holds `start`
-    const int64_t* pre = plan.prefix.data();
-    x.start = std::upper_bound(pre, pre + period + 1, start) - pre - 1;
+    int64_t seg_start;
+    x.start = plan.prefix.segment_of(start, &seg_start);
     x.reps = kSegmentReps;
-    x.phase = start - pre[x.start];
+    x.phase = start - seg_start;
   } else {
     x.start = start / a.reps;
     x.reps = a.reps;
@@ -414,7 +414,7 @@ void merge_region_axes(const RegionAxis* axes, int na, Region& r) {
 Region plan_region(const CopyPlan& plan, const Dims& start, const Dims& extent) {
   Region r;
   r.itemsize = plan.itemsize;
-  r.prefix = plan.prefix.empty() ? nullptr : plan.prefix.data();
+  r.prefix = plan.prefix.empty() ? nullptr : &plan.prefix;
   if (plan.flattened) {  // a 1-d output: the region is a range of it
     r.as_range = true;
     r.begin = start[0];
@@ -486,7 +486,11 @@ std::string describe(const CopyPlan& p) {
       os << " " << p.count << " elements";
       if (p.seg_naxes == 1) os << " at src stride " << p.inner_stride << " B";
       else os << " over " << p.seg_naxes << " source axes";
-      os << ", element i repeated counts[i] times" << (p.prefix.counts8() != nullptr ? " (one-byte counts)" : "");
+      os << ", element i repeated counts[i] times";
+      if (p.prefix.compact())
+        os << " (one-byte counts, every " << Prefix::kSparseStep << "th prefix sum)";
+      else if (p.prefix.counts8() != nullptr)
+        os << " (one-byte counts)";
       break;
     case Kernel::none: break;
   }

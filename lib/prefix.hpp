@@ -3,6 +3,7 @@
 #ifndef TESSERA_LIB_PREFIX_HPP
 #define TESSERA_LIB_PREFIX_HPP
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,10 +19,11 @@ namespace tessera::detail {
 /// Beside them, where the planner keeps them, the counts themselves as one byte each (counts8():
 /// min(count, 255); kept only where every count is at most 16 / itemsize): the segments kernel
 /// walks those, an eighth of the prefix sums' bytes.
-/// Compact (repeat_backward's segment groups): the one-byte counts, every count below 255, and only
-/// every kSparseStep-th prefix sum (at_step()); data() is null. Planning 8 Mi counts then writes 9
-/// MiB instead of 72 (the whole sums: most of the planning's time). expand() makes the whole sums
-/// from the one-byte counts where the planner's path needs them after all.
+/// Compact (where the planner knows the kernels walk the one-byte counts: repeat's bytes walk,
+/// repeat_backward's segment groups): the one-byte counts, every count below 255, and only every
+/// kSparseStep-th prefix sum (at_step(), segment_of(), count()); data() is null. Planning 8 Mi
+/// counts then writes 9 MiB instead of 72 (the whole sums: most of the planning's time). expand()
+/// makes the whole sums from the one-byte counts where the planner's path needs them after all.
 class Prefix {
  public:
   /// Compact: the prefix sums kept are those of the first j * kSparseStep counts, j = 0, 1, ...
@@ -55,6 +57,28 @@ class Prefix {
   int64_t at_step(int64_t i) const noexcept {
     if (!compact_) return buf_.get()[i];
     return i == static_cast<int64_t>(size_) - 1 ? total_ : buf_.get()[i / kSparseStep];
+  }
+  /// The segment holding output index t, 0 <= t < back(): the last i with prefix[i] <= t (the
+  /// empty segments at t are passed over), and prefix[i] in *start. Compact: a bisection of the
+  /// kept sums, then at most kSparseStep one-byte counts; else a bisection of the whole sums.
+  int64_t segment_of(int64_t t, int64_t* start) const noexcept {
+    const int64_t* v = buf_.get();
+    if (!compact_) {
+      const int64_t i = std::upper_bound(v, v + size_, t) - v - 1;
+      *start = v[i];
+      return i;
+    }
+    const int64_t kept = static_cast<int64_t>(size_ - 1) / kSparseStep + 1;
+    const int64_t j = std::upper_bound(v, v + kept, t) - v - 1;
+    const uint8_t* c8 = counts8_.get();
+    int64_t i = j * kSparseStep, s = v[j];
+    while (s + c8[i] <= t) s += c8[i++];  // stops before the last segment: t < back()
+    *start = s;
+    return i;
+  }
+  /// Count i, prefix[i + 1] - prefix[i], for i in [0, size() - 1), in either form.
+  int64_t count(int64_t i) const noexcept {
+    return compact_ ? counts8_.get()[i] : buf_.get()[i + 1] - buf_.get()[i];
   }
   /// Count i (prefix[i + 1] - prefix[i]) as one byte, min(count, 255), for i in [0, size() - 1);
   /// nullptr where the planner did not keep them.

@@ -534,8 +534,8 @@ ReducePlan make_repeat_backward(const Dims& shape, const Dims& strides, DType dt
   // read the one-byte counts and a prefix sum where a range starts; lay_out_segments expands them
   // where it does not choose the groups.
   const ReduceCaps caps = reduce_caps();
-  f.compact_prefix = dtype == DType::float32 &&
-                     reduce_seg_groups(caps.fixed_width, caps.acc_lanes[static_cast<int>(Elem::f32)]);
+  if (dtype == DType::float32 && reduce_seg_groups(caps.fixed_width, caps.acc_lanes[static_cast<int>(Elem::f32)]))
+    f.compact_max_count = 254;  // the groups take counts below 255
   init_input(f, in_shape, Dims(), 1, forward);
   nest_repeat(f, repeats, has_axis, axis);
   size_output(f);

@@ -5,6 +5,8 @@
 
 #include <tessera/tessera.hpp>
 
+#include "prefix.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -15,7 +17,7 @@ namespace tessera::detail {
 /// source index k is at byte offset k * stride. Along a whole-axis (tile) axis, reps == 0, the
 /// indices wrap at `period` (the input's extent on that axis, 1 for a promoted axis); along an
 /// elementwise axis each source index holds for `reps` consecutive output indices (the first for
-/// reps - phase of them), or for counts[k] = prefix[k + 1] - prefix[k] (reps == kSegmentReps).
+/// reps - phase of them), or for counts[k] = prefix.count(k) (reps == kSegmentReps).
 /// `step_bytes` is the region's byte size of one step along this axis (the product of the inner
 /// axes' extents times the itemsize).
 struct RegionAxis {
@@ -37,7 +39,7 @@ struct Region {
   RegionAxis axes[max_ndim];  // outermost first
   std::size_t itemsize = 0;
   int64_t src_offset = 0;  // bytes
-  const int64_t* prefix = nullptr;  // the plan's segment prefix sums, if an axis has reps == kSegmentReps
+  const Prefix* prefix = nullptr;  // the plan's segment prefix sums, if an axis has reps == kSegmentReps
   // A flattened plan's region (its output is 1-d) is the output range [begin, end): the executor
   // runs it as a range of the plan, not through the region kernel.
   bool as_range = false;

@@ -8,10 +8,14 @@
 #include <tessera/tessera.h>
 #include <tessera/tessera.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <hwy/targets.h>
+#include <tbb/task_arena.h>
 
 #include "alloc_spy.hpp"
 #include "reference.hpp"
@@ -455,6 +459,89 @@ TEST_CASE("repeat: per-element counts read in place as int32 or int64 at any byt
   for (int i = 0; i < 10; ++i) CHECK(gin[static_cast<std::size_t>(i)] == static_cast<float>(c5[static_cast<std::size_t>(i % 5)]));
 }
 
+TEST_CASE("repeat: per-element counts planned compact give numpy.repeat's output from any start, on every target") {
+  // Where the segments kernel walks one-byte counts (segments of single elements, each count at
+  // most 16 / itemsize), the plan keeps those and every 16th prefix sum only; a range or region
+  // then finds where it starts from the kept sums and the bytes. Every itemsize the walk takes,
+  // counts 0 to its most, with runs of empty segments (across the kept sums' steps, and at the end);
+  // the flattened input, the axis of a 1-d input (a region goes through the region kernel), and
+  // the last axis of a 2-d one (rows); whole outputs in one piece and in pieces, and regions at
+  // random starts, planned for the best target and run on every target.
+  test::Rng rng(20261128);
+  const bool vectors = std::string(tessera::active_target()) != "SCALAR";
+  for (const std::size_t isz : {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+    const int64_t most = 16 / static_cast<int64_t>(isz);
+    const int64_t n = 20011;  // not a multiple of 16
+    Shape counts(static_cast<std::size_t>(n));
+    for (int64_t k = 0; k < n; ++k) {
+      const bool empty = (k >= 1000 && k < 1040) || k >= n - 300;
+      counts[static_cast<std::size_t>(k)] = empty ? 0 : rng.uniform(0, most);
+    }
+    std::vector<unsigned char> src(static_cast<std::size_t>(n) * isz);
+    for (auto& b : src) b = static_cast<unsigned char>(rng.uniform(0, 255));
+    struct Layout {
+      const char* name;
+      Shape shape;
+      std::optional<int> axis;
+    };
+    const Layout layouts[] = {{"flattened", {n}, std::nullopt}, {"axis 0 of a 1-d input", {n}, 0}};
+    for (const Layout& l : layouts) {
+      INFO(l.name << ", itemsize " << isz);
+      Shape out_shape;
+      const std::vector<unsigned char> want =
+          ref::repeat(src.data(), l.shape, {}, isz, counts, l.axis ? *l.axis : -1, &out_shape);
+      const tessera::Plan best = tessera::Plan::repeat(l.shape, {}, isz, counts, l.axis);
+      CHECK_MESSAGE((best.describe().find("(one-byte counts, every 16th prefix sum)") != std::string::npos) == vectors,
+                    best.describe());
+      const int64_t total = out_shape[0];
+      for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+        hwy::SetSupportedTargetsForTest(target);
+        INFO(hwy::TargetName(target));
+        for (const bool split : {false, true}) {
+          std::vector<unsigned char> got(want.size() + 16, 0xAB);
+          const auto run = [&] { best.execute(src.data(), got.data(), want.size()); };
+          if (split) {
+            tbb::task_arena four(4);
+            four.execute(run);
+          } else {
+            run();
+          }
+          CHECK_MESSAGE(std::memcmp(got.data(), want.data(), want.size()) == 0, (split ? "in pieces" : "in one piece"));
+          for (std::size_t b = want.size(); b < got.size(); ++b) REQUIRE(got[b] == 0xAB);
+        }
+        int64_t wrong = 0;
+        for (int r = 0; r < 60; ++r) {  // regions starting anywhere: inside a segment, at an empty run, near the end
+          const int64_t start = r < 50 ? rng.uniform(0, total - 1) : total - 1 - rng.uniform(0, 40);
+          const int64_t extent = rng.uniform(1, std::min<int64_t>(total - start, 3000));
+          const tessera::Array got = best.execute_region(src.data(), {start}, {extent});
+          wrong += std::memcmp(got.data(), want.data() + static_cast<std::size_t>(start) * isz,
+                               static_cast<std::size_t>(extent) * isz) != 0;
+        }
+        CHECK_MESSAGE(wrong == 0, wrong << " of 60 regions wrong");
+      }
+      hwy::SetSupportedTargetsForTest(0);
+    }
+    // The last axis of a 2-d input: 3 rows, each walked from the counts' start.
+    const int64_t w = 4001;
+    const Shape row_counts(counts.begin(), counts.begin() + w);
+    Shape out_shape;
+    const std::vector<unsigned char> want2 = ref::repeat(src.data(), {3, w}, {}, isz, row_counts, 1, &out_shape);
+    const tessera::Plan rows = tessera::Plan::repeat({3, w}, {}, isz, row_counts, 1);
+    CHECK((rows.describe().find("every 16th prefix sum") != std::string::npos) == vectors);
+    const tessera::Array got2 = rows.execute(src.data());
+    REQUIRE(static_cast<std::size_t>(got2.nbytes()) == want2.size());
+    CHECK(std::memcmp(got2.data(), want2.data(), want2.size()) == 0);
+    // One count past the walk's most: the whole prefix sums, and the same output.
+    Shape over = counts;
+    over[7777] = most + 1;
+    const std::vector<unsigned char> want3 = ref::repeat(src.data(), {n}, {}, isz, over, -1, &out_shape);
+    const tessera::Plan whole = tessera::Plan::repeat({n}, {}, isz, over, std::nullopt);
+    CHECK(whole.describe().find("every 16th prefix sum") == std::string::npos);
+    const tessera::Array got3 = whole.execute(src.data());
+    CHECK(std::memcmp(got3.data(), want3.data(), want3.size()) == 0);
+  }
+}
+
 TEST_CASE("repeat of a 0-d input along axis 0 or -1 is numpy's: its one element repeated") {
   const double x = 2.5;
   for (int axis : {0, -1}) {
@@ -505,9 +592,12 @@ TEST_CASE("describe() names the operation, its arguments and the path") {
   // 16-byte store): not for a count past 16 / itemsize, nor for the flattened axes of a 2-d input.
   const bool vectors = std::string(tessera::active_target()) != "SCALAR";
   const std::vector<int64_t> up_to_4 = {4, 0, 1, 3, 2, 4}, up_to_5 = {4, 0, 5, 3, 2, 4};
-  CHECK((tessera::Plan::repeat({6}, {}, 4, up_to_4, 0).describe().find("(one-byte counts)") != std::string::npos) == vectors);
+  // They are compact then (every 16th prefix sum kept): the walk reads no other.
+  CHECK((tessera::Plan::repeat({6}, {}, 4, up_to_4, 0).describe().find("(one-byte counts, every 16th prefix sum)") !=
+         std::string::npos) == vectors);
   CHECK(tessera::Plan::repeat({6}, {}, 4, up_to_5, 0).describe().find("one-byte") == std::string::npos);
-  CHECK((tessera::Plan::repeat({6}, {}, 2, up_to_5, 0).describe().find("(one-byte counts)") != std::string::npos) == vectors);
+  CHECK((tessera::Plan::repeat({6}, {}, 2, up_to_5, 0).describe().find("(one-byte counts, every 16th prefix sum)") !=
+         std::string::npos) == vectors);
   CHECK(tessera::Plan::repeat({2, 3}, {{4, 12}}, 4, up_to_4, std::nullopt).describe().find("one-byte") == std::string::npos);
   const tessera::Plan r2 = tessera::Plan::repeat({1000}, {}, 4, 2, std::nullopt);
   CHECK(r2.describe().find("repeats 2 of the flattened input") != std::string::npos);

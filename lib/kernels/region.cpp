@@ -97,7 +97,7 @@ void RegionRepeatAxis(const Region& r, int k, const uint8_t* src, uint8_t* dst) 
   const bool inner = k == r.naxes - 1;
   const size_t step = static_cast<size_t>(a.step_bytes);
   int64_t idx = a.start, j = 0;
-  int64_t run = (a.reps == kSegmentReps ? r.prefix[idx + 1] - r.prefix[idx] : a.reps) - a.phase;
+  int64_t run = (a.reps == kSegmentReps ? r.prefix->count(idx) : a.reps) - a.phase;
   for (;;) {
     const int64_t n = run < a.extent - j ? run : a.extent - j;
     if (n > 0) {
@@ -112,7 +112,7 @@ void RegionRepeatAxis(const Region& r, int k, const uint8_t* src, uint8_t* dst) 
     }
     if (j == a.extent) return;
     ++idx;
-    run = a.reps == kSegmentReps ? r.prefix[idx + 1] - r.prefix[idx] : a.reps;
+    run = a.reps == kSegmentReps ? r.prefix->count(idx) : a.reps;
   }
 }
 

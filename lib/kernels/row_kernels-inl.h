@@ -705,6 +705,8 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
   if (hint.off == begin) {
     i = hint.i;
     start = hint.start;
+  } else if (p.prefix.compact()) {  // every kSparseStep-th prefix sum, and the bytes
+    i = p.prefix.segment_of(begin, &start);
   } else {
     i = SegmentOf(p.prefix.data(), p.count_segments(), begin);
     start = p.prefix.data()[i];
@@ -767,16 +769,22 @@ HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
     if (p.prefix.counts8() != nullptr) return SegmentsRowBytes<kSize>(dst, src, p, off, n, hint);
   }
   const size_t sz = kSize != 0 ? kSize : p.itemsize;
-  const int64_t* prefix = p.prefix.data();
-  int64_t i = SegmentOf(prefix, p.count_segments(), static_cast<int64_t>(off));
   int64_t pos = static_cast<int64_t>(off);
   const int64_t end = pos + static_cast<int64_t>(n);
   if (p.seg_naxes == 1) {  // one source axis: element i at i * stride
     // (Where every count fits one 16-byte store, the planner kept the one-byte counts on targets
-    // with vectors: SegmentsRowBytes above takes those rows.)
+    // with vectors: SegmentsRowBytes above takes those rows. A plan made for such a target run on
+    // one without (the tests do) may hold them compact: then count() reads the bytes.)
     const int64_t stride = p.seg_axes[0].stride;
-    for (int64_t e = i * stride;; ++i, e += stride) {
-      const int64_t stop = prefix[i + 1] < end ? prefix[i + 1] : end;
+    int64_t seg_start, i;
+    if (p.prefix.compact()) {
+      i = p.prefix.segment_of(pos, &seg_start);
+    } else {
+      i = SegmentOf(p.prefix.data(), p.count_segments(), pos);
+      seg_start = p.prefix.data()[i];
+    }
+    for (int64_t e = i * stride, seg_end = seg_start + p.prefix.count(i);; ++i, e += stride) {
+      const int64_t stop = seg_end < end ? seg_end : end;
       const size_t c = static_cast<size_t>(stop - pos);  // 0 for an empty segment
       if (kSplat16<kSize> && c * sz <= 16 && static_cast<size_t>(end - pos) * sz >= 16) {
         SplatStore16<kSize>(dst, src + e);  // the next segment overwrites the bytes past c copies
@@ -786,8 +794,11 @@ HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
       dst += c * sz;
       pos = stop;
       if (pos == end) return;
+      seg_end += p.prefix.count(i + 1);  // segment i + 1 exists: pos < end <= the row's total
     }
   }
+  const int64_t* prefix = p.prefix.data();  // never compact here (seg_naxes > 1: no bytes walk)
+  int64_t i = SegmentOf(prefix, p.count_segments(), pos);
   SegmentCursor at(p, i);
   for (;;) {
     const int64_t stop = prefix[i + 1] < end ? prefix[i + 1] : end;

@@ -152,6 +152,11 @@ MUTANTS = [
      '(the segment after it: every segment of a group but empty ones sums the wrong elements)',
      'return G == 8 ? inclusive << 8 : (inclusive << 8) & ((uint64_t{1} << (8 * G)) - 1);',
      'return G == 8 ? inclusive : inclusive & ((uint64_t{1} << (8 * G)) - 1);'),
+    ('repeat-compact-segment-of', 'lib/prefix.hpp', 'Prefix::segment_of',
+     'compact prefix sums: a position at the end of a segment is taken to be inside it (the walk of '
+     'the one-byte counts stops one segment early: a region starting there copies the wrong elements)',
+     'while (s + c8[i] <= t) s += c8[i++];',
+     'while (s + c8[i] < t) s += c8[i++];'),
     ('reduce-segment-groups-no-fence', 'lib/kernels/reduce.cpp', 'Kernels::SegmentGroups',
      "no hwy::FlushStream() (sfence) after segments_runs' groups streamed their results",
      'if (nt) hwy::FlushStream();',
