@@ -187,7 +187,7 @@ inline constexpr int64_t kRepeatShuffleMaxReps = 8;
 /// quarters of the last-level cache that CPU 0 shares (Linux sysfs: an output that fits there
 /// with room to spare stays cached, and ordinary stores beat streaming it; glibc's memcpy draws
 /// its non-temporal line at the same share), clamped to [kStreamMinClamp[0], kStreamMinClamp[1]],
-/// else kStreamMinBytes. Read once. The measurement behind the share: README's changelog.
+/// else kStreamMinBytes. Read once. The measurement behind the share: CHANGELOG.md.
 inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
 inline constexpr int64_t kStreamMinClamp[2] = {int64_t{4} << 20, int64_t{256} << 20};
 int64_t stream_min_bytes();

@@ -3,7 +3,7 @@
 //  - a reduction's max_threads: a plan with max_threads = 1 runs on the calling thread only, even
 //    in an arena of 4 where the same plan with the default max_threads is joined by workers (each
 //    kind of parallel split: over outputs, over one output's replicas, over segments);
-//  - the allocating calls' re-plan for fresh pages (README, lib/planner.hpp plan_for_fresh_output):
+//  - the allocating calls' re-plan for fresh pages (docs/threads.md, lib/planner.hpp plan_for_fresh_output):
 //    an allocating call of 32 MiB or more whose block is fresh runs its plan's ordinary-store path
 //    (with automatic streaming, as a fresh block is written fastest), and into a kept block the
 //    plan's own streaming path. Seen through the executed-path counters (-Dpath_counters=true, as

@@ -1,4 +1,4 @@
-// The reductions' accumulators, orders and bits (reduce.hpp, README "Gradients"):
+// The reductions' accumulators, orders and bits (reduce.hpp, docs/gradients.md):
 //
 //  - accumulation width: float16 and bfloat16 accumulate in float32, float32 and complex64 in
 //    float64. The data here are sums that round in the narrow type (many addends of mixed

@@ -115,23 +115,24 @@ class Dims {
   Dims(const Int* values, std::size_t count) {
     assign(values, count);
   }
-  template <class Range, std::enable_if_t<detail::IsContiguousRange<Range>::value &&
+  /// From a range of integers: contiguous (std::data and std::size: a vector, an array, a span)
+  /// or only iterable (a list, a set); at most TESSERA_MAX_NDIM values, else InvalidArgument.
+  template <class Range, std::enable_if_t<(detail::IsContiguousRange<Range>::value ||
+                                           detail::IsIterableRange<Range>::value) &&
                                               !std::is_same_v<std::decay_t<Range>, Dims>, int> = 0>
   Dims(const Range& values) {  // NOLINT(google-explicit-constructor): lists convert implicitly
-    assign(std::data(values), std::size(values));
-  }
-  template <class Range, std::enable_if_t<!detail::IsContiguousRange<Range>::value &&
-                                              detail::IsIterableRange<Range>::value &&
-                                              !std::is_same_v<std::decay_t<Range>, Dims>, int> = 0>
-  Dims(const Range& values) {  // NOLINT(google-explicit-constructor): lists convert implicitly
-    int n = 0;
-    for (const auto& v : values) {
-      if (n == max_ndim)
-        throw InvalidArgument("tessera: more than " + std::to_string(max_ndim) +
-                              " values exceed TESSERA_MAX_NDIM (" + std::to_string(max_ndim) + ")");
-      store(v, n++);
+    if constexpr (detail::IsContiguousRange<Range>::value) {
+      assign(std::data(values), std::size(values));
+    } else {
+      int n = 0;
+      for (const auto& v : values) {
+        if (n == max_ndim)
+          throw InvalidArgument("tessera: more than " + std::to_string(max_ndim) +
+                                " values exceed TESSERA_MAX_NDIM (" + std::to_string(max_ndim) + ")");
+        store(v, n++);
+      }
+      size_ = n;
     }
-    size_ = n;
   }
 
   /// Number of values (an array's ndim, or len(reps)).

@@ -1,4 +1,4 @@
-"""The GIL is released while tessera works, on the paths README.md names: a region of a Plan
+"""The GIL is released while tessera works, on the paths docs/python.md names: a region of a Plan
 (`Plan.execute_region`, with and without ``out``), which is what every tessera.dask task runs, and
 a tessera.dask chunk computed on Dask's synchronous scheduler.
 
