@@ -357,14 +357,13 @@ void nest_broadcast_to_row(CopyPlan& p, const Arguments& a) { nest_broadcast(p, 
 void nest_expand_row(CopyPlan& p, const Arguments& a) { nest_broadcast(p, a.dims, true); }
 void nest_repeat_row(CopyPlan& p, const Arguments& a) {
   // Per-element counts, compact (Prefix::compact) where the copy's segments kernel will walk them
-  // as bytes: segments of single elements (no axis, or nothing inside the axis) of an itemsize whose
-  // runs of up to 16 bytes it writes in one store, each count at most 16 / itemsize (the walk's
-  // condition, segments_walk_bytes). choose_path expands them where it picks another path.
+  // as bytes: segments of single elements (no axis, or nothing inside the axis), each count within
+  // one 16-byte store of the walk (segments_walk_max_count). choose_path expands them where it picks
+  // another path.
   const int axis = repeat_axis(p.in_shape, a.axis.has_value(), a.axis.value_or(0));
   int64_t inside = 1;
   for (int i = axis + 1; axis >= 0 && i < static_cast<int>(p.in_shape.size()); ++i) inside *= p.in_shape[i];
-  const int64_t isz = static_cast<int64_t>(p.itemsize);
-  if (inside == 1 && (isz == 1 || isz == 2 || isz == 4 || isz == 8)) p.compact_max_count = 16 / isz;
+  if (inside == 1) p.compact_max_count = segments_walk_max_count(static_cast<int64_t>(p.itemsize));
   nest_repeat(p, a.repeats, a.axis.has_value(), a.axis.value_or(0));
 }
 

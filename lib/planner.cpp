@@ -312,8 +312,13 @@ Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool b
 
 }  // namespace
 
+int64_t segments_walk_max_count(int64_t isz) noexcept {
+  return isz == 1 || isz == 2 || isz == 4 || isz == 8 ? 16 / isz : 0;
+}
+
 bool segments_walk_bytes(int64_t isz, int64_t max_count, const KernelCaps& caps) noexcept {
-  return caps.vectors && (isz == 1 || isz == 2 || isz == 4 || isz == 8) && max_count <= 16 / isz;
+  const int64_t most = segments_walk_max_count(isz);
+  return caps.vectors && most > 0 && max_count <= most;
 }
 
 bool segments_may_walk_bytes(int64_t isz) { return segments_walk_bytes(isz, 1, kernel_caps()); }

@@ -60,6 +60,9 @@ void simplify(CopyPlan& p);
 /// largest count is `max_count` (before the counts are read: 1): a target with vectors, elements of
 /// 1, 2, 4 or 8 bytes, every count one 16-byte store. choose_path adds: one segment axis, the row's.
 bool segments_walk_bytes(int64_t isz, int64_t max_count, const KernelCaps& caps) noexcept;
+/// The largest count one 16-byte store of the segments walk holds for `isz`-byte elements
+/// (16 / isz for 1, 2, 4 or 8 bytes; 0 for other sizes, which the walk does not take).
+int64_t segments_walk_max_count(int64_t isz) noexcept;
 /// segments_walk_bytes(isz, 1, the dispatched target's caps): whether the counts are worth writing
 /// as bytes before they are read (prefix_sums).
 bool segments_may_walk_bytes(int64_t isz);

@@ -776,14 +776,18 @@ HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
     // with vectors: SegmentsRowBytes above takes those rows. A plan made for such a target run on
     // one without (the tests do) may hold them compact: then count() reads the bytes.)
     const int64_t stride = p.seg_axes[0].stride;
+    // The counts as locals: the stores through dst may alias any member the loop would reread.
+    const uint8_t* const c8 = p.prefix.compact() ? p.prefix.counts8() : nullptr;
+    const int64_t* const whole = p.prefix.data();  // null where compact
+    const auto count = [c8, whole](int64_t k) { return c8 != nullptr ? int64_t{c8[k]} : whole[k + 1] - whole[k]; };
     int64_t seg_start, i;
-    if (p.prefix.compact()) {
+    if (c8 != nullptr) {
       i = p.prefix.segment_of(pos, &seg_start);
     } else {
-      i = SegmentOf(p.prefix.data(), p.count_segments(), pos);
-      seg_start = p.prefix.data()[i];
+      i = SegmentOf(whole, p.count_segments(), pos);
+      seg_start = whole[i];
     }
-    for (int64_t e = i * stride, seg_end = seg_start + p.prefix.count(i);; ++i, e += stride) {
+    for (int64_t e = i * stride, seg_end = seg_start + count(i);; ++i, e += stride) {
       const int64_t stop = seg_end < end ? seg_end : end;
       const size_t c = static_cast<size_t>(stop - pos);  // 0 for an empty segment
       if (kSplat16<kSize> && c * sz <= 16 && static_cast<size_t>(end - pos) * sz >= 16) {
@@ -794,7 +798,7 @@ HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRI
       dst += c * sz;
       pos = stop;
       if (pos == end) return;
-      seg_end += p.prefix.count(i + 1);  // segment i + 1 exists: pos < end <= the row's total
+      seg_end += count(i + 1);  // segment i + 1 exists: pos < end <= the row's total
     }
   }
   const int64_t* prefix = p.prefix.data();  // never compact here (seg_naxes > 1: no bytes walk)
