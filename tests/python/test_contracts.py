@@ -10,8 +10,11 @@
 - integer arguments as numpy reads them: a bool is not a shape entry, an axis or an output_size
   (TypeError, as numpy and torch), but is a rep or a count (as numpy); a 2-d tensor of reps and
   nested counts are ValueErrors, as the 2-d ndarray is;
-- error messages quote what is wrong (the empty output that overflows is not "2**64-1 bytes").
+- error messages quote what is wrong (the empty output that overflows is not "2**64-1 bytes");
+- the extension's entry points (vectorcall functions, not pybind11's) take exactly their positional
+  arguments, and an error thrown in C++ reaches Python as the type pybind11 would have made of it.
 """
+import inspect
 import json
 import os
 import subprocess
@@ -63,6 +66,36 @@ def test_submodules_through_import_tessera_alone(name, call):
     got_name, got_file, value = json.loads(proc.stdout)
     assert got_name == f"tessera.{name}" and got_file.startswith(str(BUILD_PYTHONPATH))
     assert value == [0, 1, 2, 0, 1, 2]
+
+
+@pytest.mark.parametrize("name, nargs", [("call", 11), ("prepare", 12), ("call_dlpack", 11)])
+def test_extension_entry_points_take_exactly_their_arguments(name, nargs):
+    fn = getattr(tessera._tessera, name)
+    assert len(inspect.signature(fn).parameters) == nargs
+    for given in (0, nargs - 1, nargs + 1):
+        with pytest.raises(TypeError, match=rf"takes {nargs} positional arguments \({given} given\)"):
+            fn(*[None] * given)
+
+
+def test_errors_thrown_in_cpp_keep_their_python_types():
+    # tessera::Error, thrown by the library (lib/operations.cpp), is a ValueError naming the value;
+    # pybind11's value_error and type_error (the binding's own checks) keep their types; a Python
+    # error raised inside (an __index__ that raises) is re-raised as it was.
+    with pytest.raises(ValueError, match=r"input axis 0 has extent 3 but shape\[0\] = 4"):
+        tessera.broadcast_to(np.ones(3), (4,))
+    with pytest.raises(ValueError, match=r"reps\[0\] = -1 is negative"):
+        tessera.tile(np.ones(3), -1)
+    with pytest.raises(TypeError, match=r"reps\[0\] = 'x' \(str\) is not an integer"):
+        tessera.tile(np.ones(3), "x")
+
+    class Bad:
+        def __index__(self):
+            raise ZeroDivisionError("from __index__")
+
+    with pytest.raises(ZeroDivisionError, match="from __index__"):
+        tessera.tile(np.ones(3), [Bad()])
+    with pytest.raises(ZeroDivisionError, match="from __index__"):
+        tessera.tile(torch.ones(3), [Bad()])
 
 
 def test_unknown_attribute_is_attributeerror():
