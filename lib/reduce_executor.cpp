@@ -117,19 +117,29 @@ void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* o
     ReduceProblem scratch;
     const int64_t* whole = prefix.data();  // null where compact: then the one-byte counts
     const uint8_t* c8 = prefix.counts8();
+    const auto count_of_segment = [&](int64_t k) { return whole != nullptr ? whole[k + 1] - whole[k] : int64_t{c8[k]}; };
+    const int64_t dst_step = seg.dst_stride * es;
+    // The segments of planned counts (and of count 0) in one kernel call, the sub-problems set up
+    // once; the rare longer ones one by one. A streamed result: one fence for the range, not one
+    // per segment (each waits for the segment's lines to reach memory: rep_ragged_bwd's 1 KiB
+    // rows took 2x as long).
+    const ReduceProblem* planned = r.seg_planned ? r.seg_planned->data() : nullptr;
+    const int64_t nplanned = r.seg_planned ? static_cast<int64_t>(r.seg_planned->size()) : 0;
     int64_t first = prefix.at_step(begin);  // segment k's first element
-    for (int64_t k = begin; k < end; ++k) {
-      const int64_t count = whole != nullptr ? whole[k + 1] - whole[k] : c8[k];
-      unsigned char* dst = out + k * seg.dst_stride * es;
-      if (count == 0) {
-        if (!r.options.accumulate) zero_kept(r.seg_one, dst);
-        continue;
+    for (int64_t k = begin; k < end;) {
+      if (nplanned > 0)
+        k = reduce_segment_items(planned, nplanned, whole, c8, k, end, &first, r.seg_stride, dst_step, in, out,
+                                 r.options.accumulate);
+      if (k == end) break;
+      const int64_t count = count_of_segment(k);
+      if (count == 0) {  // only without planned sub-problems (the kernel call takes them)
+        if (!r.options.accumulate) zero_kept(r.seg_one, out + k * dst_step);  // a count of 0 sums to 0
+      } else {
+        const ReduceProblem& sub = segment_of(r, count, scratch);
+        reduce_items(sub, in + first * r.seg_stride, out + k * dst_step, 0, sub.nitems, r.options.accumulate, false);
+        first += count;
       }
-      const ReduceProblem& sub = segment_of(r, count, scratch);
-      // A streamed result: one fence for the range, not one per segment (each waits for the
-      // segment's lines to reach memory: rep_ragged_bwd's 1 KiB rows took 2x as long).
-      reduce_items(sub, in + first * r.seg_stride, dst, 0, sub.nitems, r.options.accumulate, false);
-      first += count;
+      ++k;
     }
     if (base.stream) reduce_fence();
   };

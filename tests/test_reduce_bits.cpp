@@ -251,10 +251,12 @@ tessera::Plan plan_of(const Case& c, DType d, const tessera::Options& o) {
 // inside `arena`.
 std::vector<unsigned char> run(const Case& c, DType d, const std::vector<unsigned char>& data, bool accumulate,
                                const std::vector<unsigned char>& init, int mt, tbb::task_arena& arena,
-                               std::string* path = nullptr) {
+                               std::string* path = nullptr,
+                               tessera::NonTemporal nontemporal = tessera::NonTemporal::automatic) {
   tessera::Options o;
   o.accumulate = accumulate;
   o.max_threads = mt;
+  o.nontemporal = nontemporal;
   std::vector<unsigned char> out;
   arena.execute([&] {
     const tessera::Plan plan = plan_of(c, d, o);
@@ -455,9 +457,13 @@ TEST_CASE("accumulation width: sums that round in the element type are the wide 
         INFO(tname);
         for (const bool accumulate : {false, true}) {
           for (const int mt : {1, 0}) {
-            INFO("accumulate " << accumulate << ", max_threads " << mt << " (an arena of 4)");
+            // Streamed on all threads (the kernels' non-temporal stores, e.g. a segment's zeros),
+            // as the cases' small results are not by default.
+            const auto nt = mt == 0 ? tessera::NonTemporal::always : tessera::NonTemporal::automatic;
+            INFO("accumulate " << accumulate << ", max_threads " << mt << " (an arena of 4), nontemporal "
+                               << (mt == 0 ? "always" : "automatic"));
             std::string path;
-            const std::vector<unsigned char> got = run(c, d, w.data, accumulate, w.init, mt, arena, &path);
+            const std::vector<unsigned char> got = run(c, d, w.data, accumulate, w.init, mt, arena, &path, nt);
             if (!is_complex(d)) CHECK(path == c.path);  // complex: real parts along a kept axis of 2
             paths.insert(path);
             const std::string diff = first_difference(d, got, w.want[accumulate]);

@@ -64,6 +64,20 @@ bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, const 
                          int64_t k_end, int64_t first, int64_t row_elems, int64_t dst_stride,
                          const unsigned char* src, unsigned char* dst, bool accumulate);
 
+/// Segments [k_begin, k_end) of a segments plan whose kernel is `segments` (each segment by its
+/// own planned sub-problem): segment k of count c in 1 ... nsubs sums subs[c - 1] (the plan's
+/// seg_planned, nsubs of them, at least 1) from src + *first * seg_stride bytes into dst + k *
+/// dst_step bytes, as reduce_items(subs[c - 1], ..., fence = false) would, and *first moves past
+/// its c elements; a segment of count 0 gets zeros (streamed where subs[0] streams), or, with
+/// `accumulate`, is left alone. Stops at a segment whose count is above nsubs and returns its index
+/// (*first then its first element), else returns k_end. `prefix`: the whole prefix sums, or null
+/// where they are compact (then `counts8`, the one-byte counts). Takes the largest sub-problem's
+/// scratch_bytes from the thread's arena; throws std::bad_alloc if it cannot grow. The caller
+/// fences a streamed output (reduce_fence).
+int64_t reduce_segment_items(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* counts8,
+                             int64_t k_begin, int64_t k_end, int64_t* first, int64_t seg_stride, int64_t dst_step,
+                             const unsigned char* src, unsigned char* dst, bool accumulate);
+
 /// What the target the kernels dispatch to now can do (choose_path's input).
 KernelCaps kernel_caps();
 

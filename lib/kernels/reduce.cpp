@@ -22,6 +22,7 @@
 
 #include <hwy/cache_control.h>
 
+#include <cstring>
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
@@ -210,6 +211,19 @@ struct Kernels {
     }
   }
 
+  // Streams v, float32 lanes demoted from a vector of accumulators (half a register), to p, which
+  // is aligned to v's size. Where v is less than a whole 128-bit register (the 128-bit x86 targets:
+  // two lanes), Highway's Stream writes the whole register: 8 bytes past v's lanes (past the
+  // caller's buffer at its end), and needing 16-byte alignment (a crash at 8). An ordinary store
+  // there.
+  template <class DF>
+  static HWY_INLINE void StreamDemoted(hn::Vec<DF> v, DF df, float* p) {
+    if constexpr (hn::MaxLanes(DF()) * sizeof(float) >= 16) {
+      hn::Stream(v, df, p);
+    } else {
+      hn::StoreU(v, df, p);
+    }
+  }
   // dst[j] = round(acc[j]), or round(dst[j] + acc[j]) when accumulating.
   static void FinishRow(const A* acc, int64_t n, T* dst, int64_t dst_stride, bool accumulate, bool stream = false) {
     int64_t j = 0;
@@ -227,7 +241,7 @@ struct Kernels {
       if (stream && !accumulate) {
         for (; j < n && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) != 0; ++j)
           StoreT(dst + j, from_acc<E>(acc[j]));
-        for (; j + N <= n; j += N) hn::Stream(hn::DemoteTo(df, PlusZero(hn::LoadU(da, acc + j))), df, dst + j);
+        for (; j + N <= n; j += N) StreamDemoted(hn::DemoteTo(df, PlusZero(hn::LoadU(da, acc + j))), df, dst + j);
       } else if (accumulate) {
         for (; j + N <= n; j += N)
           hn::StoreU(hn::DemoteTo(df, PlusZero(hn::Add(LoadAs(da, dst + j), hn::LoadU(da, acc + j)))), df, dst + j);
@@ -334,9 +348,10 @@ struct Kernels {
   // of an item's row width (the strip, or the periodic slots). Not initialised: every element
   // read is written first (zeroing them cost up to 3 MiB of writes per call of outer_bwd).
   struct Scratch {
-    A* levels;
-    A* tmp;
-    A* out;
+    A* levels = nullptr;
+    A* tmp = nullptr;
+    A* out = nullptr;
+    Scratch() = default;
     explicit Scratch(const ReduceProblem& p) {
       const int64_t w = p.path == ReducePath::periodic ? p.slots : p.strip;
       const int64_t rows = p.scratch_bytes / static_cast<int64_t>(sizeof(A)) / (w > 0 ? w : 1) - 2;
@@ -457,7 +472,7 @@ struct Kernels {
       if constexpr (E == Elem::f32) {
         const hn::Rebind<float, DA> df;
         if (stream && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) == 0) {
-          hn::Stream(hn::DemoteTo(df, acc), df, dst + j);
+          StreamDemoted(hn::DemoteTo(df, acc), df, dst + j);
         } else {
           hn::StoreU(hn::DemoteTo(df, acc), df, dst + j);
         }
@@ -1507,6 +1522,94 @@ struct Kernels {
     if (p.stream && fence) hwy::FlushStream();  // the streamed output is visible before the task returns
   }
 
+  // Zeros to `bytes` bytes at d: streamed (whole vectors, aligned) where `stream`, else ordinary.
+  static HWY_INLINE void ZeroBytes(uint8_t* d, std::size_t bytes, bool stream) {
+    if (stream) {
+      const hn::ScalableTag<uint8_t> d8;
+      const std::size_t N = hn::Lanes(d8);
+      std::size_t head = (N - reinterpret_cast<uintptr_t>(d) % N) % N;
+      if (head > bytes) head = bytes;
+      std::memset(d, 0, head);
+      d += head;
+      bytes -= head;
+      for (; bytes >= N; d += N, bytes -= N) hn::Stream(hn::Zero(d8), d8, d);
+    }
+    std::memset(d, 0, bytes);
+  }
+  // The output of a segment of count 0 at dst (its first output element): every item of `one`,
+  // the sub-problem of count 1 (which has the segment's outputs), zeroed; streamed where the
+  // plan streams and an item's outputs are consecutive.
+  static void ZeroSegment(const ReduceProblem& one, uint8_t* dst) {
+    ItemCursor cursor(one, 0);
+    for (int64_t item = 0; item < one.nitems; ++item, cursor.Next()) {
+      uint8_t* d = dst + cursor.pos.dst * static_cast<int64_t>(sizeof(T));
+      if (one.inner_dst_stride == 1) {
+        ZeroBytes(d, static_cast<std::size_t>(cursor.pos.n) * sizeof(T), one.stream);
+      } else {
+        const int64_t step = one.inner_dst_stride * static_cast<int64_t>(sizeof(T));
+        for (int64_t j = 0; j < cursor.pos.n; ++j) std::memset(d + j * step, 0, sizeof(T));
+      }
+    }
+  }
+  // Segments [kb, ke) of a segments plan run segment by segment (kernel segments): segment k, of
+  // count c in 1 ... nsubs, by its planned sub-problem subs[c - 1] from source element *first_io
+  // (times seg_stride bytes) into dst + k * dst_step bytes, as Items runs it, and *first_io moved
+  // past it; of count 0, its outputs zeroed (ZeroSegment; left alone under `accumulate`). Each
+  // sub-problem's kernel, addend offsets and position are found once per call, not once per
+  // segment: rep_ragged_bwd's segments of 0-4 rows of 1 KiB spent a fifth of their time there.
+  // Sub-problems of more than one item run through Items. Returns the first segment not summed:
+  // one whose count is above nsubs (the caller's), or ke. Never fences (the caller does, once).
+  static int64_t SegmentItems(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* c8,
+                              int64_t kb, int64_t ke, int64_t* first_io, int64_t seg_stride, int64_t dst_step,
+                              const uint8_t* src, uint8_t* dst, bool accumulate) {
+    struct Sub {
+      bool ready = false;
+      ReduceKernel kernel = ReduceKernel::none;
+      ItemPos pos;
+      Scratch scratch;  // its pointers into the thread's arena, grown below to every sub-problem's
+      int64_t qoff[kRegLeaves * kLeaf];
+    };
+    Sub state[kSegPlannedCounts];
+    if (nsubs > kSegPlannedCounts) nsubs = kSegPlannedCounts;
+    int64_t scratch_bytes = 0;  // the largest: the thread's arena grown once, before any Scratch
+    for (int64_t c = 0; c < nsubs; ++c) scratch_bytes = std::max(scratch_bytes, subs[c].scratch_bytes);
+    thread_scratch(static_cast<std::size_t>(scratch_bytes));
+    int64_t first = *first_io;
+    int64_t k = kb;
+    for (; k < ke; ++k) {
+      const int64_t c = prefix != nullptr ? prefix[k + 1] - prefix[k] : int64_t{c8[k]};
+      if (c == 0) {
+        if (!accumulate) ZeroSegment(subs[0], dst + k * dst_step);
+        continue;
+      }
+      if (c > nsubs) break;
+      const ReduceProblem& p = subs[c - 1];
+      const uint8_t* from = src + first * seg_stride;
+      uint8_t* to = dst + k * dst_step;
+      first += c;
+      if (p.nitems != 1) {
+        Items(p, from, to, 0, p.nitems, accumulate, false);
+        continue;
+      }
+      Sub& sub = state[c - 1];
+      if (!sub.ready) {
+        sub.scratch = Scratch(p);
+        sub.kernel = KernelFor(p);
+        sub.pos = ItemCursor(p, 0).pos;
+        if (sub.kernel == ReduceKernel::lanes_reg_leaf || sub.kernel == ReduceKernel::lanes_reg_tree4 ||
+            sub.kernel == ReduceKernel::lanes_reg_tree16) {
+          Odometer odo(p, p.reduced, p.nreduced, 0);
+          for (int64_t q = 0; q < p.nred; ++q, odo.next()) sub.qoff[q] = odo.offset;
+        }
+        sub.ready = true;
+      }
+      TESSERA_COUNT_REDUCE_KERNEL(sub.kernel);
+      Item(p, sub.kernel, sub.pos, from, reinterpret_cast<T*>(to), accumulate, sub.scratch, sub.qoff);
+    }
+    *first_io = first;
+    return k;
+  }
+
   // Leaves [lo, hi) of one item into acc: the general kernel of the problem's path (the lanes
   // order's or the periodic order's rows in memory).
   static void Partial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,
@@ -1619,6 +1722,18 @@ bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, const uint
 #endif
 }
 
+int64_t ReduceSegmentItems(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* counts8,
+                           int64_t kb, int64_t ke, int64_t* first, int64_t seg_stride, int64_t dst_step,
+                           const uint8_t* src, uint8_t* dst, bool accumulate) {
+  TESSERA_VARIANT_SCOPE();
+  int64_t next = kb;
+  with_elem(subs[0].elem, [&](auto e) {
+    next = Kernels<decltype(e)::value>::SegmentItems(subs, nsubs, prefix, counts8, kb, ke, first, seg_stride,
+                                                      dst_step, src, dst, accumulate);
+  });
+  return next;
+}
+
 void ReducePartial(const ReduceProblem& p, const uint8_t* src, int64_t item, int64_t lo, int64_t hi,
                    uint8_t* acc) {
   TESSERA_VARIANT_SCOPE();
@@ -1669,6 +1784,7 @@ namespace {
 HWY_EXPORT(ReduceItems);
 HWY_EXPORT(ReducePartial);
 HWY_EXPORT(ReduceSegmentRuns);
+HWY_EXPORT(ReduceSegmentItems);
 HWY_EXPORT(ReduceCombine);
 HWY_EXPORT(TargetReduceCaps);
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
@@ -1694,6 +1810,12 @@ bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, const 
                          unsigned char* dst, bool accumulate) {
   return HWY_DYNAMIC_DISPATCH(ReduceSegmentRuns)(run, prefix, counts8, k_begin, k_end, first, row_elems, dst_stride,
                                                  src, dst, accumulate);
+}
+int64_t reduce_segment_items(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* counts8,
+                             int64_t k_begin, int64_t k_end, int64_t* first, int64_t seg_stride, int64_t dst_step,
+                             const unsigned char* src, unsigned char* dst, bool accumulate) {
+  return HWY_DYNAMIC_DISPATCH(ReduceSegmentItems)(subs, nsubs, prefix, counts8, k_begin, k_end, first, seg_stride,
+                                                  dst_step, src, dst, accumulate);
 }
 void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
                     int64_t leaf_end, unsigned char* acc) {

@@ -169,6 +169,15 @@ MUTANTS = [
      'no hwy::FlushStream() (sfence) after a reduction result written with non-temporal stores',
      'if (p.stream && fence) hwy::FlushStream();  // the streamed output is visible before the task returns',
      '(void)0;  // MUTANT: hwy::FlushStream() dropped'),
+    ('reduce-segment-zeros-head', 'lib/kernels/reduce.cpp', 'Kernels::ZeroBytes',
+     "a streamed segment of count 0 leaves its outputs before the first aligned vector unwritten",
+     '      std::memset(d, 0, head);\n      d += head;',
+     '      (void)0;  // MUTANT: std::memset(d, 0, head) dropped\n      d += head;'),
+    ('reduce-stream-demoted-half', 'lib/kernels/reduce.cpp', 'Kernels::StreamDemoted',
+     "float32 sums demoted to half a 128-bit register are streamed (Highway's Stream writes the whole "
+     'register: 8 bytes past the lanes, needing 16-byte alignment)',
+     'if constexpr (hn::MaxLanes(DF()) * sizeof(float) >= 16) {',
+     'if constexpr (true) {'),
     # --- (5) off by one in the region kernel's period (lib/kernels/region.cpp)
     ('region-period-off-by-one', 'lib/kernels/region.cpp', 'RegionAxisFill',
      'an outer region axis longer than its period replicates period + 1 steps instead of period',

@@ -1,0 +1,467 @@
+// tessera_probes: plain kernels of the access patterns where the tables' targets are missed, each
+// timed beside tessera's plan of the same case in one process, on one thread, in alternating
+// rounds: what the plainest code of the same reads and writes achieves on this machine (docs,
+// performance page). A reference, not a limit: a faster kernel may exist. x86-64 with AVX-512F/BW/
+// VL/DQ only (each probe is compiled for it by a target attribute; the program checks the CPU).
+//
+// Usage: tessera_probes [--rounds N] [--probe NAME]...   (default: every probe, 11 rounds)
+//   rep_counts  repeat of 8 Mi float32 by per-element counts 0-4 (as the rep_counts case):
+//               tessera's plan; the placement alone in L1 (16-byte splat stores, 128 KiB output
+//               reused: its time for the whole output); staged 4 KiB blocks streamed out, with
+//               16-byte splats or 64-byte permutes of four elements; whole lines assembled in
+//               registers and streamed directly
+//   strided     tile of a transposed float32 (1024, 4096) view by (2, 2) (the strided case):
+//               tessera's plan; 16x16 register transposes streamed as 64-byte pieces (with and
+//               without prefetching the next block) or staged into 256-byte rows
+//   inner_bwd   tile_backward of (2048, 8192) float32 to (2048, 2048) (the inner_bwd case):
+//               tessera's plan; the plain loop (four addend rows in double, streamed); the same
+//               prefetching 4 KiB ahead; each 32 KiB gradient row read whole into an L1 row
+// Limits in the same rounds: `stream` (non-temporal fill of the output) and `read` (a sum of the
+// gradient, eight accumulators, two gradients alternated so that L3 holds neither).
+// Prints per row the median time and its ratio to the probe's limit. Every variant's output is
+// compared with tessera's before timing; a difference stops the program (exit 1).
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tessera/tessera.h>
+
+#define PROBE_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+namespace {
+
+struct Row {
+  std::string name;
+  std::function<void()> run;
+  std::vector<double> ms;
+};
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "tessera_probes: %s\n", message.c_str());
+  std::exit(1);
+}
+
+void check(tessera_status s, const char* what) {
+  if (s != TESSERA_OK) die(std::string(what) + " failed: " + tessera_last_error());
+}
+
+template <class T>
+T* alloc_touched(std::size_t n) {
+  const std::size_t bytes = (n * sizeof(T) + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+  T* p = static_cast<T*>(std::aligned_alloc(2u << 20, bytes));
+  if (p == nullptr) die("out of memory");
+  std::memset(static_cast<void*>(p), 0, bytes);
+  return p;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Runs every row once per round (in the order given, rotated each round), `rounds` rounds; prints
+// the medians, each as a share of the row named `limit` (its time / the row's).
+void report(const char* title, std::vector<Row>& rows, const std::string& limit, int rounds) {
+  for (Row& r : rows) r.run();  // warm-up: pages touched, caches and predictors trained
+  for (int k = 0; k < rounds; ++k)
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      Row& r = rows[(j + static_cast<std::size_t>(k)) % rows.size()];
+      const double t0 = now_ms();
+      r.run();
+      r.ms.push_back(now_ms() - t0);
+    }
+  double limit_ms = 0;
+  for (Row& r : rows) {
+    std::sort(r.ms.begin(), r.ms.end());
+    if (r.name == limit) limit_ms = r.ms[r.ms.size() / 2];
+  }
+  std::printf("\n%s (1 thread, medians of %d alternating rounds)\n", title, rounds);
+  std::printf("%-52s %10s %12s\n", "", "ms", "% of limit");
+  for (const Row& r : rows) {
+    const double m = r.ms[r.ms.size() / 2];
+    std::printf("%-52s %10.3f %11.0f%%\n", r.name.c_str(), m, 100.0 * limit_ms / m);
+  }
+}
+
+PROBE_TARGET void stream_fill(uint8_t* out, std::size_t bytes) {
+  const __m512i v = _mm512_set1_epi32(0x3f800000);
+  for (std::size_t b = 0; b + 64 <= bytes; b += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + b), v);
+  _mm_sfence();
+}
+
+PROBE_TARGET void stream_lines(uint8_t* out, const uint8_t* stage, std::size_t bytes) {
+  for (std::size_t b = 0; b < bytes; b += 64)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(out + b), _mm512_load_si512(stage + b));
+}
+
+// ---- rep_counts --------------------------------------------------------------------------------
+
+struct Quads {  // four counts 0-4 (key c0 + 5 c1 + 25 c2 + 125 c3): lane sources and total
+  alignas(64) uint8_t lane[625][16];
+  uint8_t total[625];
+  Quads() {
+    for (int k = 0; k < 625; ++k) {
+      const int c[4] = {k % 5, k / 5 % 5, k / 25 % 5, k / 125};
+      int s = 0;
+      std::memset(lane[k], 0, 16);
+      for (int j = 0; j < 4; ++j)
+        for (int r = 0; r < c[j]; ++r) lane[k][s++] = static_cast<uint8_t>(j);
+      total[k] = static_cast<uint8_t>(s);
+    }
+  }
+};
+
+// Element i's count copies at the running position: one 16-byte splat store each (the next
+// overwrites the rest), into `stage`, which is streamed out each time kStage bytes are complete.
+template <bool kQuads>
+PROBE_TARGET void staged_counts(uint8_t* out, const float* src, const uint8_t* c8, int64_t n, const Quads& q) {
+  constexpr int64_t kStage = 4096;
+  alignas(64) static uint8_t stage[kStage + 256];
+  int64_t at = 0;  // bytes staged
+  for (int64_t i = 0; i < n; i += 4) {
+    if constexpr (kQuads) {
+      const int k = c8[i] + 5 * c8[i + 1] + 25 * (c8[i + 2] + 5 * c8[i + 3]);
+      const __m512 a = _mm512_broadcast_f32x4(_mm_loadu_ps(src + i));
+      const __m512i idx = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(q.lane[k])));
+      _mm512_storeu_ps(stage + at, _mm512_permutexvar_ps(idx, a));
+      at += 4 * q.total[k];
+    } else {
+      for (int j = 0; j < 4; ++j) {
+        _mm_storeu_ps(reinterpret_cast<float*>(stage + at), _mm_set1_ps(src[i + j]));
+        at += 4 * c8[i + j];
+      }
+    }
+    if (at >= kStage) {
+      stream_lines(out, stage, kStage);
+      out += kStage;
+      at -= kStage;
+      std::memcpy(stage, stage + kStage, static_cast<std::size_t>(at));
+    }
+  }
+  std::memcpy(out, stage, static_cast<std::size_t>(at));
+  _mm_sfence();
+}
+
+// The placement alone: the 16-byte splat stores into a 128 KiB output reused (L2), repeated to
+// place all n elements.
+PROBE_TARGET void placement_in_cache(const float* src, const uint8_t* c8, int64_t n) {
+  constexpr int64_t kChunk = 16384;  // elements per pass: ~128 KiB of output
+  alignas(64) static uint8_t buf[kChunk * 16 + 64];
+  for (int64_t b = 0; b < n; b += kChunk) {
+    int64_t at = 0;
+    for (int64_t i = b; i < b + kChunk && i < n; ++i) {
+      _mm_storeu_ps(reinterpret_cast<float*>(buf + at), _mm_set1_ps(src[i]));
+      at += 4 * c8[i];
+    }
+    asm volatile("" : : "r"(buf) : "memory");
+  }
+}
+
+// Whole lines assembled in registers: each quad's permuted vector merged into the line being
+// filled (two-table permutes), the line streamed when full; a data-dependent branch per quad.
+PROBE_TARGET void direct_lines(float* out, const float* src, const uint8_t* c8, int64_t n, const Quads& q) {
+  alignas(64) static int32_t below[16][16], above[16][16];
+  for (int f = 0; f < 16; ++f)
+    for (int j = 0; j < 16; ++j) {
+      below[f][j] = j < f ? j : 16 + (j - f);  // lanes < f from the line, then the quad's
+      above[f][j] = (j + 16 - f) & 15;          // the quad's lanes that did not fit
+    }
+  __m512 line = _mm512_setzero_ps();
+  int f = 0;
+  for (int64_t i = 0; i < n; i += 4) {
+    const int k = c8[i] + 5 * c8[i + 1] + 25 * (c8[i + 2] + 5 * c8[i + 3]);
+    const int t = q.total[k];
+    const __m512 a = _mm512_broadcast_f32x4(_mm_loadu_ps(src + i));
+    const __m512 v = _mm512_permutexvar_ps(
+        _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(q.lane[k]))), a);
+    const __m512 merged = _mm512_permutex2var_ps(line, _mm512_load_si512(below[f]), v);
+    if (f + t >= 16) {
+      _mm512_stream_ps(out, merged);
+      out += 16;
+      line = _mm512_permutexvar_ps(_mm512_load_si512(above[f]), v);
+      f = f + t - 16;
+    } else {
+      line = merged;
+      f += t;
+    }
+  }
+  alignas(64) float rest[16];
+  _mm512_store_ps(rest, line);
+  std::memcpy(out, rest, static_cast<std::size_t>(f) * 4);
+  _mm_sfence();
+}
+
+void probe_rep_counts(int rounds) {
+  const int64_t n = int64_t{8} << 20;
+  std::mt19937 rng(1);
+  std::vector<float> src(static_cast<std::size_t>(n));
+  std::vector<uint8_t> c8(static_cast<std::size_t>(n));
+  std::vector<int64_t> counts(static_cast<std::size_t>(n));
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    src[i] = static_cast<float>(i);
+    c8[i] = static_cast<uint8_t>(rng() % 5);
+    counts[i] = c8[i];
+    total += c8[i];
+  }
+  const std::size_t bytes = static_cast<std::size_t>(total) * 4;
+  uint8_t* out = alloc_touched<uint8_t>(bytes + 64);
+  uint8_t* ref = alloc_touched<uint8_t>(bytes + 64);
+  static const Quads q;
+  tessera_options o;
+  tessera_options_init(&o);
+  o.max_threads = 1;
+  tessera_plan* plan = nullptr;
+  const int64_t shape[1] = {n};
+  check(tessera_plan_create_repeat(1, shape, nullptr, 4, n, counts.data(), 0, &o, &plan), "the repeat plan");
+  check(tessera_plan_execute(plan, src.data(), ref, bytes), "the repeat plan's execution");
+  const auto same = [&](const char* what) {
+    if (std::memcmp(out, ref, bytes) != 0) die(std::string("rep_counts: ") + what + " differs from tessera's output");
+  };
+  staged_counts<false>(out, src.data(), c8.data(), n, q);
+  same("staged splats");
+  staged_counts<true>(out, src.data(), c8.data(), n, q);
+  same("staged quads");
+  direct_lines(reinterpret_cast<float*>(out), src.data(), c8.data(), n, q);
+  same("direct lines");
+  std::vector<Row> rows = {
+      {"stream (limit)", [&] { stream_fill(out, bytes); }, {}},
+      {"tessera plan (segments.nt)", [&] { tessera_plan_execute(plan, src.data(), out, bytes); }, {}},
+      {"placement alone, in L2 (16-byte splats)", [&] { placement_in_cache(src.data(), c8.data(), n); }, {}},
+      {"staged 4 KiB, 16-byte splats, streamed", [&] { staged_counts<false>(out, src.data(), c8.data(), n, q); }, {}},
+      {"staged 4 KiB, 64-byte quad permutes, streamed", [&] { staged_counts<true>(out, src.data(), c8.data(), n, q); }, {}},
+      {"lines assembled in registers, streamed", [&] { direct_lines(reinterpret_cast<float*>(out), src.data(), c8.data(), n, q); }, {}},
+  };
+  report("rep_counts: repeat of 8 Mi float32 by counts 0-4 (64 MiB out)", rows, "stream (limit)", rounds);
+  tessera_plan_destroy(plan);
+  std::free(out);
+  std::free(ref);
+}
+
+// ---- strided -----------------------------------------------------------------------------------
+
+PROBE_TARGET inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
+    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xDD);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+    r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
+    r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xDD);
+  }
+}
+
+// out (2I, 2J) = tile of A (I, J), A[i][j] = base[j * I + i], by (2, 2): 16x16 blocks transposed
+// in registers; each block's rows go to the four replicas as 64-byte streamed pieces (kStaged = 1:
+// 16 rows of 4 blocks staged, 256-byte pieces).
+template <int kBlocks>
+PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64_t J, bool prefetch) {
+  const int64_t ow = 2 * J;
+  alignas(64) static float stage[16][16 * kBlocks];
+  for (int64_t i0 = 0; i0 < I; i0 += 16)
+    for (int64_t j0 = 0; j0 < J; j0 += 16 * kBlocks) {
+      for (int b = 0; b < kBlocks; ++b) {
+        __m512 r[16];
+        const int64_t j = j0 + 16 * b;
+        if (prefetch && j + 16 < J)
+          for (int k = 0; k < 16; ++k) _mm_prefetch(reinterpret_cast<const char*>(base + (j + 16 + k) * I + i0), _MM_HINT_T0);
+        for (int k = 0; k < 16; ++k) r[k] = _mm512_loadu_ps(base + (j + k) * I + i0);
+        transpose16(r);
+        for (int m = 0; m < 16; ++m) _mm512_store_ps(&stage[m][16 * b], r[m]);
+      }
+      for (int m = 0; m < 16; ++m)
+        for (int rep = 0; rep < 4; ++rep) {
+          float* o = out + (i0 + m + (rep & 2 ? I : 0)) * ow + j0 + (rep & 1 ? J : 0);
+          for (int b = 0; b < kBlocks; ++b) _mm512_stream_ps(o + 16 * b, _mm512_load_ps(&stage[m][16 * b]));
+        }
+    }
+  _mm_sfence();
+}
+
+void probe_strided(int rounds) {
+  const int64_t I = 1024, J = 4096;
+  float* base = alloc_touched<float>(static_cast<std::size_t>(I * J));
+  for (int64_t k = 0; k < I * J; ++k) base[k] = static_cast<float>(k);
+  const std::size_t bytes = static_cast<std::size_t>(4 * I * J) * 4;
+  float* out = alloc_touched<float>(bytes / 4);
+  float* ref = alloc_touched<float>(bytes / 4);
+  tessera_options o;
+  tessera_options_init(&o);
+  o.max_threads = 1;
+  const int64_t shape[2] = {I, J}, strides[2] = {4, I * 4}, reps[2] = {2, 2};
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_ex(2, shape, strides, 4, 2, reps, &o, &plan), "the strided plan");
+  check(tessera_plan_execute(plan, base, ref, bytes), "the strided plan's execution");
+  const auto same = [&](const char* what) {
+    if (std::memcmp(out, ref, bytes) != 0) die(std::string("strided: ") + what + " differs from tessera's output");
+  };
+  transpose_tile<1>(base, out, I, J, false);
+  same("16x16 transposes");
+  transpose_tile<4>(base, out, I, J, false);
+  same("staged 16x16 transposes");
+  std::vector<Row> rows = {
+      {"stream (limit)", [&] { stream_fill(reinterpret_cast<uint8_t*>(out), bytes); }, {}},
+      {"tessera plan (gather.4.nt)", [&] { tessera_plan_execute(plan, base, out, bytes); }, {}},
+      {"16x16 transposes, 64-byte pieces", [&] { transpose_tile<1>(base, out, I, J, false); }, {}},
+      {"16x16 transposes, 64-byte pieces, prefetch", [&] { transpose_tile<1>(base, out, I, J, true); }, {}},
+      {"16x16 transposes staged, 256-byte pieces", [&] { transpose_tile<4>(base, out, I, J, false); }, {}},
+  };
+  report("strided: tile of a transposed (1024, 4096) float32 by (2, 2) (64 MiB out)", rows, "stream (limit)",
+         rounds);
+  tessera_plan_destroy(plan);
+  std::free(base);
+  std::free(out);
+  std::free(ref);
+}
+
+// ---- inner_bwd ---------------------------------------------------------------------------------
+
+PROBE_TARGET float read_sum(const float* a, int64_t n) {
+  __m512 s[8];
+  for (auto& v : s) v = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 128)
+    for (int k = 0; k < 8; ++k) s[k] = _mm512_add_ps(s[k], _mm512_load_ps(a + i + 16 * k));
+  for (int k = 1; k < 8; ++k) s[0] = _mm512_add_ps(s[0], s[k]);
+  return _mm512_reduce_add_ps(s[0]);
+}
+
+PROBE_TARGET inline __m512 demote(__m512d lo, __m512d hi) {
+  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+}
+
+// out[r][j] = sum over k < K of g[r][k W + j], in double from 0 (tessera's bits), streamed.
+PROBE_TARGET void inner_plain(const float* g, float* out, int64_t R, int64_t W, int K, int64_t prefetch_bytes) {
+  for (int64_t r = 0; r < R; ++r) {
+    const float* row = g + r * W * K;
+    for (int64_t j = 0; j < W; j += 16) {
+      if (prefetch_bytes > 0)
+        for (int k = 0; k < K; ++k)
+          _mm_prefetch(reinterpret_cast<const char*>(row + k * W + j) + prefetch_bytes, _MM_HINT_T0);
+      __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+      for (int k = 0; k < K; ++k) {
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm256_loadu_ps(row + k * W + j)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_loadu_ps(row + k * W + j + 8)));
+      }
+      _mm512_stream_ps(out + r * W + j, demote(lo, hi));
+    }
+  }
+  _mm_sfence();
+}
+
+// Each gradient row (K W floats) read from its start to its end, its sums in an L1 row of doubles.
+PROBE_TARGET void inner_rows_whole(const float* g, float* out, int64_t R, int64_t W, int K) {
+  static std::vector<double> acc_row;
+  acc_row.assign(static_cast<std::size_t>(W), 0.0);
+  double* acc = acc_row.data();
+  for (int64_t r = 0; r < R; ++r) {
+    const float* row = g + r * W * K;
+    for (int64_t j = 0; j < W; j += 8)
+      _mm512_storeu_pd(acc + j, _mm512_add_pd(_mm512_setzero_pd(), _mm512_cvtps_pd(_mm256_loadu_ps(row + j))));
+    for (int k = 1; k < K; ++k)
+      for (int64_t j = 0; j < W; j += 8)
+        _mm512_storeu_pd(acc + j, _mm512_add_pd(_mm512_loadu_pd(acc + j), _mm512_cvtps_pd(_mm256_loadu_ps(row + k * W + j))));
+    for (int64_t j = 0; j < W; j += 16)
+      _mm512_stream_ps(out + r * W + j, demote(_mm512_loadu_pd(acc + j), _mm512_loadu_pd(acc + j + 8)));
+  }
+  _mm_sfence();
+}
+
+void probe_inner_bwd(int rounds) {
+  const int64_t R = 2048, W = 2048;
+  const int K = 4;
+  const int64_t n = R * W * K;
+  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(n)), alloc_touched<float>(static_cast<std::size_t>(n))};
+  for (float* b : g)
+    for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+  const std::size_t bytes = static_cast<std::size_t>(R * W) * 4;
+  float* out = alloc_touched<float>(bytes / 4);
+  float* ref = alloc_touched<float>(bytes / 4);
+  tessera_options o;
+  tessera_options_init(&o);
+  o.max_threads = 1;
+  const int64_t shape[2] = {R, W * K}, in_shape[2] = {R, W}, reps[2] = {1, K};
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_tile_backward(2, shape, nullptr, TESSERA_FLOAT32, 2, in_shape, 2, reps, &o, &plan),
+        "the tile_backward plan");
+  check(tessera_plan_execute(plan, g[0], ref, bytes), "the tile_backward plan's execution");
+  const auto same = [&](const char* what) {
+    if (std::memcmp(out, ref, bytes) != 0) die(std::string("inner_bwd: ") + what + " differs from tessera's output");
+  };
+  inner_plain(g[0], out, R, W, K, 0);
+  same("the plain loop");
+  inner_rows_whole(g[0], out, R, W, K);
+  same("rows read whole");
+  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
+  const auto next = [&] { return g[turn++ & 1]; };
+  volatile float sink = 0;
+  std::vector<Row> rows = {
+      {"read (limit)", [&] { sink = read_sum(next(), n); }, {}},
+      {"tessera plan (reduce.lanes.reg.leaf)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
+      {"plain loop, 4 rows in double, streamed", [&] { inner_plain(next(), out, R, W, K, 0); }, {}},
+      {"the same, prefetching 4 KiB ahead", [&] { inner_plain(next(), out, R, W, K, 4096); }, {}},
+      {"each 32 KiB row read whole into an L1 row", [&] { inner_rows_whole(next(), out, R, W, K); }, {}},
+  };
+  static_cast<void>(sink);
+  report("inner_bwd: tile_backward (2048, 8192) -> (2048, 2048) float32 (64 MiB read)", rows, "read (limit)",
+         rounds);
+  tessera_plan_destroy(plan);
+  std::free(g[0]);
+  std::free(g[1]);
+  std::free(out);
+  std::free(ref);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 11;
+  std::vector<std::string> probes;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+      if (rounds < 1) die("--rounds needs a positive count");
+    } else if (a == "--probe" && i + 1 < argc) {
+      probes.push_back(argv[++i]);
+    } else {
+      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd]...)");
+    }
+  }
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq"))
+    die("this CPU lacks AVX-512F/BW/VL/DQ, which the probes are written for");
+  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd"};
+  std::printf("tessera %s, target %s\n", tessera_version(), tessera_active_target());
+  for (const std::string& p : probes) {
+    if (p == "rep_counts") probe_rep_counts(rounds);
+    else if (p == "strided") probe_strided(rounds);
+    else if (p == "inner_bwd") probe_inner_bwd(rounds);
+    else die("unknown probe '" + p + "'");
+  }
+  return 0;
+}
