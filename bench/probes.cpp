@@ -19,8 +19,9 @@
 //               prefetching 4 KiB ahead; each 32 KiB gradient row read whole into an L1 row
 // Limits in the same rounds: `stream` (non-temporal fill of the output) and `read` (a sum of the
 // gradient, eight accumulators, two gradients alternated so that L3 holds neither).
-// Prints per row the median time and its ratio to the probe's limit. Every variant's output is
-// compared with tessera's before timing; a difference stops the program (exit 1).
+// Prints per row the median time and its ratio to the probe's limit. Each kernel's output is
+// compared with tessera's before timing (the prefetching variants share their stores with the
+// kernel compared; the placement writes no output); a difference stops the program (exit 1).
 
 #include <immintrin.h>
 
@@ -295,8 +296,8 @@ PROBE_TARGET inline void transpose16(__m512 r[16]) {
 }
 
 // out (2I, 2J) = tile of A (I, J), A[i][j] = base[j * I + i], by (2, 2): 16x16 blocks transposed
-// in registers; each block's rows go to the four replicas as 64-byte streamed pieces (kStaged = 1:
-// 16 rows of 4 blocks staged, 256-byte pieces).
+// in registers, kBlocks of them along a row staged, each staged row streamed to the four replicas
+// in pieces of kBlocks * 64 bytes (kBlocks = 1: 64-byte pieces; 4: 256-byte pieces).
 template <int kBlocks>
 PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64_t J, bool prefetch) {
   const int64_t ow = 2 * J;

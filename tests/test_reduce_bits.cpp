@@ -311,6 +311,13 @@ const std::vector<Case>& width_cases() {
       // counts of 1 along the last axis, a gradient in Fortran order: a segment of one column,
       // contiguous in the gradient, written 4 elements apart (one leaf, lanes with an output stride)
       {"segments of single columns, output stride 4", 2, {40, 5}, {40, 4}, {1, 1, 2, 1}, 1, {1, 40}, "reduce.segments"},
+      // (Appended: each case's data come from a seed counted along this list.)
+      // Ragged rows (counts 0-4): the empty ones' zeros start 4 bytes past a 16-byte boundary
+      // (148 and 444 bytes into a float32 result), streamed or not.
+      {"segments of rows of 37, some empty", 2, {12, 37}, {6, 37}, {3, 0, 2, 0, 4, 3}, 0, {}, "reduce.segments"},
+      // Sub-problems of 3 items each (the rows of 50 are 64 apart in the gradient).
+      {"segments of strided 3-d rows, some empty", 2, {9, 3, 50}, {4, 3, 50}, {2, 0, 4, 3}, 0, {192, 64, 1},
+       "reduce.segments"},
   };
   return c;
 }
@@ -456,12 +463,13 @@ TEST_CASE("accumulation width: sums that round in the element type are the wide 
         const std::string tname = hwy::TargetName(target);
         INFO(tname);
         for (const bool accumulate : {false, true}) {
-          for (const int mt : {1, 0}) {
-            // Streamed on all threads (the kernels' non-temporal stores, e.g. a segment's zeros),
-            // as the cases' small results are not by default.
-            const auto nt = mt == 0 ? tessera::NonTemporal::always : tessera::NonTemporal::automatic;
+          // On all threads also streamed (the kernels' non-temporal stores, e.g. a segment's
+          // zeros), as the cases' small results are not by default.
+          for (const int run_kind : {0, 1, 2}) {
+            const int mt = run_kind == 0 ? 1 : 0;
+            const auto nt = run_kind == 2 ? tessera::NonTemporal::always : tessera::NonTemporal::automatic;
             INFO("accumulate " << accumulate << ", max_threads " << mt << " (an arena of 4), nontemporal "
-                               << (mt == 0 ? "always" : "automatic"));
+                               << (run_kind == 2 ? "always" : "automatic"));
             std::string path;
             const std::vector<unsigned char> got = run(c, d, w.data, accumulate, w.init, mt, arena, &path, nt);
             if (!is_complex(d)) CHECK(path == c.path);  // complex: real parts along a kept axis of 2

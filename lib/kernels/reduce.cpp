@@ -1522,11 +1522,12 @@ struct Kernels {
     if (p.stream && fence) hwy::FlushStream();  // the streamed output is visible before the task returns
   }
 
-  // Zeros to `bytes` bytes at d: streamed (whole vectors, aligned) where `stream`, else ordinary.
+  // Zeros to `bytes` bytes at d: streamed (whole vectors of 16 bytes or more, aligned) where
+  // `stream`, else ordinary.
   static HWY_INLINE void ZeroBytes(uint8_t* d, std::size_t bytes, bool stream) {
-    if (stream) {
-      const hn::ScalableTag<uint8_t> d8;
-      const std::size_t N = hn::Lanes(d8);
+    const hn::ScalableTag<uint8_t> d8;
+    const std::size_t N = hn::Lanes(d8);
+    if (stream && N >= 16) {
       std::size_t head = (N - reinterpret_cast<uintptr_t>(d) % N) % N;
       if (head > bytes) head = bytes;
       std::memset(d, 0, head);
@@ -1569,7 +1570,10 @@ struct Kernels {
       Scratch scratch;  // its pointers into the thread's arena, grown below to every sub-problem's
       int64_t qoff[kRegLeaves * kLeaf];
     };
-    Sub state[kSegPlannedCounts];
+    // The thread's own (~17 KiB: not on the stack of a caller's thread, which may be small); set
+    // afresh by each call, which calls nothing that comes back here.
+    static thread_local Sub state[kSegPlannedCounts];
+    for (Sub& sub : state) sub.ready = false;
     if (nsubs > kSegPlannedCounts) nsubs = kSegPlannedCounts;
     int64_t scratch_bytes = 0;  // the largest: the thread's arena grown once, before any Scratch
     for (int64_t c = 0; c < nsubs; ++c) scratch_bytes = std::max(scratch_bytes, subs[c].scratch_bytes);

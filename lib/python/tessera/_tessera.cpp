@@ -1302,7 +1302,7 @@ PyObject* fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs) noexcept 
 }
 
 template <auto F, std::size_t N>
-constexpr PyCFunction as_fastcall() {
+PyCFunction as_fastcall() {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fastcall<F, N>));
 }
 
