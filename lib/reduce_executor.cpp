@@ -117,7 +117,9 @@ void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* o
     ReduceProblem scratch;
     const int64_t* whole = prefix.data();  // null where compact: then the one-byte counts
     const uint8_t* c8 = prefix.counts8();
-    const auto count_of_segment = [&](int64_t k) { return whole != nullptr ? whole[k + 1] - whole[k] : int64_t{c8[k]}; };
+    const auto count_of_segment = [&](int64_t k) {
+      return whole != nullptr ? whole[k + 1] - whole[k] : int64_t{c8[k]};
+    };
     const int64_t dst_step = seg.dst_stride * es;
     // The segments of planned counts (and of count 0) in one kernel call, the sub-problems set up
     // once; the rare longer ones one by one. A streamed result: one fence for the range, not one
