@@ -127,6 +127,21 @@ struct Quads {  // four counts 0-4 (key c0 + 5 c1 + 25 c2 + 125 c3): lane source
   }
 };
 
+// Elements i ... i + 3 placed from buf + at bytes on: a 16-byte splat store each, `at` moved by
+// each one's count (the four counts read before the stores: a store through uint8_t* may alias
+// them; tessera's loop reads them first too).
+PROBE_TARGET inline void place_four(uint8_t* buf, int64_t& at, const float* src, const uint8_t* c8, int64_t i) {
+  const int64_t c0 = c8[i], c1 = c8[i + 1], c2 = c8[i + 2], c3 = c8[i + 3];
+  _mm_storeu_ps(reinterpret_cast<float*>(buf + at), _mm_set1_ps(src[i]));
+  at += 4 * c0;
+  _mm_storeu_ps(reinterpret_cast<float*>(buf + at), _mm_set1_ps(src[i + 1]));
+  at += 4 * c1;
+  _mm_storeu_ps(reinterpret_cast<float*>(buf + at), _mm_set1_ps(src[i + 2]));
+  at += 4 * c2;
+  _mm_storeu_ps(reinterpret_cast<float*>(buf + at), _mm_set1_ps(src[i + 3]));
+  at += 4 * c3;
+}
+
 // Element i's count copies at the running position: one 16-byte splat store each (the next
 // overwrites the rest), into `stage`, which is streamed out each time kStage bytes are complete.
 template <bool kQuads>
@@ -142,16 +157,7 @@ PROBE_TARGET void staged_counts(uint8_t* out, const float* src, const uint8_t* c
       _mm512_storeu_ps(stage + at, _mm512_permutexvar_ps(idx, a));
       at += 4 * q.total[k];
     } else {
-      // The four counts read before the stores (a store through uint8_t* may alias them).
-      const int64_t c0 = c8[i], c1 = c8[i + 1], c2 = c8[i + 2], c3 = c8[i + 3];
-      _mm_storeu_ps(reinterpret_cast<float*>(stage + at), _mm_set1_ps(src[i]));
-      at += 4 * c0;
-      _mm_storeu_ps(reinterpret_cast<float*>(stage + at), _mm_set1_ps(src[i + 1]));
-      at += 4 * c1;
-      _mm_storeu_ps(reinterpret_cast<float*>(stage + at), _mm_set1_ps(src[i + 2]));
-      at += 4 * c2;
-      _mm_storeu_ps(reinterpret_cast<float*>(stage + at), _mm_set1_ps(src[i + 3]));
-      at += 4 * c3;
+      place_four(stage, at, src, c8, i);
     }
     if (at >= kStage) {
       stream_lines(out, stage, kStage);
@@ -172,15 +178,7 @@ PROBE_TARGET void placement_in_cache(const float* src, const uint8_t* c8, int64_
   for (int64_t b = 0; b < n; b += kChunk) {
     int64_t at = 0;
     for (int64_t i = b; i < b + kChunk && i < n; i += 4) {  // n and kChunk: multiples of 4
-      const int64_t c0 = c8[i], c1 = c8[i + 1], c2 = c8[i + 2], c3 = c8[i + 3];
-      _mm_storeu_ps(reinterpret_cast<float*>(buf + at), _mm_set1_ps(src[i]));
-      at += 4 * c0;
-      _mm_storeu_ps(reinterpret_cast<float*>(buf + at), _mm_set1_ps(src[i + 1]));
-      at += 4 * c1;
-      _mm_storeu_ps(reinterpret_cast<float*>(buf + at), _mm_set1_ps(src[i + 2]));
-      at += 4 * c2;
-      _mm_storeu_ps(reinterpret_cast<float*>(buf + at), _mm_set1_ps(src[i + 3]));
-      at += 4 * c3;
+      place_four(buf, at, src, c8, i);
     }
     asm volatile("" : : "r"(buf) : "memory");
   }
