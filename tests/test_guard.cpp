@@ -339,6 +339,19 @@ std::vector<Case> large_cases() {
       streamed({"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4.blocked"}),
       streamed({"large blocked gather, transposed 8-byte", {97, 211}, {8, 97 * 8}, 8, {3, 1}, "gather.8.blocked"}),
       streamed({"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16.blocked"}),
+      // Streamed blocked gathers whose rows fit one tile block: a group's rows go out as one run,
+      // whole vectors at aligned addresses joined across the rows' ends.
+      streamed({"blocked gather, transposed, rows of 200 bytes", {300, 50}, {4, 1200}, 4, {3, 1}, "gather.4.blocked"}),
+      streamed({"large blocked gather, transposed, rows of 200 bytes", {700, 50}, {4, 2800}, 4, {4, 1}, "gather.4.blocked"}),
+      streamed({"large blocked gather, transposed, rows of 64 bytes", {4000, 16}, {4, 16000}, 4, {3, 1}, "gather.4.blocked"}),
+      streamed({"blocked gather, transposed, rows of 52 bytes", {600, 13}, {4, 2400}, 4, {1, 1}, "gather.4.blocked"}),
+      streamed({"blocked gather, transposed 8-byte, rows of 248 bytes", {400, 31}, {8, 3200}, 8, {2, 1}, "gather.8.blocked"}),
+      streamed({"blocked gather, transposed 1-byte, rows of 200 bytes", {900, 200}, {1, 900}, 1, {1, 1}, "gather.1.blocked"}),
+      streamed([] {  // bc_transposed's pattern: each gathered row of 256 bytes written 9 times
+        Case c{"large blocked broadcast of transposed rows", {256, 1, 64}, {4, 4, 1024}, 4, {256, 9, 64}, "gather.4.blocked"};
+        c.op = Op::broadcast_to;
+        return c;
+      }()),
   };
 }
 
@@ -1061,11 +1074,13 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     }
   }
   static const std::vector<std::size_t> large_gaps = {0, 27};
-  // Direct fills: element-aligned destinations off the line too (numpy's dst + 16, say).
+  // Direct fills and streamed blocked gathers: element-aligned destinations off the line too
+  // (numpy's dst + 16, say).
   static const std::vector<std::size_t> large_fill_gaps = {0, 4, 16, 27, 48, 60};
   for (const Case& c : large_cases()) {
     const bool direct_fill = c.path.rfind("fill.", 0) == 0 && c.path.find(".nt.direct") != std::string::npos;
-    large.push_back({c, direct_fill ? &large_fill_gaps : &large_gaps});
+    const bool streamed_gather = c.path.rfind("gather.", 0) == 0 && c.path.find(".nt") != std::string::npos;
+    large.push_back({c, direct_fill || streamed_gather ? &large_fill_gaps : &large_gaps});
   }
 
   const GuardPage small_src(8192), small_dst(8192);

@@ -228,6 +228,11 @@ MUTANTS = [
      'the blocked gather writes its gathered tile to every replica but the last',
      'for (int64_t e = 0; e < copies; ++e, d += copy_bytes) {',
      'for (int64_t e = 0; e < (copies > 1 ? copies - 1 : 1); ++e, d += copy_bytes) {'),
+    ('gather-joined-rows-shift', 'lib/kernels/gather-inl.h', 'StreamJoinedRows',
+     'a streamed vector that joins the end of one gathered row and the start of the next takes the '
+     "next row's bytes one byte late",
+     'hn::LoadU(d8, next - have)), d8, o);',
+     'hn::LoadU(d8, next - have + 1)), d8, o);'),
     ('staged-stream-last-block', 'lib/kernels/rows.cpp', 'ExecuteStagedStream',
      'the last, partly filled staging block of a streamed range is not written out',
      '  CopyStream(out, stage, fill * isz);\n}',
