@@ -17,6 +17,10 @@
 //   inner_bwd   tile_backward of (2048, 8192) float32 to (2048, 2048) (the inner_bwd case):
 //               tessera's plan; the plain loop (four addend rows in double, streamed); the same
 //               prefetching 4 KiB ahead; each 32 KiB gradient row read whole into an L1 row
+//   bc_rows_bwd sum_to_shape of (4096, 4096) float32 to (1, 4096) (the bc_rows_bwd case): tessera's
+//               plan; the plain loop (each row added into a row of doubles); the same eight
+//               rows at a time (their sums in registers); 128-column blocks summed down all rows
+//               in registers, of doubles (tessera's width) or of floats
 // Limits in the same rounds: `stream` (non-temporal fill of the output) and `read` (a sum of the
 // gradient, eight accumulators, two gradients alternated so that L3 holds neither).
 // Prints per row the median time and its ratio to the probe's limit. Each kernel's output is
@@ -453,6 +457,108 @@ void probe_inner_bwd(int rounds) {
   std::free(ref);
 }
 
+// ---- bc_rows_bwd -------------------------------------------------------------------------------
+
+// out[j] = sum over r < R of g[r][j] (R rows of W floats), row by row into a row of W doubles
+// (32 KiB for W = 4096: L1's size here). In the rows' order, where tessera sums leaves of eight
+// rows pairwise: the same bits only because this data's sums are exact in any order.
+PROBE_TARGET void rows_into_row(const float* g, float* out, int64_t R, int64_t W) {
+  static std::vector<double> acc_row;
+  acc_row.assign(static_cast<std::size_t>(W), 0.0);
+  double* acc = acc_row.data();
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t j = 0; j < W; j += 8)
+      _mm512_storeu_pd(acc + j, _mm512_add_pd(_mm512_loadu_pd(acc + j), _mm512_cvtps_pd(_mm256_loadu_ps(g + r * W + j))));
+  for (int64_t j = 0; j < W; j += 16) _mm512_storeu_ps(out + j, demote(_mm512_loadu_pd(acc + j), _mm512_loadu_pd(acc + j + 8)));
+}
+
+// The same, eight rows at a time: their sums in registers (16 columns a step, eight sequential
+// streams), added to the row of doubles once per eight rows.
+PROBE_TARGET void eight_rows_into_row(const float* g, float* out, int64_t R, int64_t W) {
+  static std::vector<double> acc_row;
+  acc_row.assign(static_cast<std::size_t>(W), 0.0);
+  double* acc = acc_row.data();
+  for (int64_t r = 0; r < R; r += 8)
+    for (int64_t j = 0; j < W; j += 16) {
+      __m512d lo = _mm512_loadu_pd(acc + j), hi = _mm512_loadu_pd(acc + j + 8);
+      for (int k = 0; k < 8; ++k) {
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm256_loadu_ps(g + (r + k) * W + j)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_loadu_ps(g + (r + k) * W + j + 8)));
+      }
+      _mm512_storeu_pd(acc + j, lo);
+      _mm512_storeu_pd(acc + j + 8, hi);
+    }
+  for (int64_t j = 0; j < W; j += 16) _mm512_storeu_ps(out + j, demote(_mm512_loadu_pd(acc + j), _mm512_loadu_pd(acc + j + 8)));
+}
+
+// The same sums, a block of 128 columns at a time down all R rows, in 16 registers of doubles
+// (kDouble) or 8 of floats (the sums of this data are exact in either: the same bits).
+template <bool kDouble>
+PROBE_TARGET void column_blocks(const float* g, float* out, int64_t R, int64_t W) {
+  for (int64_t j = 0; j < W; j += 128) {
+    if constexpr (kDouble) {
+      __m512d a[16];
+      for (auto& v : a) v = _mm512_setzero_pd();
+      for (int64_t r = 0; r < R; ++r)
+        for (int k = 0; k < 16; ++k) a[k] = _mm512_add_pd(a[k], _mm512_cvtps_pd(_mm256_loadu_ps(g + r * W + j + 8 * k)));
+      for (int k = 0; k < 16; k += 2) _mm512_storeu_ps(out + j + 8 * k, demote(a[k], a[k + 1]));
+    } else {
+      __m512 a[8];
+      for (auto& v : a) v = _mm512_setzero_ps();
+      for (int64_t r = 0; r < R; ++r)
+        for (int k = 0; k < 8; ++k) a[k] = _mm512_add_ps(a[k], _mm512_loadu_ps(g + r * W + j + 16 * k));
+      for (int k = 0; k < 8; ++k) _mm512_storeu_ps(out + j + 16 * k, a[k]);
+    }
+  }
+}
+
+void probe_bc_rows_bwd(int rounds) {
+  const int64_t R = 4096, W = 4096, n = R * W;
+  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(n)), alloc_touched<float>(static_cast<std::size_t>(n))};
+  for (float* b : g)
+    for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+  const std::size_t bytes = static_cast<std::size_t>(W) * 4;
+  float* out = alloc_touched<float>(static_cast<std::size_t>(W));
+  float* ref = alloc_touched<float>(static_cast<std::size_t>(W));
+  tessera_options o;
+  tessera_options_init(&o);
+  o.max_threads = 1;
+  const int64_t shape[2] = {R, W}, target[2] = {1, W};
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_sum_to_shape(2, shape, nullptr, TESSERA_FLOAT32, 2, target, &o, &plan),
+        "the sum_to_shape plan");
+  check(tessera_plan_execute(plan, g[0], ref, bytes), "the sum_to_shape plan's execution");
+  const auto same = [&](const char* what) {
+    if (std::memcmp(out, ref, bytes) != 0) die(std::string("bc_rows_bwd: ") + what + " differs from tessera's output");
+  };
+  rows_into_row(g[0], out, R, W);
+  same("the rows into a row of doubles");
+  eight_rows_into_row(g[0], out, R, W);
+  same("eight rows at a time into a row of doubles");
+  column_blocks<true>(g[0], out, R, W);
+  same("the column blocks in double");
+  column_blocks<false>(g[0], out, R, W);
+  same("the column blocks in float");
+  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
+  const auto next = [&] { return g[turn++ & 1]; };
+  volatile float sink = 0;
+  std::vector<Row> rows = {
+      {"read (limit)", [&] { sink = read_sum(next(), n); }, {}},
+      {"tessera plan (reduce.lanes.leaves)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
+      {"plain loop, rows into a row of doubles", [&] { rows_into_row(next(), out, R, W); }, {}},
+      {"eight rows at a time in registers, into the row", [&] { eight_rows_into_row(next(), out, R, W); }, {}},
+      {"128-column blocks, 16 registers of doubles", [&] { column_blocks<true>(next(), out, R, W); }, {}},
+      {"128-column blocks, 8 registers of floats", [&] { column_blocks<false>(next(), out, R, W); }, {}},
+  };
+  static_cast<void>(sink);
+  report("bc_rows_bwd: sum_to_shape (4096, 4096) -> (1, 4096) float32 (64 MiB read)", rows, "read (limit)", rounds);
+  tessera_plan_destroy(plan);
+  std::free(g[0]);
+  std::free(g[1]);
+  std::free(out);
+  std::free(ref);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -466,19 +572,20 @@ int main(int argc, char** argv) {
     } else if (a == "--probe" && i + 1 < argc) {
       probes.push_back(argv[++i]);
     } else {
-      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd]...)");
+      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd|bc_rows_bwd]...)");
     }
   }
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
       !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq"))
     die("this CPU lacks AVX-512F/BW/VL/DQ, which the probes are written for");
-  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd"};
+  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd", "bc_rows_bwd"};
   std::printf("tessera %s, target %s\n", tessera_version(), tessera_active_target());
   for (const std::string& p : probes) {
     if (p == "rep_counts") probe_rep_counts(rounds);
     else if (p == "strided") probe_strided(rounds);
     else if (p == "inner_bwd") probe_inner_bwd(rounds);
+    else if (p == "bc_rows_bwd") probe_bc_rows_bwd(rounds);
     else die("unknown probe '" + p + "'");
   }
   return 0;

@@ -152,6 +152,14 @@ struct Kernels {
     RowCounter(A* levels, int64_t n) : rows{levels, n} {}
     // Where leaf `count` should be written when no merge follows (saves a copy): row 0.
     A* SlotForNext() const { return (count & 1) ? nullptr : rows.levels; }
+    // The merges the next push makes (CounterPush: the trailing ones of count), for a leaf
+    // merged as it is summed (LeafRowsPush into rows.levels), then Pushed().
+    int Merges() const {
+      int m = 0;
+      while ((count >> m) & 1) ++m;
+      return m;
+    }
+    void Pushed() { ++count; }
     // Pushes a leaf held in `row` (which may be SlotForNext()).
     void Push(const A* row) {
       rows.cur = row;
@@ -873,41 +881,50 @@ struct Kernels {
   }
 #endif  // !HWY_HAVE_SCALABLE
 
-  // One leaf of the lanes order over contiguous rows: row[j] = ((x_0[j] + x_1[j]) + ...) for the
-  // K <= kLeaf addend rows at ptr[0..K), n elements: each vector of outputs is summed in a register
-  // while the K rows stream by. K is a template argument: the unrolled loop keeps the K row
-  // pointers in registers (a loop over a runtime k reloads them and runs ~1.5x slower).
+  // One leaf of the lanes order over contiguous rows: ((x_0[j] + x_1[j]) + ...) for the K <= kLeaf
+  // addend rows at ptr[0..K), n elements: each vector of outputs is summed in a register while
+  // the K rows stream by. K is a template argument: the unrolled loop keeps the K row pointers in
+  // registers (a loop over a runtime k reloads them and runs ~1.5x slower). The leaf is pushed
+  // into a RowCounter's levels (rows of n at `levels`) as it is summed: each vector takes the m
+  // merges of the push (levels 0 ... m - 1, each the left operand: CounterPush's additions, the
+  // same bits) in registers and goes to level m, so a leaf costs one pass over the levels, not a
+  // stored leaf row and m passes of AddRow (bc_rows_bwd's rows: 32 KiB). m = 0: into `levels`.
   template <int K>
-  static HWY_INLINE void LeafRowsK(const T* const* ptr, int64_t n, A* row) {
+  static HWY_INLINE void LeafRowsK(const T* const* ptr, int64_t n, A* levels, int m) {
     const DA da;
     const int64_t N = static_cast<int64_t>(hn::Lanes(da));
     const T* x[K];
     for (int t = 0; t < K; ++t) x[t] = ptr[t];
+    A* const into = levels + m * n;
     int64_t j = 0;
     for (; j + N <= n; j += N) {
       auto acc = LoadAs(da, x[0] + j);
       for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + j));
-      hn::StoreU(acc, da, row + j);
+      for (int l = 0; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + j), acc);
+      hn::StoreU(acc, da, into + j);
     }
     for (; j < n; ++j) {
       A a = to_acc<E>(LoadT(x[0] + j));
       for (int t = 1; t < K; ++t) a = acc_add(a, to_acc<E>(LoadT(x[t] + j)));
-      row[j] = a;
+      for (int l = 0; l < m; ++l) a = acc_add(levels[l * n + j], a);
+      into[j] = a;
     }
   }
-  static void LeafRows(const T* const* ptr, int k, int64_t n, A* row) {
-    static_assert(kLeaf == 8, "LeafRows dispatches k = 1 ... 8");
+  static void LeafRowsPush(const T* const* ptr, int k, int64_t n, A* levels, int m) {
+    static_assert(kLeaf == 8, "LeafRowsPush dispatches k = 1 ... 8");
     switch (k) {
-      case 1: LeafRowsK<1>(ptr, n, row); break;
-      case 2: LeafRowsK<2>(ptr, n, row); break;
-      case 3: LeafRowsK<3>(ptr, n, row); break;
-      case 4: LeafRowsK<4>(ptr, n, row); break;
-      case 5: LeafRowsK<5>(ptr, n, row); break;
-      case 6: LeafRowsK<6>(ptr, n, row); break;
-      case 7: LeafRowsK<7>(ptr, n, row); break;
-      default: LeafRowsK<8>(ptr, n, row); break;
+      case 1: LeafRowsK<1>(ptr, n, levels, m); break;
+      case 2: LeafRowsK<2>(ptr, n, levels, m); break;
+      case 3: LeafRowsK<3>(ptr, n, levels, m); break;
+      case 4: LeafRowsK<4>(ptr, n, levels, m); break;
+      case 5: LeafRowsK<5>(ptr, n, levels, m); break;
+      case 6: LeafRowsK<6>(ptr, n, levels, m); break;
+      case 7: LeafRowsK<7>(ptr, n, levels, m); break;
+      default: LeafRowsK<8>(ptr, n, levels, m); break;
     }
   }
+  // The leaf of k rows (n elements each) into `row`.
+  static void LeafRows(const T* const* ptr, int k, int64_t n, A* row) { LeafRowsPush(ptr, k, n, row, 0); }
   // The same, finished straight into the output (a single-leaf item: no tree, no row).
   static HWY_INLINE void LeafRowsFinish(const T* const* ptr, int k, int64_t n, T* dst, bool accumulate) {
     const DA da;
@@ -941,17 +958,18 @@ struct Kernels {
     Odometer odo(p, p.reduced, p.nreduced, lo * kLeaf);
     const bool contiguous = p.inner_stride == static_cast<int64_t>(sizeof(T)) || n == 1;
     for (int64_t leaf = lo; leaf < hi; ++leaf) {
-      A* row = counter.SlotForNext() ? counter.SlotForNext() : s.tmp;
       const int64_t q0 = leaf * kLeaf, q1 = std::min(p.nred, (leaf + 1) * kLeaf);
       if (contiguous) {
         const T* ptr[kLeaf];
         for (int64_t q = q0; q < q1; ++q, odo.next()) ptr[q - q0] = reinterpret_cast<const T*>(src + odo.offset);
         TESSERA_COUNT_VARIANT(leaves_rows);
-        LeafRows(ptr, static_cast<int>(q1 - q0), n, row);
-      } else {
-        TESSERA_COUNT_VARIANT(leaves_rows_strided);
-        for (int64_t q = q0; q < q1; ++q, odo.next()) AccRowStrided(row, src + odo.offset, p.inner_stride, n, q == q0);
+        LeafRowsPush(ptr, static_cast<int>(q1 - q0), n, counter.rows.levels, counter.Merges());
+        counter.Pushed();
+        continue;
       }
+      A* row = counter.SlotForNext() ? counter.SlotForNext() : s.tmp;
+      TESSERA_COUNT_VARIANT(leaves_rows_strided);
+      for (int64_t q = q0; q < q1; ++q, odo.next()) AccRowStrided(row, src + odo.offset, p.inner_stride, n, q == q0);
       counter.Push(row);
     }
     counter.Result(out);

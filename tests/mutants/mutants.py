@@ -173,6 +173,10 @@ MUTANTS = [
      "a streamed segment of count 0 leaves its outputs before the first aligned vector unwritten",
      '      std::memset(d, 0, head);\n      d += head;',
      '      (void)0;  // MUTANT: std::memset(d, 0, head) dropped\n      d += head;'),
+    ('reduce-leaf-push-merge-skipped', 'lib/kernels/reduce.cpp', 'Kernels::LeafRowsK',
+     "a leaf summed into the counter's levels skips the merge with level 0 (vectors)",
+     '      for (int l = 0; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + j), acc);',
+     '      for (int l = 1; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + j), acc);'),
     ('reduce-stream-demoted-half', 'lib/kernels/reduce.cpp', 'Kernels::StreamDemoted',
      "float32 sums demoted to half a 128-bit register are streamed (Highway's Stream writes the whole "
      'register: 8 bytes past the lanes, needing 16-byte alignment)',
