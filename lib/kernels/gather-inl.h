@@ -209,9 +209,9 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
   // Streamed rows that fit one block (row_elems <= C, as bc_transposed's rows of 256 bytes): a
   // group's rows are contiguous in the output and go out as one run (StreamJoinedRows), whole
   // vectors at aligned addresses whatever the row's length and the destination's alignment (into
-  // dst + 16, bc_transposed went from 59% / 79% of its aligned run to 101% / 102%, 1 / 2 threads).
-  // Its joins read a vector's bytes before and after the rows: the rows start one slot in, and
-  // the tile's bytes are all defined. Rows of whole lines from a line still go row by row, with
+  // dst + 16, bc_transposed went from 59% / 79% of its aligned run to 97-105% / 97-114%, 1 / 2
+  // threads, three runs). Its joins read a vector's bytes before and after the rows: the rows
+  // start one slot in, and the tile's bytes are all defined. Rows of whole lines from a line still go row by row, with
   // the tile where it was (bc_transposed into an aligned dst 4% slower otherwise: the tile's
   // place in the frame moves `strided` and `bc_transposed` by up to 4%).
   bool joined = false;
