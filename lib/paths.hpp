@@ -199,6 +199,13 @@ int64_t stream_min_bytes();
 /// written with ordinary stores ran nchw_bwd 12-18% and outer_bwd 8% slower than streamed.
 int64_t reduce_stream_min_bytes();
 
+/// Whether an output (a copy's, or a reduction's result: `reduction`) of `bytes` bytes reaches
+/// its streaming line: bytes >= stream_min_bytes() (or reduce_stream_min_bytes()). Below the
+/// lowest line the cache sizes allow (kStreamMinClamp[0], or 2/3 of it), with
+/// TESSERA_STREAM_MIN_BYTES unset, false without reading the cache sizes: their ~45 sysfs reads
+/// took 0.2-0.3 ms of a fresh process's first small call.
+bool reaches_stream_min(int64_t bytes, bool reduction);
+
 /// The value of environment variable `name` where it is set to a whole decimal integer (strtoll's
 /// syntax, nothing after the digits), else `fallback`. The settings read once per process
 /// (TESSERA_STREAM_MIN_BYTES, TESSERA_PREFETCH_BYTES) parse theirs with it and check the range.

@@ -84,6 +84,13 @@ int64_t reduce_stream_min_bytes() {
   return s / 3 * 2 + s % 3;  // ceil(2s / 3), without forming 2s
 }
 
+bool reaches_stream_min(int64_t bytes, bool reduction) {
+  static const bool from_env = env_int64("TESSERA_STREAM_MIN_BYTES", 0) > 0;
+  const int64_t lowest = reduction ? kStreamMinClamp[0] / 3 * 2 : kStreamMinClamp[0];  // <= any line
+  if (!from_env && bytes < lowest) return false;
+  return bytes >= (reduction ? reduce_stream_min_bytes() : stream_min_bytes());
+}
+
 const char* kernel_name(Kernel k) noexcept {
   switch (k) {
     case Kernel::copy: return "copy";
@@ -297,7 +304,7 @@ Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool b
   const int64_t isz = static_cast<int64_t>(p.itemsize);
   const bool stream = caps.stream_stores && isz <= kStageBytes / 4 && (kernel != Kernel::gather || blocked) &&
                       (nt == NonTemporal::always || (nt == NonTemporal::automatic && !p.fresh_output &&
-                                                     static_cast<int64_t>(p.nbytes) >= stream_min_bytes()));
+                                                     reaches_stream_min(static_cast<int64_t>(p.nbytes), false)));
   if (!stream) return Route::plain;
   const int64_t row_bytes = p.row_elems * isz;
   switch (kernel) {

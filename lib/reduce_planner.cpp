@@ -171,7 +171,7 @@ ReducePlan finish(ReducePlan&& r) {
   // The result's size against the reductions' own streaming line (reduce_stream_min_bytes).
   const int64_t out_bytes = static_cast<int64_t>(itemsize_of(r.dtype)) * count_of(r.out_shape);  // checked
   r.problem.stream = r.options.nontemporal == NonTemporal::always ||
-                     (r.options.nontemporal == NonTemporal::automatic && out_bytes >= reduce_stream_min_bytes());
+                     (r.options.nontemporal == NonTemporal::automatic && reaches_stream_min(out_bytes, true));
   r.caps = reduce_caps();
   if (count_of(r.out_shape) == 0) {
     r.problem.out_elems = 0;
