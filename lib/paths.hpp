@@ -202,8 +202,8 @@ int64_t reduce_stream_min_bytes();
 /// Whether an output (a copy's, or a reduction's result: `reduction`) of `bytes` bytes reaches
 /// its streaming line: bytes >= stream_min_bytes() (or reduce_stream_min_bytes()). Below the
 /// lowest line the cache sizes allow (kStreamMinClamp[0], or 2/3 of it), with
-/// TESSERA_STREAM_MIN_BYTES unset, false without reading the cache sizes: their ~45 sysfs reads
-/// took 0.2-0.3 ms of a fresh process's first small call.
+/// TESSERA_STREAM_MIN_BYTES unset, false without reading the cache sizes: their sysfs reads (15
+/// files, ~45 system calls) took 0.2-0.4 ms of a fresh process's first small call.
 bool reaches_stream_min(int64_t bytes, bool reduction);
 
 /// The value of environment variable `name` where it is set to a whole decimal integer (strtoll's
