@@ -45,10 +45,16 @@ constexpr int kCounterResult = -1;
 
 // Takes leaf number k (k = 0, 1, ... in order) from the policy's current value and merges the
 // complete subtrees it closes; afterwards levels 0 ... bit_width(k + 1) - 1 may be in use.
+// The merges pushing leaf number k makes: the trailing ones of k.
+HWY_INLINE int CounterMerges(uint64_t k) {
+  int m = 0;
+  while ((k >> m) & 1) ++m;
+  return m;
+}
+
 template <class Policy>
 HWY_INLINE void CounterPush(Policy& policy, uint64_t k) {
-  int m = 0;
-  while ((k >> m) & 1) ++m;  // trailing ones of k: the merges
+  const int m = CounterMerges(k);
   for (int lvl = 0; lvl < m; ++lvl) policy.add(lvl, lvl + 1 == m ? m : lvl);
   policy.store(m);
 }
@@ -154,11 +160,7 @@ struct Kernels {
     A* SlotForNext() const { return (count & 1) ? nullptr : rows.levels; }
     // The merges the next push makes (CounterPush: the trailing ones of count), for a leaf
     // merged as it is summed (LeafRowsPush into rows.levels), then Pushed().
-    int Merges() const {
-      int m = 0;
-      while ((count >> m) & 1) ++m;
-      return m;
-    }
+    int Merges() const { return CounterMerges(count); }
     void Pushed() { ++count; }
     // Pushes a leaf held in `row` (which may be SlotForNext()).
     void Push(const A* row) {
