@@ -278,6 +278,16 @@ void* allocate_output(std::size_t nbytes, bool* fresh) {
   if (!large) {
     void* p = std::aligned_alloc(align, padded);
     if (p == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    // From 4 MiB, the whole 2 MiB pages inside the block advised to be huge (numpy advises its
+    // own arrays from 4 MiB the same way): a block malloc maps afresh then takes one fault per
+    // 2 MiB where it can; one malloc recycles is already backed and the advice changes nothing.
+    if (nbytes >= kHugeAdviseMinBytes) {
+      const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) / kHuge * kHuge;
+      const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + padded) / kHuge * kHuge;
+      if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice only
+    }
+#endif
     return p;
   }
   BlockCache& c = cache();

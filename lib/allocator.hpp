@@ -9,6 +9,9 @@ namespace tessera::detail {
 /// Outputs of at least this many bytes are 2 MiB aligned, advised to use transparent huge pages,
 /// and kept by free_output for reuse (allocator.cpp: the block cache and its bounds).
 inline constexpr std::size_t kHugeMinBytes = std::size_t{32} << 20;
+/// Smaller outputs of at least this many bytes come from malloc with the whole 2 MiB pages inside
+/// them advised to use transparent huge pages (numpy's threshold for the same advice).
+inline constexpr std::size_t kHugeAdviseMinBytes = std::size_t{4} << 20;
 
 /// The block cache's default bound in bytes (256 MiB) and a kept block's default most age (10 s).
 inline constexpr std::size_t kBlockCacheDefaultBytes = std::size_t{256} << 20;

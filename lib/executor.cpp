@@ -2,7 +2,9 @@
 // dispatched kernels (kernels/kernels.hpp). Large outputs use tbb::parallel_for in the caller's
 // task arena; small ones, an arena of concurrency 1, or a plan with max_threads 1, run serially on
 // the calling thread with no task overhead. A plan with max_threads N > 1 below the arena's
-// concurrency is split into at most N chunks, so at most N threads take part. Output regions run
+// concurrency is split into at most N chunks, so at most N threads take part. The process's first
+// call that could use threads runs serially below 16 MiB, leaving oneTBB's workers (0.5 ms to
+// start) to the next such call (parallel_threads, parallel.hpp). Output regions run
 // serially: the planner reduces them (plan_region), the region kernel writes them.
 //
 // Nothing here allocates memory proportional to the output.
@@ -19,6 +21,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -39,6 +42,14 @@ int64_t first_line_start(const unsigned char* dst, int64_t itemsize) {
 
 }  // namespace
 
+int parallel_threads(int64_t work_bytes, int max_threads, int arena) {
+  static std::atomic<bool> first_done{false};
+  if (first_done.load(std::memory_order_relaxed)) return threads_for(work_bytes, max_threads, arena, false);
+  // The first call that could use threads ends the process's first-call rule.
+  if (threads_for(work_bytes, max_threads, arena, false) > 1) first_done.store(true, std::memory_order_relaxed);
+  return threads_for(work_bytes, max_threads, arena, true);
+}
+
 void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst) {
   const int64_t total = plan.out_size;
   const int64_t nbytes = static_cast<int64_t>(plan.nbytes);
@@ -52,7 +63,7 @@ void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst)
   // max_threads chunks (each chunk is written by one thread); otherwise the arena bounds the
   // threads and each gets kChunksPerThread chunks for load balance.
   const bool capped = max_threads > 0 && max_threads < arena;
-  const int threads = capped ? max_threads : arena;
+  const int threads = parallel_threads(nbytes, max_threads, arena);
   if (threads <= 1) {
     execute_range(plan, src, dst, 0, total);
     return;

@@ -22,11 +22,11 @@
 namespace tessera::detail {
 namespace {
 
-// Threads a reduction may use for `work_bytes` of input: 1 below kParallelMinBytes.
+// Threads a reduction may use for `work_bytes` of input (parallel_threads): 1 below
+// kParallelMinBytes, with no TBB call at all.
 int reduce_threads(int64_t work_bytes, int max_threads) {
   if (work_bytes < kParallelMinBytes) return 1;
-  const int arena = tbb::this_task_arena::max_concurrency();
-  return max_threads > 0 && max_threads < arena ? max_threads : arena;
+  return parallel_threads(work_bytes, max_threads, tbb::this_task_arena::max_concurrency());
 }
 
 // Writes 0 to every output element of the kept axes of `p` (from axis i on); a last kept axis

@@ -32,6 +32,9 @@
 #include "reference.hpp"
 #include "touch_recorder.hpp"
 #include "util.hpp"
+#if TESSERA_PATH_COUNTERS
+#include "parallel.hpp"  // lib/, on the include path with -Dpath_counters=true
+#endif
 
 namespace {
 
@@ -328,3 +331,26 @@ TEST_CASE("a large call is written by more than one thread (an arena of 4)") {
   }
   CHECK(most >= 2);
 }
+
+#if TESSERA_PATH_COUNTERS
+TEST_CASE("threads_for: serial below 512 KiB, the first call serial below 16 MiB, max_threads caps") {
+  using tessera::detail::threads_for;
+  constexpr int64_t KiB = 1024, MiB = 1024 * KiB;
+  // Below the parallel threshold: one thread, first call or not, whatever the arena.
+  CHECK(threads_for(512 * KiB - 1, 0, 8, false) == 1);
+  CHECK(threads_for(512 * KiB - 1, 0, 8, true) == 1);
+  // The process's first call: serial below 16 MiB, the arena from 16 MiB.
+  CHECK(threads_for(512 * KiB, 0, 8, true) == 1);
+  CHECK(threads_for(16 * MiB - 1, 0, 8, true) == 1);
+  CHECK(threads_for(16 * MiB, 0, 8, true) == 8);
+  // Later calls: the arena, capped by max_threads (0: no cap; a cap at or above the arena's: none).
+  CHECK(threads_for(512 * KiB, 0, 8, false) == 8);
+  CHECK(threads_for(512 * KiB, 3, 8, false) == 3);
+  CHECK(threads_for(512 * KiB, 8, 8, false) == 8);
+  CHECK(threads_for(512 * KiB, 64, 8, false) == 8);
+  CHECK(threads_for(64 * MiB, 2, 8, true) == 2);
+  // max_threads 1 or an arena of one: serial always.
+  CHECK(threads_for(64 * MiB, 1, 8, false) == 1);
+  CHECK(threads_for(64 * MiB, 0, 1, false) == 1);
+}
+#endif

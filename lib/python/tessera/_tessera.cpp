@@ -1345,6 +1345,17 @@ PYBIND11_MODULE(_tessera, m) {
     }
   });
 
+  // The process's one-time set-up, done at import (as numpy detects its CPU features at import)
+  // rather than inside a user's first call: Highway's choice of SIMD target (a few CPUID
+  // instructions, each a trap to the hypervisor in a virtual machine: 15-20 us), oneTBB's scheduler
+  // state (the default concurrency, its allocator's loading: 150-180 us) and the last-level cache's
+  // size behind the streaming threshold (sysfs: ~100 us). Measured on a KVM guest on 2026-11-28;
+  // in a fresh process the first 4 KiB call took 62-70 us before, ~30 us after. No thread starts
+  // here: oneTBB's workers start with the first parallel call (a fork after the import stays safe).
+  tessera::active_target();
+  tbb::this_task_arena::max_concurrency();
+  tessera::streaming_threshold_bytes();
+
   m.attr("operations") = operations_table();
   for (PyMethodDef& def : fastcall_defs) {
     PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.attr("__name__").ptr());
