@@ -238,9 +238,19 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
 
   RowOdometer at(p, r0);
   for (int64_t r = r0; r < r1;) {
-    // The group: consecutive rows while their distinct source rows fit the tile.
+    // The group: consecutive rows while their distinct source rows fit the tile. A group whose
+    // first row starts element-aligned off a source line (a transposed view of a numpy array,
+    // which starts 16 bytes into a line) takes the distinct rows up to the line's end, fewer
+    // than `distinct`: then the next group's first row starts on a line, and each later group's
+    // piece of every source row is whole lines (read once; a piece across two lines had its
+    // second line read again by the next group, a column sweep later: `strided` from a numpy
+    // array ran at half its speed from a line-aligned one, 5.4-6.6 ms against 2.7-3.0).
     std::memset(slot, 0, sizeof(slot));
-    int64_t g = 0, D = 0;
+    int64_t g = 0, D = 0, cap = distinct;
+    {
+      const int64_t h = static_cast<int64_t>(reinterpret_cast<uintptr_t>(src + at.src_off) % kLineBytes);
+      if (h % isz == 0 && h / isz < distinct) cap = distinct - h / isz;  // at least one row
+    }
     const uint8_t* prev = nullptr;
     while (r + g < r1 && g < kMaxGroup) {
       const uint8_t* row = src + at.src_off;
@@ -254,7 +264,7 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
       uint64_t h = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(row)) * 0x9E3779B97F4A7C15ull) >> 53;
       while (slot[h] != 0 && uniq[slot[h] - 1] != row) h = (h + 1) % kHash;
       if (slot[h] == 0) {
-        if (D == distinct) break;
+        if (D == cap) break;
         uniq[D] = row;
         slot[h] = static_cast<uint16_t>(++D);
       }
