@@ -23,8 +23,9 @@ tessera_first, mode = sys.argv[1] == "1", sys.argv[2]
 import tessera
 a = np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024)
 kw = {"max_threads": 1} if mode == "one-thread" else {}
-if mode == "warm-threads":  # oneTBB's workers started by a small parallel call first (4 MiB: malloc's)
-    tessera.tile(a, (1, 1))
+if mode == "warm-threads":  # oneTBB's workers started by small parallel calls first (4 MiB: malloc's;
+    tessera.tile(a, (1, 1))  # a process's first such call below 16 MiB runs on one thread,
+    tessera.tile(a, (1, 1))  # the second starts the workers: lib/parallel.hpp)
 def vmstat():
     keys = ("thp_fault_alloc", "thp_fault_fallback", "compact_stall", "allocstall_normal", "pgfault")
     d = {}
@@ -59,7 +60,7 @@ def main():
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for the child processes")
     ap.add_argument("--json", help="also write the raw results here")
     ap.add_argument("--mode", choices=["default", "warm-threads", "one-thread"], default="default",
-                    help="warm-threads: a 4 MiB tessera.tile first (oneTBB's workers started); "
+                    help="warm-threads: two 4 MiB tessera.tile calls first (oneTBB's workers started); "
                          "one-thread: the 64 MiB call with max_threads=1")
     args = ap.parse_args()
     env = dict(os.environ)
