@@ -107,7 +107,9 @@ typedef enum tessera_nontemporal {
  *                output. N > 0: the executor splits the output into at most N chunks, run as tasks
  *                in the caller's arena, so at most N threads (the caller's included) take part;
  *                N = 1 runs serially on the calling thread. Negative: TESSERA_INVALID_ARGUMENT.
- *                (Outputs under 512 KiB always run serially on the calling thread.)
+ *                (Outputs under 512 KiB always run serially on the calling thread, and so does
+ *                a process's first call that could use threads, below 16 MiB: starting oneTBB's
+ *                workers costs about as much as writing 1 MiB; the next such call starts them.)
  * negative_reps: a tessera_negative_reps value (default TESSERA_NEGATIVE_REPS_ERROR); applies to
  *                tile's reps and repeat's counts.
  * nontemporal:   a tessera_nontemporal value (default TESSERA_NONTEMPORAL_AUTO).
