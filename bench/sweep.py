@@ -147,9 +147,9 @@ def child(case, lib, size):
     """Runs in a fresh interpreter: makes the input with `lib`, times its first call, prints seconds."""
     in_shape, reps, out_shape = shapes(case, size)
     import numpy as np
-    # The library is imported first, as a script does: an import after the input was made would
-    # leave the heap as the input's temporaries did not (a library imported later took their
-    # freed, already touched memory, and its output came from fresh pages; numpy's output took it).
+    # The library is imported first, as a script does: imported after the input was made, its
+    # import took the memory the input's temporaries had freed (touched already), so its output
+    # came from fresh pages while numpy's output reused that memory.
     if lib == "tessera":
         import tessera
     elif lib == "torch":

@@ -27,7 +27,6 @@ import tessera
 def threads():
     return len(os.listdir("/proc/self/task"))
 A = np.arange(64 * 1024, dtype=np.float32).reshape(256, 256)   # 256 KiB
-B = np.arange(4096, dtype=np.float64).reshape(64, 64)
 G = np.ones((1024, 256), np.float32)                          # 1 MiB of gradient
 at_import = threads()
 first = tessera.{first}
