@@ -43,8 +43,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 //   void load(int level)           current = level's value (the result's first term)
 constexpr int kCounterResult = -1;
 
-// Takes leaf number k (k = 0, 1, ... in order) from the policy's current value and merges the
-// complete subtrees it closes; afterwards levels 0 ... bit_width(k + 1) - 1 may be in use.
 // The merges pushing leaf number k makes: the trailing ones of k.
 HWY_INLINE int CounterMerges(uint64_t k) {
   int m = 0;
@@ -52,6 +50,8 @@ HWY_INLINE int CounterMerges(uint64_t k) {
   return m;
 }
 
+// Takes leaf number k (k = 0, 1, ... in order) from the policy's current value and merges the
+// complete subtrees it closes; afterwards levels 0 ... bit_width(k + 1) - 1 may be in use.
 template <class Policy>
 HWY_INLINE void CounterPush(Policy& policy, uint64_t k) {
   const int m = CounterMerges(k);
