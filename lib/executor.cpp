@@ -59,15 +59,15 @@ void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst)
   }
   const int arena = tbb::this_task_arena::max_concurrency();
   const int max_threads = plan.options.max_threads;
-  // capped: the plan allows fewer threads than the arena has, so the output is cut into at most
-  // max_threads chunks (each chunk is written by one thread); otherwise the arena bounds the
-  // threads and each gets kChunksPerThread chunks for load balance.
-  const bool capped = max_threads > 0 && max_threads < arena;
   const int threads = parallel_threads(nbytes, max_threads, arena);
   if (threads <= 1) {
     execute_range(plan, src, dst, 0, total);
     return;
   }
+  // capped: the plan's max_threads allows fewer threads than the arena has, so the output is cut
+  // into `threads` chunks (each chunk is written by one thread); otherwise the arena bounds the
+  // threads and each gets kChunksPerThread chunks for load balance.
+  const bool capped = threads < arena;
   // Chunk length in elements: a multiple of 64 elements (64 * itemsize bytes, whole cache lines),
   // and every boundary at `first` + k * chunk, whose address is a multiple of 64 bytes wherever
   // the output's alignment allows it: then two threads never write the same cache line. The

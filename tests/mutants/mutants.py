@@ -62,6 +62,15 @@ MUTANTS = [
      'each result element gets the sum of the real parts as its imaginary part',
      'push(p, 2, static_cast<int64_t>(p.elsize), 1, true);',
      'push(p, 2, static_cast<int64_t>(0 * p.elsize), 1, true);'),
+    # --- the threads of a call (lib/parallel.hpp, inlined into both executors)
+    ('max-threads-ignored', 'lib/parallel.hpp', 'threads_for',
+     "max_threads is ignored: a copy or a reduction runs on every thread of the arena",
+     'const int threads = max_threads > 0 && max_threads < arena ? max_threads : arena;',
+     'const int threads = max_threads > 0 && max_threads < 0 ? max_threads : arena;'),
+    ('first-call-rule-dropped', 'lib/parallel.hpp', 'threads_for',
+     "the process's first call below 16 MiB starts the worker threads (the first-call rule dropped)",
+     'if (threads > 1 && first_call && work_bytes < kColdParallelMinBytes) return 1;',
+     'if (threads > 1 && first_call && work_bytes < 0) return 1;'),
     # --- (1) a tail not written: the executor's last chunk
     ('chunk-tail-dropped', 'lib/executor.cpp', 'execute',
      "the threaded executor's last chunk ends one element short of the output",
@@ -73,10 +82,6 @@ MUTANTS = [
      'first counted twice)',
      'counter.Push(reinterpret_cast<const A*>(rows + static_cast<std::size_t>(c) * row_bytes));',
      'counter.Push(reinterpret_cast<const A*>(rows + static_cast<std::size_t>(c + 1 < nchunks ? c : 0) * row_bytes));'),
-    ('reduce-max-threads-ignored', 'lib/reduce_executor.cpp', 'reduce_threads',
-     "a reduction's max_threads is ignored: it runs on every thread of the arena",
-     'return max_threads > 0 && max_threads < arena ? max_threads : arena;',
-     'return max_threads > 0 && max_threads < 0 ? max_threads : arena;'),
     ('reduce-zeros-accumulate', 'lib/reduce_executor.cpp', 'run_problem',
      'accumulate ignores the initial value of out on the zeros path (a replica count of 0): out is zeroed '
      'instead of left as it is (the sum of no addends added to it)',
