@@ -21,6 +21,10 @@
 //               plan; the plain loop (each row added into a row of doubles); the same eight
 //               rows at a time (their sums in registers); 128-column blocks summed down all rows
 //               in registers, of doubles (tessera's width) or of floats
+//   rep_counts_bwd  repeat_backward of rep_counts' gradient (8 Mi segments of 0-4 float32, 64 MiB
+//               read): tessera's plan, from memory and (its first 1/128, 128 times) from L2; a segment
+//               a step (one masked load, its addends added in order);
+//               16 segments a step by four masked AVX-512 gathers, streamed
 // Limits in the same rounds: `stream` (non-temporal fill of the output) and `read` (a sum of the
 // gradient, eight accumulators, two gradients alternated so that L3 holds neither).
 // Prints per row the median time and its ratio to the probe's limit. Each kernel's output is
@@ -559,6 +563,125 @@ void probe_bc_rows_bwd(int rounds) {
   std::free(ref);
 }
 
+// ---- rep_counts_bwd ----------------------------------------------------------------------------
+
+// out[i] = the sum of element i's c8[i] (0-4) consecutive gradient elements, in double from 0 in
+// their order (tessera's bits for this data, whose sums are exact), one segment at a time:
+// its up to four addends by one masked 16-byte load (no branch on the count, which would be
+// mispredicted at random), widened and added in order.
+PROBE_TARGET void segments_scalar(const float* g, float* out, const uint8_t* c8, int64_t n) {
+  int64_t p = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = c8[i];
+    const __m256d v = _mm256_cvtps_pd(_mm_maskz_loadu_ps(static_cast<__mmask8>((1u << c) - 1), g + p));
+    const __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+    const double s = ((_mm_cvtsd_f64(lo) + _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo))) + _mm_cvtsd_f64(hi)) +
+                     _mm_cvtsd_f64(_mm_unpackhi_pd(hi, hi));
+    out[i] = static_cast<float>(s);
+    p += c;
+  }
+}
+
+// Sixteen segments a step: their starts from a prefix sum of the counts in a register, the k-th
+// addend of each (k < 4) by a masked gather, the sums in two registers of doubles, streamed. g
+// must be readable for 64 elements past the last segment's start (the gathers' masked lanes read
+// nothing, but the probe pads anyway).
+PROBE_TARGET void segments_gather(const float* g, float* out, const uint8_t* c8, int64_t n) {
+  const __m512i zero = _mm512_setzero_si512();
+  int64_t p = 0;
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c8 + i)));
+    __m512i incl = c;
+    incl = _mm512_add_epi32(incl, _mm512_alignr_epi32(incl, zero, 15));
+    incl = _mm512_add_epi32(incl, _mm512_alignr_epi32(incl, zero, 14));
+    incl = _mm512_add_epi32(incl, _mm512_alignr_epi32(incl, zero, 12));
+    incl = _mm512_add_epi32(incl, _mm512_alignr_epi32(incl, zero, 8));
+    const __m512i start = _mm512_sub_epi32(incl, c);
+    const float* base = g + p;
+    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+    for (int k = 0; k < 4; ++k) {
+      const __mmask16 m = _mm512_cmpgt_epi32_mask(c, _mm512_set1_epi32(k));
+      const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, _mm512_add_epi32(start, _mm512_set1_epi32(k)), base, 4);
+      lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+      hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+    }
+    _mm512_stream_ps(out + i, demote(lo, hi));
+    p += _mm_extract_epi32(_mm512_extracti32x4_epi32(incl, 3), 3);
+  }
+  _mm_sfence();
+}
+
+void probe_rep_counts_bwd(int rounds) {
+  const int64_t n = int64_t{8} << 20;  // segments (the result's elements); a multiple of 16
+  std::mt19937 rng(1);
+  std::vector<uint8_t> c8(static_cast<std::size_t>(n));
+  std::vector<int64_t> counts(static_cast<std::size_t>(n));
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    c8[i] = static_cast<uint8_t>(rng() % 5);
+    counts[i] = c8[i];
+    total += c8[i];
+  }
+  const int64_t padded = (total + 64 + 127) / 128 * 128;  // read_sum's step; the gathers' slack
+  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(padded)), alloc_touched<float>(static_cast<std::size_t>(padded))};
+  for (float* b : g)
+    for (int64_t i = 0; i < total; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+  const std::size_t bytes = static_cast<std::size_t>(n) * 4;
+  float* out = alloc_touched<float>(static_cast<std::size_t>(n));
+  float* ref = alloc_touched<float>(static_cast<std::size_t>(n));
+  tessera_options o;
+  tessera_options_init(&o);
+  o.max_threads = 1;
+  const int64_t shape[1] = {total}, in_shape[1] = {n};
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_repeat_backward(1, shape, nullptr, TESSERA_FLOAT32, 1, in_shape, n, counts.data(), 0,
+                                            &o, &plan),
+        "the repeat_backward plan");
+  check(tessera_plan_execute(plan, g[0], ref, bytes), "the repeat_backward plan's execution");
+  const auto same = [&](const char* what) {
+    if (std::memcmp(out, ref, bytes) != 0) die(std::string("rep_counts_bwd: ") + what + " differs from tessera's output");
+  };
+  // The same plan's work on a gradient held in L2: the first n/128 segments (~0.5 MiB of
+  // gradient, ~0.25 MiB of result, written with ordinary stores at that size) summed 128 times.
+  const int64_t n_part = n / 128;
+  int64_t total_part = 0;
+  for (int64_t i = 0; i < n_part; ++i) total_part += c8[i];
+  const int64_t part_shape[1] = {total_part}, part_in_shape[1] = {n_part};
+  tessera_plan* part = nullptr;
+  check(tessera_plan_create_repeat_backward(1, part_shape, nullptr, TESSERA_FLOAT32, 1, part_in_shape, n_part,
+                                            counts.data(), 0, &o, &part),
+        "the repeat_backward plan of a part");
+  const std::size_t part_bytes = static_cast<std::size_t>(n_part) * 4;
+  check(tessera_plan_execute(part, g[0], out, part_bytes), "the part's execution");
+  if (std::memcmp(out, ref, part_bytes) != 0) die("rep_counts_bwd: the part differs from the whole's start");
+  segments_scalar(g[0], out, c8.data(), n);
+  same("a segment a step");
+  segments_gather(g[0], out, c8.data(), n);
+  same("the gathers");
+  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
+  const auto next = [&] { return g[turn++ & 1]; };
+  volatile float sink = 0;
+  std::vector<Row> rows = {
+      {"read (limit)", [&] { sink = read_sum(next(), padded); }, {}},
+      {"stream of the result (32 MiB)", [&] { stream_fill(reinterpret_cast<uint8_t*>(out), bytes); }, {}},
+      {"tessera plan (reduce.segments)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
+      {"tessera plan, gradient in L2 (n/128 segments, 128x)", [&] {
+         for (int k = 0; k < 128; ++k) tessera_plan_execute(part, g[0], out, part_bytes);
+       }, {}},
+      {"a segment a step, one masked load, added in order", [&] { segments_scalar(next(), out, c8.data(), n); }, {}},
+      {"16 segments a step, four masked gathers, streamed", [&] { segments_gather(next(), out, c8.data(), n); }, {}},
+  };
+  static_cast<void>(sink);
+  report("rep_counts_bwd: repeat_backward of 16.8 Mi float32 by counts 0-4 (64 MiB read)", rows, "read (limit)",
+         rounds);
+  tessera_plan_destroy(plan);
+  tessera_plan_destroy(part);
+  std::free(g[0]);
+  std::free(g[1]);
+  std::free(out);
+  std::free(ref);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -572,20 +695,21 @@ int main(int argc, char** argv) {
     } else if (a == "--probe" && i + 1 < argc) {
       probes.push_back(argv[++i]);
     } else {
-      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd|bc_rows_bwd]...)");
+      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd|bc_rows_bwd|rep_counts_bwd]...)");
     }
   }
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
       !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq"))
     die("this CPU lacks AVX-512F/BW/VL/DQ, which the probes are written for");
-  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd", "bc_rows_bwd"};
+  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd", "bc_rows_bwd", "rep_counts_bwd"};
   std::printf("tessera %s, target %s\n", tessera_version(), tessera_active_target());
   for (const std::string& p : probes) {
     if (p == "rep_counts") probe_rep_counts(rounds);
     else if (p == "strided") probe_strided(rounds);
     else if (p == "inner_bwd") probe_inner_bwd(rounds);
     else if (p == "bc_rows_bwd") probe_bc_rows_bwd(rounds);
+    else if (p == "rep_counts_bwd") probe_rep_counts_bwd(rounds);
     else die("unknown probe '" + p + "'");
   }
   return 0;
