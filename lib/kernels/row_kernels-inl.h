@@ -457,6 +457,26 @@ class FillRowsStream {
 #endif
   }
 
+  /// Row for a row of exactly one cache line (kLineBytes / kSize elements) when it starts on a
+  /// line and no piece is held: its vectors streamed, none of Row's bookkeeping, which cost as much
+  /// as the line itself where every row is one line (`column`: tile of an (n, 1) float32 by
+  /// (1, 16)) and made that loop's speed depend on where the compiler put it. The same stores as
+  /// Row. Returns false, having written nothing, otherwise.
+  HWY_INLINE bool LineRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem) {
+#if HWY_TARGET != HWY_SCALAR
+    constexpr size_t kLine = static_cast<size_t>(kLineBytes);
+    if (held_at_ != nullptr || reinterpret_cast<uintptr_t>(dst) % kLine != 0) return false;
+    const D d;
+    const size_t N = hn::Lanes(d);  // divides a line
+    const auto v = Splat(d, elem);
+    for (size_t j = 0; j < kLine; j += N) hn::Stream(v, d, dst + j);
+    return true;
+#else
+    static_cast<void>(dst), static_cast<void>(elem);
+    return false;
+#endif
+  }
+
   /// Writes the held piece, if any, with ordinary stores.
   HWY_INLINE void Finish() {
     if (held_at_ != nullptr) FillOrdinary(held_at_, held_elem_, held_bytes_);

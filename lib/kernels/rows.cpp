@@ -151,8 +151,16 @@ void ExecuteGathers(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t
 template <size_t kSize>
 void FillRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   FillRowsStream<kSize> w;
-  WalkRows(p, src, out, begin, end,
-           [&w](const uint8_t* s, size_t, size_t n, uint8_t* d) TESSERA_ROW_INLINE { w.Row(d, s, n); });
+  constexpr size_t kLineElems = static_cast<size_t>(kLineBytes) / kSize;
+  if (p.row_elems == static_cast<int64_t>(kLineElems)) {  // rows of one line: LineRow for the whole ones
+    WalkRows(p, src, out, begin, end, [&w](const uint8_t* s, size_t, size_t n, uint8_t* d) TESSERA_ROW_INLINE {
+      if (n == kLineElems && w.LineRow(d, s)) return;
+      w.Row(d, s, n);
+    });
+  } else {
+    WalkRows(p, src, out, begin, end,
+             [&w](const uint8_t* s, size_t, size_t n, uint8_t* d) TESSERA_ROW_INLINE { w.Row(d, s, n); });
+  }
   w.Finish();
 }
 

@@ -224,6 +224,11 @@ MUTANTS = [
      'an output index on a segment boundary is given the previous source index',
      'if (prefix[mid] <= t) lo = mid; else hi = mid;',
      'if (prefix[mid] < t) lo = mid; else hi = mid;'),
+    ('fill-line-row-wrong-element', 'lib/kernels/row_kernels-inl.h', 'FillRowsStream::LineRow',
+     "a direct fill's row of one whole line streams the row's neighbour element's value (the next "
+     'source element) instead of its own',
+     'const auto v = Splat(d, elem);\n    for (size_t j = 0; j < kLine; j += N) hn::Stream(v, d, dst + j);\n    return true;',
+     'const auto v = Splat(d, elem + kSize);\n    for (size_t j = 0; j < kLine; j += N) hn::Stream(v, d, dst + j);\n    return true;'),
     # --- lib/kernels/walk-inl.h, gather-inl.h, rows.cpp
     ('walk-last-outer-replica', 'lib/kernels/walk-inl.h', 'WalkRows',
      'the whole-output loop of a shallow plan (small outputs) skips its last outer iteration',
