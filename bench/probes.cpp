@@ -25,6 +25,12 @@
 //               read): tessera's plan, from memory and (its first 1/128, 128 times) from L2; a segment
 //               a step (one masked load, its addends added in order);
 //               16 segments a step by four masked AVX-512 gathers, streamed
+//   rep_ragged_bwd  repeat_backward of rep_ragged_bwd's gradient (32768 segments of 0-4 rows of
+//               1 KiB float32): tessera's plan, from memory and (its first 1/128, 128 times) from
+//               L2; the plain loop (a segment's rows added 16 columns at a time in double,
+//               streamed); the rows read in memory order into an L1 row of doubles; the plain
+//               loop with each segment's rows prefetched 4 KiB ahead, also 8 columns a step with
+//               32-byte streams and 16 columns with two 32-byte streams, and from L2
 // Limits in the same rounds: `stream` (non-temporal fill of the output) and `read` (a sum of the
 // gradient, eight accumulators, two gradients alternated so that L3 holds neither).
 // Prints per row the median time and its ratio to the probe's limit. Each kernel's output is
@@ -682,6 +688,200 @@ void probe_rep_counts_bwd(int rounds) {
   std::free(ref);
 }
 
+// ---- rep_ragged_bwd ----------------------------------------------------------------------------
+
+// out row j (W floats) = the sum of segment j's c8[j] (0-4) consecutive gradient rows, in double
+// from 0 in their order (tessera's bits), 16 columns at a time, streamed; a segment of 0 rows
+// streams zeros.
+PROBE_TARGET void ragged_rows(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
+  const float* row = g;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t c = c8[j];
+    float* o = out + j * W;
+    for (int64_t x = 0; x < W; x += 16) {
+      __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+      for (int64_t k = 0; k < c; ++k) {
+        const __m512 v = _mm512_loadu_ps(row + k * W + x);
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+      }
+      _mm512_stream_ps(o + x, demote(lo, hi));
+    }
+    row += c * W;
+  }
+  _mm_sfence();
+}
+
+// The same sums with the reads in memory order: each row of the segment added in turn into a row
+// of W doubles in L1 (the same additions per column, so the same bits), then demoted and streamed.
+PROBE_TARGET void ragged_rows_in_order(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
+  alignas(64) double acc[1024];  // W <= 1024
+  const float* row = g;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t c = c8[j];
+    float* o = out + j * W;
+    for (int64_t x = 0; x < W; x += 8) _mm512_store_pd(acc + x, _mm512_setzero_pd());
+    for (int64_t k = 0; k < c; ++k, row += W)
+      for (int64_t x = 0; x < W; x += 16) {
+        const __m512 v = _mm512_loadu_ps(row + x);
+        _mm512_store_pd(acc + x, _mm512_add_pd(_mm512_load_pd(acc + x), _mm512_cvtps_pd(_mm512_castps512_ps256(v))));
+        _mm512_store_pd(acc + x + 8,
+                        _mm512_add_pd(_mm512_load_pd(acc + x + 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1))));
+      }
+    for (int64_t x = 0; x < W; x += 16) _mm512_stream_ps(o + x, demote(_mm512_load_pd(acc + x), _mm512_load_pd(acc + x + 8)));
+  }
+  _mm_sfence();
+}
+
+// The plain loop with each segment's rows prefetched 4 KiB ahead of the row being read.
+PROBE_TARGET void ragged_rows_prefetch(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
+  const float* row = g;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t c = c8[j];
+    float* o = out + j * W;
+    for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
+    for (int64_t x = 0; x < W; x += 16) {
+      __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+      for (int64_t k = 0; k < c; ++k) {
+        const __m512 v = _mm512_loadu_ps(row + k * W + x);
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+      }
+      _mm512_stream_ps(o + x, demote(lo, hi));
+    }
+    row += c * W;
+  }
+  _mm_sfence();
+}
+
+// The prefetching loop 8 columns at a time (one register of doubles per step, 32-byte streams).
+PROBE_TARGET void ragged_rows_prefetch8(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
+  const float* row = g;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t c = c8[j];
+    float* o = out + j * W;
+    for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
+    for (int64_t x = 0; x < W; x += 8) {
+      __m512d acc = _mm512_setzero_pd();
+      for (int64_t k = 0; k < c; ++k) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_loadu_ps(row + k * W + x)));
+      _mm256_stream_ps(o + x, _mm512_cvtpd_ps(acc));
+    }
+    row += c * W;
+  }
+  _mm_sfence();
+}
+
+// The prefetching loop 16 columns at a time, its sums streamed as two 32-byte halves.
+PROBE_TARGET void ragged_rows_prefetch_halves(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
+  const float* row = g;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t c = c8[j];
+    float* o = out + j * W;
+    for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
+    for (int64_t x = 0; x < W; x += 16) {
+      __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+      for (int64_t k = 0; k < c; ++k) {
+        const __m512 v = _mm512_loadu_ps(row + k * W + x);
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+      }
+      _mm256_stream_ps(o + x, _mm512_cvtpd_ps(lo));
+      _mm256_stream_ps(o + x + 8, _mm512_cvtpd_ps(hi));
+    }
+    row += c * W;
+  }
+  _mm_sfence();
+}
+
+void probe_rep_ragged_bwd(int rounds) {
+  const int64_t n = 32768, W = 256;  // segments (the result's rows) of W float32 (1 KiB)
+  std::mt19937 rng(2);
+  std::vector<uint8_t> c8(static_cast<std::size_t>(n));
+  std::vector<int64_t> counts(static_cast<std::size_t>(n));
+  int64_t total = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    c8[j] = static_cast<uint8_t>(rng() % 5);
+    counts[j] = c8[j];
+    total += c8[j];
+  }
+  const int64_t elems = total * W, padded = (elems + 127) / 128 * 128;  // read_sum's step
+  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(padded)), alloc_touched<float>(static_cast<std::size_t>(padded))};
+  for (float* b : g)
+    for (int64_t i = 0; i < elems; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+  const std::size_t bytes = static_cast<std::size_t>(n * W) * 4;
+  float* out = alloc_touched<float>(static_cast<std::size_t>(n * W));
+  float* ref = alloc_touched<float>(static_cast<std::size_t>(n * W));
+  tessera_options o;
+  tessera_options_init(&o);
+  o.max_threads = 1;
+  const int64_t shape[2] = {total, W}, in_shape[2] = {n, W};
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_repeat_backward(2, shape, nullptr, TESSERA_FLOAT32, 2, in_shape, n, counts.data(), 0,
+                                            &o, &plan),
+        "the repeat_backward plan");
+  check(tessera_plan_execute(plan, g[0], ref, bytes), "the repeat_backward plan's execution");
+  const auto same = [&](const char* what) {
+    if (std::memcmp(out, ref, bytes) != 0) die(std::string("rep_ragged_bwd: ") + what + " differs from tessera's output");
+  };
+  // The plan's work on a gradient held in L2: the first n/128 segments (~0.5 MiB of gradient)
+  // summed 128 times.
+  const int64_t n_part = n / 128;
+  int64_t total_part = 0;
+  for (int64_t j = 0; j < n_part; ++j) total_part += c8[j];
+  const int64_t part_shape[2] = {total_part, W}, part_in_shape[2] = {n_part, W};
+  tessera_plan* part = nullptr;
+  check(tessera_plan_create_repeat_backward(2, part_shape, nullptr, TESSERA_FLOAT32, 2, part_in_shape, n_part,
+                                            counts.data(), 0, &o, &part),
+        "the repeat_backward plan of a part");
+  const std::size_t part_bytes = static_cast<std::size_t>(n_part * W) * 4;
+  check(tessera_plan_execute(part, g[0], out, part_bytes), "the part's execution");
+  if (std::memcmp(out, ref, part_bytes) != 0) die("rep_ragged_bwd: the part differs from the whole's start");
+  ragged_rows(g[0], out, c8.data(), n, W);
+  same("the plain loop");
+  ragged_rows_in_order(g[0], out, c8.data(), n, W);
+  same("the loop in memory order");
+  ragged_rows_prefetch(g[0], out, c8.data(), n, W);
+  same("the prefetching loop");
+  ragged_rows_prefetch8(g[0], out, c8.data(), n, W);
+  same("the prefetching loop of 8 columns");
+  ragged_rows_prefetch_halves(g[0], out, c8.data(), n, W);
+  same("the prefetching loop of 32-byte streams");
+  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
+  const auto next = [&] { return g[turn++ & 1]; };
+  volatile float sink = 0;
+  std::vector<Row> rows = {
+      {"read (limit)", [&] { sink = read_sum(next(), padded); }, {}},
+      {"stream of the result (32 MiB)", [&] { stream_fill(reinterpret_cast<uint8_t*>(out), bytes); }, {}},
+      {"tessera plan (reduce.segments)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
+      {"tessera plan, gradient in L2 (n/128 segments, 128x)", [&] {
+         for (int k = 0; k < 128; ++k) tessera_plan_execute(part, g[0], out, part_bytes);
+       }, {}},
+      {"plain loop: a segment's rows added 16 columns at a time", [&] { ragged_rows(next(), out, c8.data(), n, W); }, {}},
+      {"rows in memory order into an L1 row of doubles", [&] {
+         ragged_rows_in_order(next(), out, c8.data(), n, W);
+       }, {}},
+      {"plain loop, the rows prefetched 4 KiB ahead", [&] { ragged_rows_prefetch(next(), out, c8.data(), n, W); }, {}},
+      {"the same, 8 columns a step, 32-byte streams", [&] {
+         ragged_rows_prefetch8(next(), out, c8.data(), n, W);
+       }, {}},
+      {"the same, 16 columns a step, two 32-byte streams", [&] {
+         ragged_rows_prefetch_halves(next(), out, c8.data(), n, W);
+       }, {}},
+      {"the prefetching loop (16 columns), gradient in L2 (n/128, 128x)", [&] {
+         for (int k = 0; k < 128; ++k) ragged_rows_prefetch(g[0], out, c8.data(), n_part, W);
+       }, {}},
+  };
+  static_cast<void>(sink);
+  report("rep_ragged_bwd: repeat_backward of 32768 segments of 0-4 rows of 1 KiB float32 (~64 MiB read)", rows,
+         "read (limit)", rounds);
+  tessera_plan_destroy(plan);
+  tessera_plan_destroy(part);
+  std::free(g[0]);
+  std::free(g[1]);
+  std::free(out);
+  std::free(ref);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -695,14 +895,14 @@ int main(int argc, char** argv) {
     } else if (a == "--probe" && i + 1 < argc) {
       probes.push_back(argv[++i]);
     } else {
-      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd|bc_rows_bwd|rep_counts_bwd]...)");
+      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd|bc_rows_bwd|rep_counts_bwd|rep_ragged_bwd]...)");
     }
   }
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
       !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq"))
     die("this CPU lacks AVX-512F/BW/VL/DQ, which the probes are written for");
-  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd", "bc_rows_bwd", "rep_counts_bwd"};
+  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd", "bc_rows_bwd", "rep_counts_bwd", "rep_ragged_bwd"};
   std::printf("tessera %s, target %s\n", tessera_version(), tessera_active_target());
   for (const std::string& p : probes) {
     if (p == "rep_counts") probe_rep_counts(rounds);
@@ -710,6 +910,7 @@ int main(int argc, char** argv) {
     else if (p == "inner_bwd") probe_inner_bwd(rounds);
     else if (p == "bc_rows_bwd") probe_bc_rows_bwd(rounds);
     else if (p == "rep_counts_bwd") probe_rep_counts_bwd(rounds);
+    else if (p == "rep_ragged_bwd") probe_rep_ragged_bwd(rounds);
     else die("unknown probe '" + p + "'");
   }
   return 0;

@@ -318,6 +318,10 @@ const std::vector<Case>& width_cases() {
       // Sub-problems of 3 items each (the rows of 50 are 64 apart in the gradient).
       {"segments of strided 3-d rows, some empty", 2, {9, 3, 50}, {4, 3, 50}, {2, 0, 4, 3}, 0, {192, 64, 1},
        "reduce.segments"},
+      // Items read a row at a time past the registers' vectors (the sums in a scratch row), the
+      // items' outputs 1200 bytes apart: streamed two vectors of sums a store where aligned to it.
+      {"lanes, 3 addends of 300, rows read whole", 0, {21, 300}, {7, 300}, {3, 1}, 0, {}, "reduce.lanes"},
+      {"segments of 0-4 rows of 300, read whole", 2, {13, 300}, {6, 300}, {3, 0, 4, 2, 1, 3}, 0, {}, "reduce.segments"},
   };
   return c;
 }

@@ -229,6 +229,11 @@ MUTANTS = [
      'source element) instead of its own',
      'const auto v = Splat(d, elem);\n    for (size_t j = 0; j < kLine; j += N) hn::Stream(v, d, dst + j);\n    return true;',
      'const auto v = Splat(d, elem + kSize);\n    for (size_t j = 0; j < kLine; j += N) hn::Stream(v, d, dst + j);\n    return true;'),
+    ('reduce-scratch-pair-swapped', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
+     "a streamed item read a row at a time through the scratch row writes each pair of vectors of "
+     'sums in the wrong order (the second vector first)',
+     'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0)), df, dst + v * N);',
+     'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s0), hn::DemoteTo(dh, s1)), df, dst + v * N);'),
     # --- lib/kernels/walk-inl.h, gather-inl.h, rows.cpp
     ('walk-last-outer-replica', 'lib/kernels/walk-inl.h', 'WalkRows',
      'the whole-output loop of a shallow plan (small outputs) skips its last outer iteration',
