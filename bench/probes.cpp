@@ -691,13 +691,17 @@ void probe_rep_counts_bwd(int rounds) {
 // ---- rep_ragged_bwd ----------------------------------------------------------------------------
 
 // out row j (W floats) = the sum of segment j's c8[j] (0-4) consecutive gradient rows, in double
-// from 0 in their order (tessera's bits), 16 columns at a time, streamed; a segment of 0 rows
-// streams zeros.
+// from 0 in their order (tessera's bits), 16 columns at a time across the rows, streamed; a
+// segment of 0 rows streams zeros. kPrefetch: each segment's rows prefetched 4 KiB ahead first;
+// kHalves: the sums streamed as two 32-byte halves instead of one 64-byte store.
+template <bool kPrefetch, bool kHalves>
 PROBE_TARGET void ragged_rows(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
   const float* row = g;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t c = c8[j];
     float* o = out + j * W;
+    if (kPrefetch)
+      for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
     for (int64_t x = 0; x < W; x += 16) {
       __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
       for (int64_t k = 0; k < c; ++k) {
@@ -705,7 +709,12 @@ PROBE_TARGET void ragged_rows(const float* g, float* out, const uint8_t* c8, int
         lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
         hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
       }
-      _mm512_stream_ps(o + x, demote(lo, hi));
+      if (kHalves) {
+        _mm256_stream_ps(o + x, _mm512_cvtpd_ps(lo));
+        _mm256_stream_ps(o + x + 8, _mm512_cvtpd_ps(hi));
+      } else {
+        _mm512_stream_ps(o + x, demote(lo, hi));
+      }
     }
     row += c * W;
   }
@@ -733,27 +742,6 @@ PROBE_TARGET void ragged_rows_in_order(const float* g, float* out, const uint8_t
   _mm_sfence();
 }
 
-// The plain loop with each segment's rows prefetched 4 KiB ahead of the row being read.
-PROBE_TARGET void ragged_rows_prefetch(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
-  const float* row = g;
-  for (int64_t j = 0; j < n; ++j) {
-    const int64_t c = c8[j];
-    float* o = out + j * W;
-    for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
-    for (int64_t x = 0; x < W; x += 16) {
-      __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
-      for (int64_t k = 0; k < c; ++k) {
-        const __m512 v = _mm512_loadu_ps(row + k * W + x);
-        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
-      }
-      _mm512_stream_ps(o + x, demote(lo, hi));
-    }
-    row += c * W;
-  }
-  _mm_sfence();
-}
-
 // The prefetching loop 8 columns at a time (one register of doubles per step, 32-byte streams).
 PROBE_TARGET void ragged_rows_prefetch8(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
   const float* row = g;
@@ -765,28 +753,6 @@ PROBE_TARGET void ragged_rows_prefetch8(const float* g, float* out, const uint8_
       __m512d acc = _mm512_setzero_pd();
       for (int64_t k = 0; k < c; ++k) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_loadu_ps(row + k * W + x)));
       _mm256_stream_ps(o + x, _mm512_cvtpd_ps(acc));
-    }
-    row += c * W;
-  }
-  _mm_sfence();
-}
-
-// The prefetching loop 16 columns at a time, its sums streamed as two 32-byte halves.
-PROBE_TARGET void ragged_rows_prefetch_halves(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
-  const float* row = g;
-  for (int64_t j = 0; j < n; ++j) {
-    const int64_t c = c8[j];
-    float* o = out + j * W;
-    for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
-    for (int64_t x = 0; x < W; x += 16) {
-      __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
-      for (int64_t k = 0; k < c; ++k) {
-        const __m512 v = _mm512_loadu_ps(row + k * W + x);
-        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
-      }
-      _mm256_stream_ps(o + x, _mm512_cvtpd_ps(lo));
-      _mm256_stream_ps(o + x + 8, _mm512_cvtpd_ps(hi));
     }
     row += c * W;
   }
@@ -836,15 +802,15 @@ void probe_rep_ragged_bwd(int rounds) {
   const std::size_t part_bytes = static_cast<std::size_t>(n_part * W) * 4;
   check(tessera_plan_execute(part, g[0], out, part_bytes), "the part's execution");
   if (std::memcmp(out, ref, part_bytes) != 0) die("rep_ragged_bwd: the part differs from the whole's start");
-  ragged_rows(g[0], out, c8.data(), n, W);
+  ragged_rows<false, false>(g[0], out, c8.data(), n, W);
   same("the plain loop");
   ragged_rows_in_order(g[0], out, c8.data(), n, W);
   same("the loop in memory order");
-  ragged_rows_prefetch(g[0], out, c8.data(), n, W);
+  ragged_rows<true, false>(g[0], out, c8.data(), n, W);
   same("the prefetching loop");
   ragged_rows_prefetch8(g[0], out, c8.data(), n, W);
   same("the prefetching loop of 8 columns");
-  ragged_rows_prefetch_halves(g[0], out, c8.data(), n, W);
+  ragged_rows<true, true>(g[0], out, c8.data(), n, W);
   same("the prefetching loop of 32-byte streams");
   int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
   const auto next = [&] { return g[turn++ & 1]; };
@@ -856,19 +822,23 @@ void probe_rep_ragged_bwd(int rounds) {
       {"tessera plan, gradient in L2 (n/128 segments, 128x)", [&] {
          for (int k = 0; k < 128; ++k) tessera_plan_execute(part, g[0], out, part_bytes);
        }, {}},
-      {"plain loop: a segment's rows added 16 columns at a time", [&] { ragged_rows(next(), out, c8.data(), n, W); }, {}},
+      {"plain loop: a segment's rows added 16 columns at a time", [&] {
+         ragged_rows<false, false>(next(), out, c8.data(), n, W);
+       }, {}},
       {"rows in memory order into an L1 row of doubles", [&] {
          ragged_rows_in_order(next(), out, c8.data(), n, W);
        }, {}},
-      {"plain loop, the rows prefetched 4 KiB ahead", [&] { ragged_rows_prefetch(next(), out, c8.data(), n, W); }, {}},
+      {"plain loop, the rows prefetched 4 KiB ahead", [&] {
+         ragged_rows<true, false>(next(), out, c8.data(), n, W);
+       }, {}},
       {"the same, 8 columns a step, 32-byte streams", [&] {
          ragged_rows_prefetch8(next(), out, c8.data(), n, W);
        }, {}},
       {"the same, 16 columns a step, two 32-byte streams", [&] {
-         ragged_rows_prefetch_halves(next(), out, c8.data(), n, W);
+         ragged_rows<true, true>(next(), out, c8.data(), n, W);
        }, {}},
       {"the prefetching loop (16 columns), gradient in L2 (n/128, 128x)", [&] {
-         for (int k = 0; k < 128; ++k) ragged_rows_prefetch(g[0], out, c8.data(), n_part, W);
+         for (int k = 0; k < 128; ++k) ragged_rows<true, false>(g[0], out, c8.data(), n_part, W);
        }, {}},
   };
   static_cast<void>(sink);
