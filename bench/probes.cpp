@@ -569,6 +569,34 @@ void probe_bc_rows_bwd(int rounds) {
   std::free(ref);
 }
 
+// repeat_backward plans of float32 by the per-element `counts` on one thread: of all of them
+// (`whole`) and of the first n/128 (`part`: a gradient that fits in L2, run 128 times), the
+// segments rows of W elements (W = 0: single elements). Exits on an error.
+struct CountPlans {
+  tessera_plan* whole = nullptr;
+  tessera_plan* part = nullptr;
+  int64_t n_part = 0;
+};
+CountPlans count_plans(const std::vector<int64_t>& counts, int64_t W) {
+  tessera_options o;
+  tessera_options_init(&o);
+  o.max_threads = 1;
+  const int ndim = W > 0 ? 2 : 1;
+  CountPlans r;
+  const int64_t n = static_cast<int64_t>(counts.size());
+  r.n_part = n / 128;
+  for (const int64_t segments : {n, r.n_part}) {
+    int64_t total = 0;
+    for (int64_t i = 0; i < segments; ++i) total += counts[static_cast<std::size_t>(i)];
+    const int64_t shape[2] = {total, W}, in_shape[2] = {segments, W};
+    tessera_plan*& plan = segments == n ? r.whole : r.part;
+    check(tessera_plan_create_repeat_backward(ndim, shape, nullptr, TESSERA_FLOAT32, ndim, in_shape, segments,
+                                              counts.data(), 0, &o, &plan),
+          segments == n ? "the repeat_backward plan" : "the repeat_backward plan of a part");
+  }
+  return r;
+}
+
 // ---- rep_counts_bwd ----------------------------------------------------------------------------
 
 // out[i] = the sum of element i's c8[i] (0-4) consecutive gradient elements, in double from 0 in
@@ -635,28 +663,16 @@ void probe_rep_counts_bwd(int rounds) {
   const std::size_t bytes = static_cast<std::size_t>(n) * 4;
   float* out = alloc_touched<float>(static_cast<std::size_t>(n));
   float* ref = alloc_touched<float>(static_cast<std::size_t>(n));
-  tessera_options o;
-  tessera_options_init(&o);
-  o.max_threads = 1;
-  const int64_t shape[1] = {total}, in_shape[1] = {n};
-  tessera_plan* plan = nullptr;
-  check(tessera_plan_create_repeat_backward(1, shape, nullptr, TESSERA_FLOAT32, 1, in_shape, n, counts.data(), 0,
-                                            &o, &plan),
-        "the repeat_backward plan");
+  // The same plan's work on a gradient held in L2 (`part`: ~0.5 MiB of gradient, ~0.25 MiB of
+  // result, written with ordinary stores at that size).
+  const CountPlans plans = count_plans(counts, 0);
+  tessera_plan* const plan = plans.whole;
+  tessera_plan* const part = plans.part;
+  const int64_t n_part = plans.n_part;
   check(tessera_plan_execute(plan, g[0], ref, bytes), "the repeat_backward plan's execution");
   const auto same = [&](const char* what) {
     if (std::memcmp(out, ref, bytes) != 0) die(std::string("rep_counts_bwd: ") + what + " differs from tessera's output");
   };
-  // The same plan's work on a gradient held in L2: the first n/128 segments (~0.5 MiB of
-  // gradient, ~0.25 MiB of result, written with ordinary stores at that size) summed 128 times.
-  const int64_t n_part = n / 128;
-  int64_t total_part = 0;
-  for (int64_t i = 0; i < n_part; ++i) total_part += c8[i];
-  const int64_t part_shape[1] = {total_part}, part_in_shape[1] = {n_part};
-  tessera_plan* part = nullptr;
-  check(tessera_plan_create_repeat_backward(1, part_shape, nullptr, TESSERA_FLOAT32, 1, part_in_shape, n_part,
-                                            counts.data(), 0, &o, &part),
-        "the repeat_backward plan of a part");
   const std::size_t part_bytes = static_cast<std::size_t>(n_part) * 4;
   check(tessera_plan_execute(part, g[0], out, part_bytes), "the part's execution");
   if (std::memcmp(out, ref, part_bytes) != 0) die("rep_counts_bwd: the part differs from the whole's start");
@@ -777,28 +793,15 @@ void probe_rep_ragged_bwd(int rounds) {
   const std::size_t bytes = static_cast<std::size_t>(n * W) * 4;
   float* out = alloc_touched<float>(static_cast<std::size_t>(n * W));
   float* ref = alloc_touched<float>(static_cast<std::size_t>(n * W));
-  tessera_options o;
-  tessera_options_init(&o);
-  o.max_threads = 1;
-  const int64_t shape[2] = {total, W}, in_shape[2] = {n, W};
-  tessera_plan* plan = nullptr;
-  check(tessera_plan_create_repeat_backward(2, shape, nullptr, TESSERA_FLOAT32, 2, in_shape, n, counts.data(), 0,
-                                            &o, &plan),
-        "the repeat_backward plan");
+  // The plan's work on a gradient held in L2 (`part`: ~0.5 MiB of gradient).
+  const CountPlans plans = count_plans(counts, W);
+  tessera_plan* const plan = plans.whole;
+  tessera_plan* const part = plans.part;
+  const int64_t n_part = plans.n_part;
   check(tessera_plan_execute(plan, g[0], ref, bytes), "the repeat_backward plan's execution");
   const auto same = [&](const char* what) {
     if (std::memcmp(out, ref, bytes) != 0) die(std::string("rep_ragged_bwd: ") + what + " differs from tessera's output");
   };
-  // The plan's work on a gradient held in L2: the first n/128 segments (~0.5 MiB of gradient)
-  // summed 128 times.
-  const int64_t n_part = n / 128;
-  int64_t total_part = 0;
-  for (int64_t j = 0; j < n_part; ++j) total_part += c8[j];
-  const int64_t part_shape[2] = {total_part, W}, part_in_shape[2] = {n_part, W};
-  tessera_plan* part = nullptr;
-  check(tessera_plan_create_repeat_backward(2, part_shape, nullptr, TESSERA_FLOAT32, 2, part_in_shape, n_part,
-                                            counts.data(), 0, &o, &part),
-        "the repeat_backward plan of a part");
   const std::size_t part_bytes = static_cast<std::size_t>(n_part * W) * 4;
   check(tessera_plan_execute(part, g[0], out, part_bytes), "the part's execution");
   if (std::memcmp(out, ref, part_bytes) != 0) die("rep_ragged_bwd: the part differs from the whole's start");
