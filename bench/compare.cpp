@@ -17,7 +17,10 @@
 // preallocated, touched output (the copying ops and the reductions alike), at 1 thread and at all
 // threads; for outputs of at most 64 KiB also the one-shot C call (tessera_tile, ...) with its
 // planning. Before timing, both libraries' outputs must be byte-identical (the inputs are small
-// integers, so the reductions' sums are exact in any order); a difference stops the run.
+// integers, so the reductions' sums are exact in any order); a difference stops the run. With
+// --dst-offset N, B's output starts N bytes past a 64-byte boundary and A's on one: given the same
+// library twice, the rows measure what an unaligned destination costs (numpy's large arrays start
+// 16 bytes into a line).
 //
 // The timing alternates at fine grain: a round is one batch of each library (ABBA order over two
 // rounds, so neither always runs first; the two output buffers traded every two rounds, so neither
@@ -28,6 +31,7 @@
 // interval (order statistics of the rounds' ratios, distribution-free), and the summary the
 // geometric mean of the rows' ratios and the rows beyond ±5%.
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -242,14 +246,22 @@ struct OneShot {
   }
 };
 
-// A 64-byte aligned buffer, touched (every page written).
+// A buffer of `bytes` bytes and `slack` more (room for an output placed past the start), touched
+// (every page written): 64-byte aligned, and from 1 MiB up 2 MiB aligned and advised huge pages,
+// as tile_bench's buffers and tessera's own large outputs are (the page kind moves these speeds by
+// ~20%, and a large copy's speed on 4 KiB pages swings more from run to run).
 struct Buffer {
   unsigned char* p = nullptr;
   size_t n = 0;
-  explicit Buffer(size_t bytes) : n(bytes) {
-    p = static_cast<unsigned char*>(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64)));
-    if (!p) die("out of memory (" + std::to_string(bytes) + " bytes)");
-    std::memset(p, 0, std::max<size_t>(64, (bytes + 63) / 64 * 64));
+  explicit Buffer(size_t bytes, size_t slack = 0) : n(bytes) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t need = std::max<size_t>(64, bytes + slack);
+    const size_t align = need >= kHuge / 2 ? kHuge : 64;
+    const size_t length = (need + align - 1) / align * align;
+    p = static_cast<unsigned char*>(std::aligned_alloc(align, length));
+    if (!p) die("out of memory (" + std::to_string(length) + " bytes)");
+    if (align == kHuge) madvise(p, length, MADV_HUGEPAGE);  // advice only: no huge pages is not an error
+    std::memset(p, 0, length);
   }
   ~Buffer() { std::free(p); }
   Buffer(const Buffer&) = delete;
@@ -361,13 +373,15 @@ std::string fmt_time(double ns) {
 void usage(FILE* f) {
   std::fprintf(f,
                "tessera_compare --a LIB --b LIB --cases FILE [--label-a NAME] [--label-b NAME] [--filter REGEX]\n"
-               "                [--threads LIST] [--seconds S]\n"
+               "                [--threads LIST] [--seconds S] [--dst-offset N]\n"
                "  Loads two libtessera builds in one process and times them alternately, case by case.\n"
                "  --a, --b LIB       the two libraries (A: the baseline, B: the one compared with it)\n"
                "  --cases FILE       the cases (bench/cases.json)\n"
                "  --filter REGEX     only the cases whose name REGEX matches (ECMAScript, substring)\n"
                "  --threads LIST     comma-separated thread counts (default: 1 and all of this machine's)\n"
                "  --seconds S        time per row and library (default 0.25)\n"
+               "  --dst-offset N     B's output starts N bytes (0-4095) past a 64-byte boundary, A's on one\n"
+               "                     (with --a and --b the same library: the cost of an unaligned output)\n"
                "Prints per row each one's median time per call and B's speed over A (time(A)/time(B) per\n"
                "round: > 1 means B is faster) with its 95%% interval, then the geometric mean.\n");
 }
@@ -380,6 +394,7 @@ int main(int argc, char** argv) {
   std::string cases_path, filter;
   std::vector<int> threads;
   double seconds = 0.25;
+  long dst_offset = 0;  // B's output: this many bytes past a 64-byte boundary (A's: on one)
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -393,6 +408,13 @@ int main(int argc, char** argv) {
     else if (arg == "--cases") cases_path = value();
     else if (arg == "--filter") filter = value();
     else if (arg == "--seconds") seconds = std::atof(value().c_str());
+    else if (arg == "--dst-offset") {
+      const std::string v = value();
+      char* end = nullptr;
+      dst_offset = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || dst_offset < 0 || dst_offset > 4095)
+        die("--dst-offset: '" + v + "' is not a byte count from 0 to 4095");
+    }
     else if (arg == "--threads") {
       const std::string list = value();
       size_t pos = 0;
@@ -423,6 +445,8 @@ int main(int argc, char** argv) {
   a.open(), b.open();
   std::printf("A = %s: %s (tessera %s)\nB = %s: %s (tessera %s)\n", a.label.c_str(), a.path.c_str(),
               a.version ? a.version() : "?", b.label.c_str(), b.path.c_str(), b.version ? b.version() : "?");
+  if (dst_offset != 0)
+    std::printf("A's output starts on a 64-byte boundary, B's %ld bytes past one.\n", dst_offset);
   std::printf("ratio = time(A) / time(B), the median of %g s of ABBA rounds per row: > 1 means B is faster;\n"
               "[lo, hi] its 95%% interval. `plan`: tessera_plan_execute into a touched output; `one-shot`: the\n"
               "C call with its planning (outputs <= 64 KiB).\n\n",
@@ -461,7 +485,10 @@ int main(int argc, char** argv) {
     }
     size_t next_src = 0;
     const auto src = [&] { return srcs[next_src++ % srcs.size()]->p; };  // the next copy, for either library
-    Buffer dst_a(c.out_bytes), dst_b(c.out_bytes);
+    // Both buffers have room for B's offset: they are traded between A and B (see measure()), and
+    // each library keeps its own place in whichever it writes.
+    const size_t off = static_cast<size_t>(dst_offset);
+    Buffer dst_a(c.out_bytes, off), dst_b(c.out_bytes, off);
     PlanT* pa = make_plan(a, c);
     PlanT* pb = make_plan(b, c);
     const bool oneshot = c.out_bytes <= (64u << 10);
@@ -480,7 +507,7 @@ int main(int argc, char** argv) {
         if (!row.na) {
           arena.execute([&] {
             unsigned char* out_a = dst_a.p;
-            unsigned char* out_b = dst_b.p;
+            unsigned char* out_b = dst_b.p + off;
             auto run_a = [&] {
               unsigned char* in = src();
               const Status s = mode == 0 ? a.plan_execute(pa, in, out_a, c.out_bytes) : oa(in, out_a, c.out_bytes);
@@ -493,12 +520,12 @@ int main(int argc, char** argv) {
             };
             auto swap = [&](int swapped) {
               out_a = swapped ? dst_b.p : dst_a.p;
-              out_b = swapped ? dst_a.p : dst_b.p;
+              out_b = (swapped ? dst_a.p : dst_b.p) + off;
             };
-            std::memset(dst_a.p, 0xa5, c.out_bytes);
-            std::memset(dst_b.p, 0x5a, c.out_bytes);
+            std::memset(dst_a.p, 0xa5, c.out_bytes + off);
+            std::memset(dst_b.p, 0x5a, c.out_bytes + off);
             run_a(), run_b();
-            if (std::memcmp(dst_a.p, dst_b.p, c.out_bytes) != 0)
+            if (std::memcmp(dst_a.p, dst_b.p + off, c.out_bytes) != 0)
               die("case " + c.name + " (" + row.mode + ", " + std::to_string(t) + " threads): the outputs of " +
                   a.label + " and " + b.label + " differ");
             measure(row, run_a, run_b, swap, seconds);

@@ -334,6 +334,69 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
 #endif
 }
 
+/// CopyStream for a sequence of pieces of which each may continue the one before in the output
+/// (the rows of a direct walk, the runs of a pattern): the cache line two consecutive
+/// pieces share is completed in a line buffer and streamed whole, where CopyStream would write it
+/// with two groups of ordinary stores. Only the first piece's head (and a piece that does not
+/// continue the one before) and the last piece's tail (Finish) are ordinary stores. An ordinary
+/// store into a line that is not cached waits for the line to be read from memory, and the
+/// streaming stores behind it wait with it: with a line shared every 8 KiB (`inner`: rows of 8 KiB
+/// runs, into dst + 16), CopyStream took 1.4x the time of the aligned output; joined, as long.
+/// Call Finish before the range ends (before hwy::FlushStream). On SCALAR: ordinary copies.
+/// Not for the staged blocks (ExecuteStagedStream): there the joined line's load from line_,
+/// just written, slowed `rep3` and `narrow` into dst + 16 by 10-13% (bench/compare --dst-offset
+/// 16, 2026-11-29), where CopyStream's ordinary stores at the blocks' ends cost nothing measurable.
+class StreamJoin {
+  static constexpr size_t kLine = static_cast<size_t>(kLineBytes);
+  alignas(64) uint8_t line_[kLine];  // the held bytes: the first held_ bytes of the line at at_ (pieces
+                                     // shorter than a line move with CopySmall)
+  uint8_t* at_ = nullptr;            // the held line (on a line boundary), or null
+  size_t held_ = 0;                  // 0 < held_ < kLine while at_ is set
+
+ public:
+  /// Writes the n bytes at src to dst (the two must not overlap).
+  HWY_INLINE void Put(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
+#if HWY_TARGET == HWY_SCALAR
+    CopyBytes(dst, src, n);
+#else
+    if (n == 0) return;
+    const hn::CappedTag<uint8_t, kLine> d;  // vectors of at most a line: a line-aligned dst is vector-aligned
+    const size_t N = hn::Lanes(d);           // divides a line
+    if (at_ != nullptr && at_ + held_ == dst) {  // continues the held line
+      const size_t m = n < kLine - held_ ? n : kLine - held_;
+      CopySmall(line_ + held_, src, m);
+      held_ += m, dst += m, src += m, n -= m;
+      if (held_ < kLine) return;
+      for (size_t i = 0; i < kLine; i += N) hn::Stream(hn::Load(d, line_ + i), d, at_ + i);
+      at_ = nullptr, held_ = 0;
+    } else {
+      Finish();
+      const size_t head = HeadBytes(dst, kLine);
+      if (head >= n) {  // within one line, not from its start: nothing to hold
+        CopySmall(dst, src, n);
+        return;
+      }
+      CopySmall(dst, src, head);
+      dst += head, src += head, n -= head;
+    }
+    size_t i = 0;  // dst is on a line boundary: the whole lines streamed, the rest held
+    for (; i + kLine <= n; i += kLine) {
+      for (size_t j = 0; j < kLine; j += N) hn::Stream(hn::LoadU(d, src + i + j), d, dst + i + j);
+    }
+    if (i < n) {
+      CopySmall(line_, src + i, n - i);
+      at_ = dst + i, held_ = n - i;
+    }
+#endif
+  }
+
+  /// Writes the held bytes, if any, with ordinary stores.
+  HWY_INLINE void Finish() {
+    if (at_ != nullptr) CopySmall(at_, line_, held_);
+    at_ = nullptr, held_ = 0;
+  }
+};
+
 /// Writes `n` copies of the kSize-byte element at `elem` (kSize 1, 2, 4, 8 or 16) with streaming
 /// stores of whole cache lines from a register: the bytes up to the first line boundary and after
 /// the last whole line with ordinary stores (FillPattern at the right phase), so any alignment of
@@ -477,6 +540,36 @@ class FillRowsStream {
 #endif
   }
 
+  /// Row for a row of exactly one cache line that starts where the held piece ends (rows of one
+  /// line each into an output that does not start on a line: numpy's arrays start 16 bytes into
+  /// one): the line the two share is completed from a register and streamed, and the row's own
+  /// tail held in its place. Row's stores, without its general bookkeeping, which took `column`
+  /// (tile of an (n, 1) float32 by (1, 16)) into dst + 16 to 1.6x its time into an aligned output
+  /// (bench/compare --dst-offset 16, 2026-11-29). Returns false, having written nothing, otherwise.
+  HWY_INLINE bool ShiftedLineRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT elem) {
+#if HWY_TARGET != HWY_SCALAR
+    constexpr size_t kLine = static_cast<size_t>(kLineBytes);
+    if (held_at_ == nullptr || held_at_ + held_bytes_ != dst) return false;
+    // held_bytes_ = dst's offset in its line (the row before ended at dst), so the row fills the
+    // rest of that line and holds as many bytes of the next.
+    const D d;
+    const size_t N = hn::Lanes(d);  // divides a line
+    uint8_t* line = dst - held_bytes_;
+    const auto held = Splat(d, held_elem_);
+    const auto v = Splat(d, elem);
+    for (size_t i = 0; i < kLine; i += N) {
+      const size_t from_held = held_bytes_ <= i ? 0 : held_bytes_ - i < N ? held_bytes_ - i : N;
+      hn::Stream(hn::IfThenElse(hn::FirstN(d, from_held), held, v), d, line + i);
+    }
+    held_at_ = line + kLine;
+    held_elem_ = elem;
+    return true;
+#else
+    static_cast<void>(dst), static_cast<void>(elem);
+    return false;
+#endif
+  }
+
   /// Writes the held piece, if any, with ordinary stores.
   HWY_INLINE void Finish() {
     if (held_at_ != nullptr) FillOrdinary(held_at_, held_elem_, held_bytes_);
@@ -508,13 +601,14 @@ class FillRowsStream {
   }
 };
 
-/// FillPattern for long runs (at least one vector), each run a streamed copy from the source run.
-HWY_INLINE void FillPatternStream(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
-                                  size_t run_bytes, size_t phase) {
+/// FillPattern for long runs (at least one vector), each run a streamed copy from the source run,
+/// the runs joined (StreamJoin: the caller calls join.Finish()).
+HWY_INLINE void FillPatternStream(StreamJoin& join, uint8_t* HWY_RESTRICT dst, size_t nbytes,
+                                  const uint8_t* HWY_RESTRICT run, size_t run_bytes, size_t phase) {
   size_t done = run_bytes - phase < nbytes ? run_bytes - phase : nbytes;
-  CopyStream(dst, run + phase, done);
-  for (; done + run_bytes <= nbytes; done += run_bytes) CopyStream(dst + done, run, run_bytes);
-  CopyStream(dst + done, run, nbytes - done);
+  join.Put(dst, run + phase, done);
+  for (; done + run_bytes <= nbytes; done += run_bytes) join.Put(dst + done, run, run_bytes);
+  join.Put(dst + done, run, nbytes - done);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -152,9 +152,11 @@ template <size_t kSize>
 void FillRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   FillRowsStream<kSize> w;
   constexpr size_t kLineElems = static_cast<size_t>(kLineBytes) / kSize;
-  if (p.row_elems == static_cast<int64_t>(kLineElems)) {  // rows of one line: LineRow for the whole ones
+  if (p.row_elems == static_cast<int64_t>(kLineElems)) {
+    // Rows of one line: LineRow for the whole ones on a line, ShiftedLineRow for those that
+    // continue a held piece (an output off the line: every row after the first).
     WalkRows(p, src, out, begin, end, [&w](const uint8_t* s, size_t, size_t n, uint8_t* d) TESSERA_ROW_INLINE {
-      if (n == kLineElems && w.LineRow(d, s)) return;
+      if (n == kLineElems && (w.LineRow(d, s) || w.ShiftedLineRow(d, s))) return;
       w.Row(d, s, n);
     });
   } else {
@@ -165,14 +167,19 @@ void FillRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin
 }
 
 /// Streaming straight to the output (the ".nt.direct" paths): copy rows or pattern runs of at
-/// least kDirectStreamBytes from the source, fills of whole cache lines from a register.
+/// least kDirectStreamBytes from the source (joined where they continue one another: StreamJoin),
+/// fills of whole cache lines from a register.
 void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   const size_t isz = p.itemsize;
   switch (p.kernel()) {
-    case Kernel::copy:
-      WalkRows(p, src, out, begin, end,
-               [isz](const uint8_t* s, size_t off, size_t n, uint8_t* d) { CopyStream(d, s + off * isz, n * isz); });
+    case Kernel::copy: {
+      StreamJoin join;
+      WalkRows(p, src, out, begin, end, [isz, &join](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+        join.Put(d, s + off * isz, n * isz);
+      });
+      join.Finish();
       return;
+    }
     case Kernel::fill:
       switch (isz) {
         case 1: FillRows<1>(p, src, out, begin, end); return;
@@ -183,9 +190,11 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
       }
     default: {  // pattern.long.nt.direct
       const size_t run = static_cast<size_t>(p.run_bytes);
-      WalkRows(p, src, out, begin, end, [isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
-        FillPatternStream(d, n * isz, s, run, off * isz % run);
+      StreamJoin join;
+      WalkRows(p, src, out, begin, end, [isz, run, &join](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+        FillPatternStream(join, d, n * isz, s, run, off * isz % run);
       });
+      join.Finish();
       return;
     }
   }
@@ -202,11 +211,20 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// rep_counts (segments.nt) took 4.5 ms at an offset of 0 between stage and output and up to
 /// 7.6 ms at others, in steps of 256 bytes (tessera_probes, one process per offset, 2026-11-28):
 /// the stack's place, which the OS randomizes, decided its speed from one process to the next.
+/// The stage itself always starts on a cache line: where the output does not (numpy's arrays start
+/// 16 bytes into one), at the output's offset rounded up to the next line. Staged at the output's
+/// own offset, every vector the row functions stored into the stage straddled two lines, and the
+/// pattern fills (`promote`, `mixed3d`, `nchw` into dst + 16) took 1.6-1.7x as long as into an
+/// aligned output (bench/compare --dst-offset 16, 2026-11-29); the stage's loads now straddle lines
+/// instead, which costs little. The rounding keeps a load from the stage ahead of the streaming
+/// stores it could be confused with (those of the bytes after it, not yet issued).
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   constexpr uintptr_t kPageOffsets = 4096;  // the low 12 bits compared first (x86, and many others)
+  constexpr uintptr_t kLine = static_cast<uintptr_t>(kLineBytes);
   HWY_ALIGN uint8_t frame[kStageBytes + kPageOffsets];
-  const auto place = [&](const uint8_t* o) {
-    return frame + ((reinterpret_cast<uintptr_t>(o) - reinterpret_cast<uintptr_t>(frame)) & (kPageOffsets - 1));
+  const auto place = [&](const uint8_t* o) {  // the stage's address has the low 12 bits of `line`
+    const uintptr_t line = (reinterpret_cast<uintptr_t>(o) + kLine - 1) & ~(kLine - 1);
+    return frame + ((line - reinterpret_cast<uintptr_t>(frame)) & (kPageOffsets - 1));
   };
   uint8_t* stage = place(out);
   const size_t isz = p.itemsize;

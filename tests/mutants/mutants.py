@@ -229,6 +229,16 @@ MUTANTS = [
      'source element) instead of its own',
      'const auto v = Splat(d, elem);\n    for (size_t j = 0; j < kLine; j += N) hn::Stream(v, d, dst + j);\n    return true;',
      'const auto v = Splat(d, elem + kSize);\n    for (size_t j = 0; j < kLine; j += N) hn::Stream(v, d, dst + j);\n    return true;'),
+    ('fill-shifted-line-held-element', 'lib/kernels/row_kernels-inl.h', 'FillRowsStream::ShiftedLineRow',
+     "a direct fill's rows of one line into an output off the line: the piece each row holds for the "
+     "next line keeps the first row's element instead of its own",
+     '    held_at_ = line + kLine;\n    held_elem_ = elem;\n    return true;',
+     '    held_at_ = line + kLine;\n    held_elem_ = held_elem_;\n    return true;'),
+    ('stream-join-finish-dropped', 'lib/kernels/row_kernels-inl.h', 'StreamJoin::Finish',
+     'the bytes a joined stream (direct copies and long patterns) holds at the end of a range are not '
+     'written',
+     '    if (at_ != nullptr) CopySmall(at_, line_, held_);',
+     '    if (false && at_ != nullptr) CopySmall(at_, line_, held_);'),
     ('reduce-scratch-pair-swapped', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
      "a streamed item read a row at a time through the scratch row writes each pair of vectors of "
      'sums in the wrong order (the second vector first)',
