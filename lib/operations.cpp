@@ -301,8 +301,10 @@ void flattened_segments(CopyPlan& p) {
   Entry merged[max_ndim];  // innermost first
   for (int i = shape.size() - 1; i >= 0; --i) {
     if (shape[i] == 1) continue;
-    if (ns > 0 && affine_pair(p.in_strides[i], merged[ns - 1].stride, merged[ns - 1].extent)) {
-      merged[ns - 1].extent *= shape[i];
+    int64_t extent = 0;  // merged; an empty input's axes may have a product beyond int64: not merged
+    if (ns > 0 && affine_pair(p.in_strides[i], merged[ns - 1].stride, merged[ns - 1].extent) &&
+        !__builtin_mul_overflow(merged[ns - 1].extent, shape[i], &extent)) {
+      merged[ns - 1].extent = extent;
     } else {
       merged[ns++] = {shape[i], p.in_strides[i], false};
     }
@@ -360,10 +362,12 @@ void nest_repeat_row(CopyPlan& p, const Arguments& a) {
   // as bytes: segments of single elements (no axis, or nothing inside the axis), each count within
   // one 16-byte store of the walk (segments_walk_max_count). choose_path expands them where it picks
   // another path.
+  // (Whether every axis inside is 1, not their product: an empty input may have axes whose
+  // product overflows int64.)
   const int axis = repeat_axis(p.in_shape, a.axis.has_value(), a.axis.value_or(0));
-  int64_t inside = 1;
-  for (int i = axis + 1; axis >= 0 && i < static_cast<int>(p.in_shape.size()); ++i) inside *= p.in_shape[i];
-  if (inside == 1) p.compact_max_count = segments_walk_max_count(static_cast<int64_t>(p.itemsize));
+  bool single = true;
+  for (int i = axis + 1; axis >= 0 && i < static_cast<int>(p.in_shape.size()); ++i) single = single && p.in_shape[i] == 1;
+  if (single) p.compact_max_count = segments_walk_max_count(static_cast<int64_t>(p.itemsize));
   nest_repeat(p, a.repeats, a.axis.has_value(), a.axis.value_or(0));
 }
 

@@ -379,6 +379,16 @@ TEST_CASE("broadcast_to, expand, repeat: bad arguments name the bad value, and n
   const std::vector<int64_t> huge = {INT64_MAX, 1, 0};
   CHECK_THROWS_AS(tessera::repeat_shape(s23, huge, 1), tessera::Overflow);
   CHECK_THROWS_AS(tessera::broadcast_shape({1}, {INT64_MAX, 2}), tessera::Overflow);
+  // An empty input whose other axes multiply beyond int64 (its element count, 0, does not): planned
+  // without an int64 overflow (the product of the axes inside the repeated one, and the merged
+  // extents of the flattened per-element counts, were undefined behaviour: the fuzzer's finding,
+  // which the sanitize suite's run of this test fails on).
+  const tessera::Dims wide = {0, 3909821048582988049, 7};
+  CHECK(tessera::repeat_shape(wide, 2, 0) == tessera::Dims({0, 3909821048582988049, 7}));
+  CHECK(tessera::repeat_shape(wide, 2, 2) == tessera::Dims({0, 3909821048582988049, 14}));
+  CHECK(tessera::repeat_shape(wide, std::vector<int64_t>{}, std::nullopt) == tessera::Dims({0}));
+  CHECK(tessera::Plan::repeat(wide, {}, 4, 2, 0).shape() == tessera::Dims({0, 3909821048582988049, 7}));
+  CHECK(tessera::Plan::repeat(wide, {}, 4, std::vector<int64_t>{}, std::nullopt).shape() == tessera::Dims({0}));
   // Through C: the status, the message, and the first bad argument reported.
   CHECK(tessera_repeat(src, 2, s23.data(), nullptr, 4, 1, nullptr, 0, dst.data(), dst.size()) == TESSERA_INVALID_ARGUMENT);
   CHECK(std::string(tessera_last_error()).find("repeats is NULL but nrepeats = 1") != std::string::npos);
