@@ -340,8 +340,9 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
 /// with two groups of ordinary stores. Only the first piece's head (and a piece that does not
 /// continue the one before) and the last piece's tail (Finish) are ordinary stores. An ordinary
 /// store into a line that is not cached waits for the line to be read from memory, and the
-/// streaming stores behind it wait with it: with a line shared every 8 KiB (`inner`: rows of 8 KiB
-/// runs, into dst + 16), CopyStream took 1.4x the time of the aligned output; joined, as long.
+/// streaming stores behind it wait with it: a plain loop of `inner`'s 8 KiB runs into dst + 16 took
+/// 1.4x its aligned time with those stores and the same time joined; tessera's `inner` and `f64`
+/// went from 0.84-0.93 of their aligned speed to 0.975 (bench/compare --dst-offset 16, 2026-11-29).
 /// Call Finish before the range ends (before hwy::FlushStream). On SCALAR: ordinary copies.
 /// Not for the staged blocks (ExecuteStagedStream): there the joined line's load from line_,
 /// just written, slowed `rep3` and `narrow` into dst + 16 by 10-13% (bench/compare --dst-offset

@@ -204,29 +204,24 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// with the ordinary row functions into a stack buffer of kStageBytes (splitting rows at its end),
 /// which is streamed to the output each time it fills. Small blocks keep the memory busy while
 /// the next block is generated.
-/// Each block is staged at the same address modulo 4 KiB as the output bytes it is streamed to.
-/// The CPU compares a load's address with the stores in flight by its low 12 bits first: with the
-/// stage elsewhere, CopyStream's loads from the stage (and the row's loads of the block after)
-/// matched streaming stores still in flight at the same page offset and waited on them.
-/// rep_counts (segments.nt) took 4.5 ms at an offset of 0 between stage and output and up to
-/// 7.6 ms at others, in steps of 256 bytes (tessera_probes, one process per offset, 2026-11-28):
-/// the stack's place, which the OS randomizes, decided its speed from one process to the next.
-/// The stage itself always starts on a cache line: where the output does not (numpy's arrays start
-/// 16 bytes into one), at the output's offset rounded up to the next line. Staged at the output's
-/// own offset, every vector the row functions stored into the stage straddled two lines, and the
-/// pattern fills (`promote`, `mixed3d`, `nchw` into dst + 16) took 1.6-1.7x as long as into an
-/// aligned output (bench/compare --dst-offset 16, 2026-11-29); the stage's loads now straddle lines
-/// instead, which costs little. The rounding keeps a load from the stage ahead of the streaming
-/// stores it could be confused with (those of the bytes after it, not yet issued).
+/// The stage starts on a 4 KiB boundary (a page of the stack, offset 0 in it), whatever the output's
+/// address: its page offset decides how fast the staged paths run. rep_counts (segments.nt) took
+/// 4.5 ms with the stage at page offset 0 and up to 7.6 ms at others, in steps of 256 bytes
+/// (tessera_probes, one process per offset, its output at offset 0, 2026-11-28), so the stack's
+/// place, which the OS randomizes, decided its speed from one process to the next; the stage was
+/// then put at the output's own page offset, which fixed that for page-aligned outputs only. With
+/// the output elsewhere (numpy's arrays start 16 bytes into a page; any slice), `rep3` ran at
+/// 0.56-0.82 of its page-aligned speed and `rep_counts` at 0.78, and at the output's own offset in
+/// its line every vector the row functions stored into the stage straddled two lines (`promote`,
+/// `mixed3d`, `nchw` into dst + 16 at 0.60-0.66). With the stage at page offset 0, `rep3` runs as
+/// fast (0.97-1.07) with the source and the output at any of the offsets tried (bench/compare
+/// --dst-offset 16, 64, 2048 and a program placing both, 2026-11-29). (The CPU compares a load's
+/// address with the stores in flight by its low 12 bits first; which of the stage's loads and
+/// stores meet which streaming stores there has not been measured.)
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
-  constexpr uintptr_t kPageOffsets = 4096;  // the low 12 bits compared first (x86, and many others)
-  constexpr uintptr_t kLine = static_cast<uintptr_t>(kLineBytes);
-  HWY_ALIGN uint8_t frame[kStageBytes + kPageOffsets];
-  const auto place = [&](const uint8_t* o) {  // the stage's address has the low 12 bits of `line`
-    const uintptr_t line = (reinterpret_cast<uintptr_t>(o) + kLine - 1) & ~(kLine - 1);
-    return frame + ((line - reinterpret_cast<uintptr_t>(frame)) & (kPageOffsets - 1));
-  };
-  uint8_t* stage = place(out);
+  constexpr uintptr_t kPage = 4096;
+  HWY_ALIGN uint8_t frame[kStageBytes + kPage];
+  uint8_t* const stage = frame + ((kPage - reinterpret_cast<uintptr_t>(frame) % kPage) % kPage);
   const size_t isz = p.itemsize;
   const size_t cap = kStageBytes / isz;  // elements per block
   size_t fill = 0;                        // elements staged
@@ -242,7 +237,6 @@ void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
           CopyStream(out, stage, cap * isz);
           out += cap * isz;
           fill = 0;
-          stage = place(out);
         }
       }
     });
