@@ -380,7 +380,15 @@ class StreamJoin {
       CopySmall(dst, src, head);
       dst += head, src += head, n -= head;
     }
-    size_t i = 0;  // dst is on a line boundary: the whole lines streamed, the rest held
+    size_t i = 0;  // dst is on a line boundary: the whole lines streamed (two a step), the rest held
+    for (; i + 2 * kLine <= n; i += 2 * kLine) {
+      for (size_t j = 0; j < 2 * kLine; j += 2 * N) {
+        const auto v0 = hn::LoadU(d, src + i + j);
+        const auto v1 = hn::LoadU(d, src + i + j + N);
+        hn::Stream(v0, d, dst + i + j);
+        hn::Stream(v1, d, dst + i + j + N);
+      }
+    }
     for (; i + kLine <= n; i += kLine) {
       for (size_t j = 0; j < kLine; j += N) hn::Stream(hn::LoadU(d, src + i + j), d, dst + i + j);
     }
