@@ -501,12 +501,7 @@ class FillRowsStream {
     if (head > nbytes) head = nbytes;
     if (held_at_ != nullptr) {
       if (held_at_ + held_bytes_ == dst && held_bytes_ + head == kLine) {  // the line is complete
-        uint8_t* line = dst - held_bytes_;
-        const auto held = Splat(d, held_elem_);
-        for (size_t i = 0; i < kLine; i += N) {
-          const size_t from_held = held_bytes_ <= i ? 0 : held_bytes_ - i < N ? held_bytes_ - i : N;
-          hn::Stream(hn::IfThenElse(hn::FirstN(d, from_held), held, v), d, line + i);
-        }
+        StreamHeldLine(d, v);
         held_at_ = nullptr;
       } else {
         Finish();
@@ -562,15 +557,8 @@ class FillRowsStream {
     // held_bytes_ = dst's offset in its line (the row before ended at dst), so the row fills the
     // rest of that line and holds as many bytes of the next.
     const D d;
-    const size_t N = hn::Lanes(d);  // divides a line
-    uint8_t* line = dst - held_bytes_;
-    const auto held = Splat(d, held_elem_);
-    const auto v = Splat(d, elem);
-    for (size_t i = 0; i < kLine; i += N) {
-      const size_t from_held = held_bytes_ <= i ? 0 : held_bytes_ - i < N ? held_bytes_ - i : N;
-      hn::Stream(hn::IfThenElse(hn::FirstN(d, from_held), held, v), d, line + i);
-    }
-    held_at_ = line + kLine;
+    StreamHeldLine(d, Splat(d, elem));
+    held_at_ += kLine;
     held_elem_ = elem;
     return true;
 #else
@@ -587,6 +575,17 @@ class FillRowsStream {
 
  private:
 #if HWY_TARGET != HWY_SCALAR
+  // Streams the line at held_at_: its first held_bytes_ bytes the held element, the rest v's.
+  HWY_INLINE void StreamHeldLine(D d, hn::Vec<D> v) const {
+    constexpr size_t kLine = static_cast<size_t>(kLineBytes);
+    const size_t N = hn::Lanes(d);  // divides a line
+    const auto held = Splat(d, held_elem_);
+    for (size_t i = 0; i < kLine; i += N) {
+      const size_t from_held = held_bytes_ <= i ? 0 : held_bytes_ - i < N ? held_bytes_ - i : N;
+      hn::Stream(hn::IfThenElse(hn::FirstN(d, from_held), held, v), d, held_at_ + i);
+    }
+  }
+
   // The element at `elem` repeated across a vector of d (element-aligned lanes).
   static HWY_INLINE hn::Vec<D> Splat(D d, const uint8_t* elem) {
     if constexpr (kSize == 16) {

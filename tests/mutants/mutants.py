@@ -232,8 +232,8 @@ MUTANTS = [
     ('fill-shifted-line-held-element', 'lib/kernels/row_kernels-inl.h', 'FillRowsStream::ShiftedLineRow',
      "a direct fill's rows of one line into an output off the line: the piece each row holds for the "
      "next line keeps the first row's element instead of its own",
-     '    held_at_ = line + kLine;\n    held_elem_ = elem;\n    return true;',
-     '    held_at_ = line + kLine;\n    held_elem_ = held_elem_;\n    return true;'),
+     '    held_at_ += kLine;\n    held_elem_ = elem;\n    return true;',
+     '    held_at_ += kLine;\n    held_elem_ = held_elem_;\n    return true;'),
     ('stream-join-finish-dropped', 'lib/kernels/row_kernels-inl.h', 'StreamJoin::Finish',
      'the bytes a joined stream (direct copies and long patterns) holds at the end of a range are not '
      'written',
