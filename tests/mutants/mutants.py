@@ -176,7 +176,7 @@ MUTANTS = [
      '(void)0;  // MUTANT: hwy::FlushStream() dropped'),
     ('reduce-segment-zeros-head', 'lib/kernels/reduce.cpp', 'Kernels::ZeroBytes',
      "a streamed segment of count 0 leaves its outputs before the first aligned vector unwritten",
-     '      std::memset(d, 0, head);\n      d += head;',
+     '      if (head > 0) std::memset(d, 0, head);\n      d += head;',
      '      (void)0;  // MUTANT: std::memset(d, 0, head) dropped\n      d += head;'),
     ('reduce-leaf-push-merge-skipped', 'lib/kernels/reduce.cpp', 'Kernels::LeafRowsK',
      "a leaf summed into the counter's levels skips the merge with level 0 (vectors)",
@@ -244,6 +244,16 @@ MUTANTS = [
      'sums in the wrong order (the second vector first)',
      'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0)), df, dst + v * N);',
      'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s0), hn::DemoteTo(dh, s1)), df, dst + v * N);'),
+    ('reduce-leaf-pair-swapped', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
+     'a streamed item of one leaf read a vector at a time across its rows writes each pair of '
+     'vectors of sums in the wrong order (the second vector first)',
+     'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0)), df, dst + j);',
+     'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s0), hn::DemoteTo(dh, s1)), df, dst + j);'),
+    ('reduce-leaf-pair-head-dropped', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
+     'a streamed item of one leaf whose output is 32 bytes off a 64-byte line skips the sums of its '
+     'first vector',
+     '          finish(leaf(j), j);\n          j += N;',
+     '          (void)0;  // MUTANT: finish(leaf(j), j) dropped\n          j += N;'),
     # --- lib/kernels/walk-inl.h, gather-inl.h, rows.cpp
     ('walk-last-outer-replica', 'lib/kernels/walk-inl.h', 'WalkRows',
      'the whole-output loop of a shallow plan (small outputs) skips its last outer iteration',
