@@ -497,6 +497,37 @@ struct Kernels {
         FinishRow(tail, N, dst + j, 1, false);
       }
     };
+    // Elements [j, end) of float32 sums, streamed and not accumulated, on a fixed-width target:
+    // two vectors a step written by one streaming store of a float vector where dst + j is aligned
+    // to its size (a first vector alone where it is aligned to half of it), `sum(at)` giving the
+    // vector of sums at element `at`. Returns where it stopped (the caller finishes the rest a
+    // vector at a time); elsewhere returns j. tessera_probes rep_ragged_bwd: the same sums streamed
+    // as 32-byte halves took 1.15-1.25x as long (AMD family 25).
+    [[maybe_unused]] const auto stream_pairs = [&](int64_t j, int64_t end, auto sum) HWY_ATTR -> int64_t {
+#if HWY_TARGET != HWY_SCALAR
+      if constexpr (E == Elem::f32 && kFixedWidth) {
+        if (stream && !accumulate) {
+          const hn::Rebind<float, DA> dh;
+          const hn::Twice<decltype(dh)> df;
+          const auto aligned = [&](int64_t at) {
+            return reinterpret_cast<uintptr_t>(dst + at) % (2 * N * sizeof(float)) == 0;
+          };
+          if (j + N <= end && !aligned(j)) {
+            finish(sum(j), j);
+            j += N;
+          }
+          for (; j + 2 * N <= end && aligned(j); j += 2 * N) {
+            const auto s0 = PlusZero(sum(j)), s1 = PlusZero(sum(j + N));
+            hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0)), df, dst + j);
+          }
+        }
+      }
+#else
+      (void)end;
+      (void)sum;
+#endif
+      return j;
+    };
     if constexpr (K > 1) {
       // The planner's rows_whole (ReduceProblem::rows_whole, a short item): the K rows read one
       // after another, each from its start to its end, the sums held in registers (at most
@@ -529,31 +560,10 @@ struct Kernels {
         for (int t = 1; t + 1 < K; ++t)
           for (int64_t v = 0; v < nv; ++v)
             hn::StoreU(hn::Add(hn::LoadU(da, tail + v * N), LoadAs(da, x[t] + v * N)), da, tail + v * N);
-        int64_t v = 0;
-#if HWY_TARGET != HWY_SCALAR
-        if constexpr (E == Elem::f32 && kFixedWidth) {
-          // Two vectors of sums a step, streamed as one vector of float32 where aligned to its size:
-          // 32-byte streaming stores of the halves took 1.15-1.25x as long here (AMD family 25,
-          // tessera_probes rep_ragged_bwd).
-          if (stream && !accumulate) {
-            const hn::Rebind<float, DA> dh;
-            const hn::Twice<decltype(dh)> df;
-            const auto aligned = [&](int64_t at) {
-              return reinterpret_cast<uintptr_t>(dst + at) % (2 * N * sizeof(float)) == 0;
-            };
-            if (nv > 0 && !aligned(0)) {  // one vector first: then aligned if dst is to half the size
-              finish(hn::Add(hn::LoadU(da, tail), LoadAs(da, x[K - 1])), 0);
-              v = 1;
-            }
-            for (; v + 2 <= nv && aligned(v * N); v += 2) {
-              const auto s0 = PlusZero(hn::Add(hn::LoadU(da, tail + v * N), LoadAs(da, x[K - 1] + v * N)));
-              const auto s1 = PlusZero(hn::Add(hn::LoadU(da, tail + (v + 1) * N), LoadAs(da, x[K - 1] + (v + 1) * N)));
-              hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0)), df, dst + v * N);
-            }
-          }
-        }
-#endif
-        for (; v < nv; ++v) finish(hn::Add(hn::LoadU(da, tail + v * N), LoadAs(da, x[K - 1] + v * N)), v * N);
+        // The last row added as the sums are finished, two vectors a step where streamed.
+        const auto sum = [&](int64_t at) HWY_ATTR { return hn::Add(hn::LoadU(da, tail + at), LoadAs(da, x[K - 1] + at)); };
+        int64_t v = stream_pairs(0, nv * N, sum) / N;
+        for (; v < nv; ++v) finish(sum(v * N), v * N);
         j = nv * N;
       }
     } else if constexpr (NL > 0) {
@@ -567,34 +577,15 @@ struct Kernels {
         j = nv * N;
       }
     }
-#if HWY_TARGET != HWY_SCALAR
-    if constexpr (K > 0 && E == Elem::f32 && kFixedWidth) {
+    if constexpr (K > 0) {
       // One leaf a vector at a time across the rows (of one row: a segment of count 1, a copy),
-      // two vectors of sums a step, streamed as one vector of float32 where aligned to its size,
-      // as the scratch row's above (tessera_probes rep_ragged_bwd: the same sums streamed as
-      // 32-byte halves took 1.15-1.25x as long).
-      if (stream && !accumulate) {
-        const hn::Rebind<float, DA> dh;
-        const hn::Twice<decltype(dh)> df;
-        const auto aligned = [&](int64_t at) {
-          return reinterpret_cast<uintptr_t>(dst + at) % (2 * N * sizeof(float)) == 0;
-        };
-        const auto leaf = [&](int64_t at) HWY_ATTR {
-          hn::Vec<DA> acc = LoadAs(da, x[0] + at);
-          for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + at));
-          return acc;
-        };
-        if (j + N <= n && !aligned(j)) {  // one vector first: then aligned if dst is to half the size
-          finish(leaf(j), j);
-          j += N;
-        }
-        for (; j + 2 * N <= n && aligned(j); j += 2 * N) {
-          const auto s0 = PlusZero(leaf(j)), s1 = PlusZero(leaf(j + N));
-          hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0)), df, dst + j);
-        }
-      }
+      // two vectors a step where streamed.
+      j = stream_pairs(j, n, [&](int64_t at) HWY_ATTR {
+        hn::Vec<DA> acc = LoadAs(da, x[0] + at);
+        for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + at));
+        return acc;
+      });
     }
-#endif
     for (; j + N <= n; j += N) {
       hn::Vec<DA> acc;
       if constexpr (K > 0) {  // RegTree's one leaf

@@ -240,20 +240,16 @@ MUTANTS = [
      '    if (at_ != nullptr) CopySmall(at_, line_, held_);',
      '    if (false && at_ != nullptr) CopySmall(at_, line_, held_);'),
     ('reduce-scratch-pair-swapped', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
-     "a streamed item read a row at a time through the scratch row writes each pair of vectors of "
-     'sums in the wrong order (the second vector first)',
-     'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0)), df, dst + v * N);',
-     'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s0), hn::DemoteTo(dh, s1)), df, dst + v * N);'),
-    ('reduce-leaf-pair-swapped', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
-     'a streamed item of one leaf read a vector at a time across its rows writes each pair of '
-     'vectors of sums in the wrong order (the second vector first)',
+     "a streamed item of float32 sums written two vectors per store (read a row at a time through "
+     'the scratch row, or one leaf across its rows) writes each pair in the wrong order (the second '
+     'vector first)',
      'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0)), df, dst + j);',
      'hn::Stream(hn::Combine(df, hn::DemoteTo(dh, s0), hn::DemoteTo(dh, s1)), df, dst + j);'),
-    ('reduce-leaf-pair-head-dropped', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
-     'a streamed item of one leaf whose output is 32 bytes off a 64-byte line skips the sums of its '
-     'first vector',
-     '          finish(leaf(j), j);\n          j += N;',
-     '          (void)0;  // MUTANT: finish(leaf(j), j) dropped\n          j += N;'),
+    ('reduce-pair-head-dropped', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
+     'a streamed item of float32 sums written two vectors per store, whose output is half a vector '
+     'off a whole one, skips the sums of its first vector',
+     '            finish(sum(j), j);\n            j += N;',
+     '            (void)0;  // MUTANT: finish(sum(j), j) dropped\n            j += N;'),
     # --- lib/kernels/walk-inl.h, gather-inl.h, rows.cpp
     ('walk-last-outer-replica', 'lib/kernels/walk-inl.h', 'WalkRows',
      'the whole-output loop of a shallow plan (small outputs) skips its last outer iteration',
