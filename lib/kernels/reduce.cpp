@@ -1589,7 +1589,7 @@ struct Kernels {
   // `stream`, else ordinary. No memset of an empty head or tail: glibc's AVX-512 memset of 0
   // bytes still stores (masked, empty) at d, here the line after a segment's streamed zeros. With
   // one there, rep_ragged_bwd's segments of 0-4 rows took 1.2x as long and random counts of 0
-  // and 1 1.8-2.1x a plain loop's time (AMD family 25); that plain loop with one before and one
+  // and 1 1.8-2.25x a plain loop's time (AMD family 25); that plain loop with one before and one
   // after each segment's zeros, 6x its own.
   static HWY_INLINE void ZeroBytes(uint8_t* d, std::size_t bytes, bool stream) {
     const hn::ScalableTag<uint8_t> d8;
