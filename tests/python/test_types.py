@@ -21,8 +21,10 @@ no MYPYPATH (mypy refuses site-packages there).
 Both stacks run all of it: the newest (mypy 2, numpy 2, torch 2) and Debian's (mypy 1.0.1, numpy
 1.24, torch 1.13). Each mypy run analyses numpy's and torch's own types, the bulk of the time: the
 two mypy runs share a cache of this run's own (the first pays: about 10 s on the newest stack, 35 s
-on Debian's), each stubtest run (which uses no cache) pays again; about a minute in all on the
-newest stack, a minute and a half on Debian's.
+on Debian's), each stubtest run pays again (about 40 s each on Debian's stack): stubtest reads the
+stubs' own definitions, which a module fresh in mypy's cache does not keep, so it runs uncached.
+The two stubtest runs start at once, in their own processes, when the module's first test starts,
+and run beside the mypy runs (2 cores: 145 s for the module on Debian's stack one after another).
 """
 import os
 import re
@@ -113,39 +115,69 @@ def test_typed_user_runs():
     runpy.run_path(str(USER), run_name="__main__")
 
 
-def stubtest(package_dir, cwd):
-    """python -m mypy.stubtest tessera, with the runtime module and the stubs both from
-    `package_dir` (a directory holding tessera/; in installed mode, site-packages: as installed)."""
+def start_stubtest(package_dir, cwd):
+    """Starts python -m mypy.stubtest tessera, with the runtime module and the stubs both from
+    `package_dir` (a directory holding tessera/; in installed mode, site-packages: as installed);
+    returns the running process (stdout and stderr piped)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
     if not (INSTALLED and package_dir == BUILD_PYTHONPATH):
         env.update(PYTHONPATH=str(package_dir), MYPYPATH=str(package_dir))
-    return subprocess.run([sys.executable, "-m", "mypy.stubtest", "--allowlist", str(ALLOWLIST), "tessera"],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.Popen([sys.executable, "-m", "mypy.stubtest", "--allowlist", str(ALLOWLIST), "tessera"],
+                            cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_stubtest(tmp_path):
-    run = stubtest(BUILD_PYTHONPATH, tmp_path)
-    assert run.returncode == 0, run.stdout + run.stderr
-    # tessera, tessera.torch, tessera.dask (the stubs' modules) and tessera._tessera (private)
-    assert re.search(r"Success: no issues found in 4 modules", run.stdout), run.stdout
+# The copy of the package for test_stubtest_fails_on_a_wrong_stub: its stubs misname one parameter
+# in each module. {stub file: (text, replacement)}
+WRONG_STUBS = {"__init__.pyi": ("def tile_shape(shape: _Ints,", "def tile_shape(shap: _Ints,"),
+               "torch.pyi": ("def broadcast_to(x: _torch.Tensor, shape:", "def broadcast_to(x: _torch.Tensor, size:"),
+               "dask.pyi": ("def repeat(x: ArrayLike | _DaskArray, repeats:",
+                            "def repeat(x: ArrayLike | _DaskArray, counts:")}
 
 
-def test_stubtest_fails_on_a_wrong_stub(tmp_path):
-    """The same check on a copy of the package whose stubs misname one parameter in each module:
-    stubtest reports exactly those (so it does check tessera.torch and tessera.dask too)."""
-    package = tmp_path / "site" / "tessera"
+def wrong_stub_package(root):
+    """Copies the build's package to root/site/tessera with WRONG_STUBS applied; returns root/site."""
+    package = root / "site" / "tessera"
     shutil.copytree(BUILD_PYTHONPATH / "tessera", package, ignore=shutil.ignore_patterns("*.p", "__pycache__"))
     if (BUILD_PYTHONPATH / "tessera.libs").is_dir():  # a repaired wheel's libraries (RUNPATH $ORIGIN/../tessera.libs)
         shutil.copytree(BUILD_PYTHONPATH / "tessera.libs", package.parent / "tessera.libs")
-    edits = {"__init__.pyi": ("def tile_shape(shape: _Ints,", "def tile_shape(shap: _Ints,"),
-             "torch.pyi": ("def broadcast_to(x: _torch.Tensor, shape:", "def broadcast_to(x: _torch.Tensor, size:"),
-             "dask.pyi": ("def repeat(x: ArrayLike | _DaskArray, repeats:",
-                          "def repeat(x: ArrayLike | _DaskArray, counts:")}
-    for name, (old, new) in edits.items():
+    for name, (old, new) in WRONG_STUBS.items():
         text = (package / name).read_text()
         assert text.count(old) == 1, (name, old)
         (package / name).write_text(text.replace(old, new))
-    run = stubtest(package.parent, tmp_path)
-    assert run.returncode == 1
-    reported = re.findall(r"^error: (\S+) is inconsistent", run.stdout, re.MULTILINE)
-    assert sorted(reported) == ["tessera.dask.repeat", "tessera.tile_shape", "tessera.torch.broadcast_to"], run.stdout
+    return package.parent
+
+
+@pytest.fixture(scope="module", autouse=True)
+def stubtests(tmp_path_factory):
+    """The two stubtest runs, started before the module's first test: {"build": on the build's
+    package, "wrong": on wrong_stub_package}. Any still running at the module's end is killed."""
+    runs = {"build": start_stubtest(BUILD_PYTHONPATH, tmp_path_factory.mktemp("stubtest-build"))}
+    wrong = tmp_path_factory.mktemp("stubtest-wrong")
+    runs["wrong"] = start_stubtest(wrong_stub_package(wrong), wrong)
+    yield runs
+    for run in runs.values():
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+
+
+def finished(run):
+    """(exit status, stdout, stderr) of a process of start_stubtest, waiting up to 10 minutes."""
+    stdout, stderr = run.communicate(timeout=600)
+    return run.returncode, stdout, stderr
+
+
+def test_stubtest(stubtests):
+    status, stdout, stderr = finished(stubtests["build"])
+    assert status == 0, stdout + stderr
+    # tessera, tessera.torch, tessera.dask (the stubs' modules) and tessera._tessera (private)
+    assert re.search(r"Success: no issues found in 4 modules", stdout), stdout
+
+
+def test_stubtest_fails_on_a_wrong_stub(stubtests):
+    """The same check on a copy of the package whose stubs misname one parameter in each module
+    (WRONG_STUBS): stubtest reports exactly those (so it does check tessera.torch and tessera.dask too)."""
+    status, stdout, stderr = finished(stubtests["wrong"])
+    assert status == 1, stdout + stderr
+    reported = re.findall(r"^error: (\S+) is inconsistent", stdout, re.MULTILINE)
+    assert sorted(reported) == ["tessera.dask.repeat", "tessera.tile_shape", "tessera.torch.broadcast_to"], stdout
