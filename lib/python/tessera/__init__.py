@@ -1513,8 +1513,6 @@ def _tensor_arg(arg):
     return arg.detach().cpu().numpy() if _is_tensor(arg) else arg
 
 
-
-
 # A first copy and a first sum at import, of a few bytes each, as the extension does the process's
 # other one-time set-up at import: the first call of a process runs code of the extension, the
 # library and numpy that nothing has run yet (their pages' first touches): a fresh process's first
