@@ -151,9 +151,10 @@ def wrong_stub_package(root):
 def stubtests(tmp_path_factory):
     """The two stubtest runs, started before the module's first test: {"build": on the build's
     package, "wrong": on wrong_stub_package}. Any still running at the module's end is killed."""
-    runs = {"build": start_stubtest(BUILD_PYTHONPATH, tmp_path_factory.mktemp("stubtest-build"))}
     wrong = tmp_path_factory.mktemp("stubtest-wrong")
-    runs["wrong"] = start_stubtest(wrong_stub_package(wrong), wrong)
+    wrong_site = wrong_stub_package(wrong)  # before either starts: a failed copy leaves no process behind
+    runs = {"build": start_stubtest(BUILD_PYTHONPATH, tmp_path_factory.mktemp("stubtest-build")),
+            "wrong": start_stubtest(wrong_site, wrong)}
     yield runs
     for run in runs.values():
         if run.poll() is None:
