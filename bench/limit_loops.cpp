@@ -89,6 +89,42 @@ float SumFloats(const float* HWY_RESTRICT src, size_t count) {
   return total;
 }
 
+// SumFloats over src[0, count) with `value` streamed into dst[0, out_bytes) in the same pass:
+// after each step of 8 vectors of input, the output streamed up to the same fraction of it (a
+// vector at a time, by an error counter: no division in the loop), the rest at the end; then
+// flushed. dst must be 64-byte aligned.
+float SumStream(const float* HWY_RESTRICT src, size_t count, uint8_t* HWY_RESTRICT dst, size_t out_bytes,
+                uint8_t value) {
+  const hn::ScalableTag<float> d;
+  const hn::ScalableTag<uint8_t> d8;
+  const size_t N = hn::Lanes(d), V = hn::Lanes(d8);
+  const auto fill = hn::Set(d8, value);
+  const uint64_t step_in = 8 * N * sizeof(float), total_in = uint64_t{count} * sizeof(float);
+  uint64_t owed = 0;  // out_bytes * (input bytes read) - total_in * (output bytes written)
+  size_t o = 0;
+  auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+  auto s4 = hn::Zero(d), s5 = hn::Zero(d), s6 = hn::Zero(d), s7 = hn::Zero(d);
+  size_t i = 0;
+  for (; i + 8 * N <= count; i += 8 * N) {
+    s0 = hn::Add(s0, hn::LoadU(d, src + i));
+    s1 = hn::Add(s1, hn::LoadU(d, src + i + N));
+    s2 = hn::Add(s2, hn::LoadU(d, src + i + 2 * N));
+    s3 = hn::Add(s3, hn::LoadU(d, src + i + 3 * N));
+    s4 = hn::Add(s4, hn::LoadU(d, src + i + 4 * N));
+    s5 = hn::Add(s5, hn::LoadU(d, src + i + 5 * N));
+    s6 = hn::Add(s6, hn::LoadU(d, src + i + 6 * N));
+    s7 = hn::Add(s7, hn::LoadU(d, src + i + 7 * N));
+    owed += out_bytes * step_in;
+    for (; owed >= total_in * V && o + V <= out_bytes; o += V, owed -= total_in * V) hn::Stream(fill, d8, dst + o);
+  }
+  for (; i < count; ++i) s0 = hn::Add(s0, hn::Set(d, src[i]));
+  for (; o + V <= out_bytes; o += V) hn::Stream(fill, d8, dst + o);
+  std::memset(dst + o, value, out_bytes - o);
+  hwy::FlushStream();
+  const auto sum = hn::Add(hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)), hn::Add(hn::Add(s4, s5), hn::Add(s6, s7)));
+  return hn::GetLane(hn::SumOfLanes(d, sum));
+}
+
 int64_t Target() { return HWY_TARGET; }
 
 }  // namespace HWY_NAMESPACE
@@ -102,6 +138,7 @@ HWY_EXPORT(StreamFill);
 HWY_EXPORT(StoreFill);
 HWY_EXPORT(SumBytes);
 HWY_EXPORT(SumFloats);
+HWY_EXPORT(SumStream);
 HWY_EXPORT(Target);
 }  // namespace
 
@@ -118,6 +155,10 @@ uint64_t sum_bytes(const void* src, std::size_t bytes) {
 }
 
 float sum_floats(const float* src, std::size_t count) { return HWY_DYNAMIC_DISPATCH(SumFloats)(src, count); }
+
+float sum_stream(const float* src, std::size_t count, void* dst, std::size_t out_bytes, uint8_t value) {
+  return HWY_DYNAMIC_DISPATCH(SumStream)(src, count, static_cast<uint8_t*>(dst), out_bytes, value);
+}
 
 const char* limits_target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target)()); }
 

@@ -25,6 +25,13 @@ uint64_t sum_bytes(const void* src, std::size_t bytes);
 // the speed of the loads. The `read` limit of the reductions.
 float sum_floats(const float* src, std::size_t count);
 
+// sum_floats of src[0, count) with `value` written to dst[0, out_bytes) by non-temporal stores in
+// the same pass (then flushed): after each few lines of input, the output up to the same fraction
+// of it. The `stream` limit of the reductions: their gradient read and their result written the
+// way tessera's plans do both, in one pass, with the fewest instructions. dst must be 64-byte
+// aligned. Returns the sum.
+float sum_stream(const float* src, std::size_t count, void* dst, std::size_t out_bytes, uint8_t value);
+
 // Name of the Highway target these loops dispatch to (e.g. "AVX2").
 const char* limits_target();
 

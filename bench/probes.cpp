@@ -30,9 +30,14 @@
 //               L2; the plain loop (a segment's rows added 16 columns at a time in double,
 //               streamed); the rows read in memory order into an L1 row of doubles; the plain
 //               loop with each segment's rows prefetched 4 KiB ahead, also 8 columns a step with
-//               32-byte streams and 16 columns with two 32-byte streams, and from L2
+//               32-byte streams and 16 columns with two 32-byte streams; 128-column blocks of a
+//               segment summed in registers, each row's block read in order, without and with the
+//               prefetch; the prefetching loop from L2
 // Limits in the same rounds: `stream` (non-temporal fill of the output) and `read` (a sum of the
-// gradient, eight accumulators, two gradients alternated so that L3 holds neither).
+// gradient, eight accumulators, two gradients alternated so that L3 holds neither); and for the
+// two gradients of half-size results, read_stream_half: the gradient read in memory order and half
+// its bytes streamed in the same pass with the fewest instructions (tile_bench's `stream` limit of
+// a reduction, sum_stream, measures the same).
 // Prints per row the median time and its ratio to the probe's limit. Each kernel's output is
 // compared with tessera's before timing (the prefetching variants share their stores with the
 // kernel compared; the placement writes no output); a difference stops the program (exit 1).
@@ -381,6 +386,16 @@ PROBE_TARGET float read_sum(const float* a, int64_t n) {
   return _mm512_reduce_add_ps(s[0]);
 }
 
+// The fewest instructions that read n floats and stream n / 2 in one pass, in memory order: each
+// pair of adjacent lines added and streamed as one line (the bytes a gradient of half its input's
+// size moves: rep2_bwd, rep_counts_bwd, rep_ragged_bwd).
+PROBE_TARGET void read_stream_half(const float* a, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; i += 128, out += 64)
+    for (int k = 0; k < 4; ++k)
+      _mm512_stream_ps(out + 16 * k, _mm512_add_ps(_mm512_load_ps(a + i + 32 * k), _mm512_load_ps(a + i + 32 * k + 16)));
+  _mm_sfence();
+}
+
 PROBE_TARGET inline __m512 demote(__m512d lo, __m512d hi) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
 }
@@ -686,6 +701,9 @@ void probe_rep_counts_bwd(int rounds) {
   std::vector<Row> rows = {
       {"read (limit)", [&] { sink = read_sum(next(), padded); }, {}},
       {"stream of the result (32 MiB)", [&] { stream_fill(reinterpret_cast<uint8_t*>(out), bytes); }, {}},
+      {"read, half of it streamed, in one pass (read_stream_half)", [&] {
+         read_stream_half(next(), out, std::min<int64_t>(padded, 2 * n) / 128 * 128);
+       }, {}},
       {"tessera plan (reduce.segments)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
       {"tessera plan, gradient in L2 (n/128 segments, 128x)", [&] {
          for (int k = 0; k < 128; ++k) tessera_plan_execute(part, g[0], out, part_bytes);
@@ -758,6 +776,33 @@ PROBE_TARGET void ragged_rows_in_order(const float* g, float* out, const uint8_t
   _mm_sfence();
 }
 
+// Blocks of 128 columns (16 registers of doubles, 512 bytes of each row) with each row's block
+// read in memory order: the in-order loop's reads without its row of doubles in memory.
+// kPrefetch: each segment's rows prefetched 4 KiB ahead first.
+template <bool kPrefetch>
+PROBE_TARGET void ragged_rows_blocks(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
+  const float* row = g;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t c = c8[j];
+    float* o = out + j * W;
+    if (kPrefetch)
+      for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
+    for (int64_t x = 0; x < W; x += 128) {
+      __m512d acc[16];
+      for (int v = 0; v < 16; ++v) acc[v] = _mm512_setzero_pd();
+      for (int64_t k = 0; k < c; ++k)
+        for (int v = 0; v < 16; v += 2) {
+          const __m512 f = _mm512_loadu_ps(row + k * W + x + v * 8);
+          acc[v] = _mm512_add_pd(acc[v], _mm512_cvtps_pd(_mm512_castps512_ps256(f)));
+          acc[v + 1] = _mm512_add_pd(acc[v + 1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(f, 1)));
+        }
+      for (int v = 0; v < 16; v += 2) _mm512_stream_ps(o + x + v * 8, demote(acc[v], acc[v + 1]));
+    }
+    row += c * W;
+  }
+  _mm_sfence();
+}
+
 // The prefetching loop 8 columns at a time (one register of doubles per step, 32-byte streams).
 PROBE_TARGET void ragged_rows_prefetch8(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
   const float* row = g;
@@ -813,6 +858,10 @@ void probe_rep_ragged_bwd(int rounds) {
   same("the prefetching loop");
   ragged_rows_prefetch8(g[0], out, c8.data(), n, W);
   same("the prefetching loop of 8 columns");
+  ragged_rows_blocks<false>(g[0], out, c8.data(), n, W);
+  same("the loop of 128-column blocks");
+  ragged_rows_blocks<true>(g[0], out, c8.data(), n, W);
+  same("the prefetching loop of 128-column blocks");
   ragged_rows<true, true>(g[0], out, c8.data(), n, W);
   same("the prefetching loop of 32-byte streams");
   int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
@@ -821,6 +870,9 @@ void probe_rep_ragged_bwd(int rounds) {
   std::vector<Row> rows = {
       {"read (limit)", [&] { sink = read_sum(next(), padded); }, {}},
       {"stream of the result (32 MiB)", [&] { stream_fill(reinterpret_cast<uint8_t*>(out), bytes); }, {}},
+      {"read, half of it streamed, in one pass (read_stream_half)", [&] {
+         read_stream_half(next(), out, std::min<int64_t>(padded, 2 * n * W) / 128 * 128);
+       }, {}},
       {"tessera plan (reduce.segments)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
       {"tessera plan, gradient in L2 (n/128 segments, 128x)", [&] {
          for (int k = 0; k < 128; ++k) tessera_plan_execute(part, g[0], out, part_bytes);
@@ -839,6 +891,12 @@ void probe_rep_ragged_bwd(int rounds) {
        }, {}},
       {"the same, 16 columns a step, two 32-byte streams", [&] {
          ragged_rows<true, true>(next(), out, c8.data(), n, W);
+       }, {}},
+      {"blocks of 128 columns in registers, each row's block in order", [&] {
+         ragged_rows_blocks<false>(next(), out, c8.data(), n, W);
+       }, {}},
+      {"blocks of 128 columns, the rows prefetched 4 KiB ahead", [&] {
+         ragged_rows_blocks<true>(next(), out, c8.data(), n, W);
        }, {}},
       {"the prefetching loop (16 columns), gradient in L2 (n/128, 128x)", [&] {
          for (int k = 0; k < 128; ++k) ragged_rows<true, false>(g[0], out, c8.data(), n_part, W);

@@ -21,7 +21,9 @@ repetitions.
 
 Every row shows `read` next to `stream`: the copying rows the percentage of each (`read` there is
 the output's byte count read once from DRAM), the reductions both limits' GB/s and percentages
-(`stream` there: the gradient read as bytes and the small result streamed).
+(`stream` there: the gradient summed as by `read` and the result streamed in the same pass, a
+few lines of result after each few lines of gradient: a gradient whose result is half its size
+cannot read at `read`'s speed while it writes, and this limit measures how fast it can).
 
 `read` reads from DRAM: tile_bench rotates the limit and the reductions themselves (tessera's plan,
 Eigen) among copies of their input that together span more than twice the last-level cache (read
@@ -256,8 +258,8 @@ def main():
         print("backward (the gradients: tile_backward, sum_to_shape, repeat_backward): Plan::execute into a touched "
               "result, GB/s of gradient read; read = the same bytes summed by a float32 vector loop (8 accumulators), "
               "every call (tessera, Eigen, read, stream) on the next of copies spanning > 2x the last-level cache "
-              f"({int(ctx.get('last_level_cache_bytes', 0)) // 2**20 or '?'} MiB): from DRAM; stream = the bytes "
-              "summed as bytes and the result streamed; "
+              f"({int(ctx.get('last_level_cache_bytes', 0)) // 2**20 or '?'} MiB): from DRAM; stream = the same "
+              "sum with the result streamed in the same pass; "
               "Eigen's Tensor sum" + (f" ({eigen})" if eigen else " (not built: no Eigen column)"))
         rows, read_met, read_missed, peer_met, peer_missed = [], [], [], [], []
         for case in reduction_cases:

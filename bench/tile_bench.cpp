@@ -21,7 +21,12 @@
 //                                    reduce_sum runs it (eigen_peer.h)
 //   limit/read/<case>/threads:<T>    the input's bytes read once from DRAM: a float32 vector sum with
 //                                    eight independent accumulators (sum_floats, limit_loops.h)
-//   limit/stream/<case>/threads:<T>  the input read once (a byte sum) and the result streamed
+//   limit/stream/<case>/threads:<T>  the input read once (the float32 sum of `read`) and the result
+//                                    streamed in the same pass, a few lines of output after each few
+//                                    lines of input (sum_stream): the bytes a plan moves, both ways
+//                                    at once. A gradient of results half its size (rep2_bwd,
+//                                    rep_counts_bwd, rep_ragged_bwd) cannot read at `read`'s speed
+//                                    while it writes them; this limit says how fast it can.
 // Every copying case also has limit/read: its output's byte count read once from DRAM, beside
 // `stream` (the tables print both on every row).
 //
@@ -615,7 +620,17 @@ void run_limit(benchmark::State& state, Bench& bench, std::size_t index, int thr
           break;
         }
         case Limit::stream: {
-          if (p.grads) in = p.grads->next();  // a reduction's input from DRAM, as its plan reads it
+          if (p.grads) {  // a reduction: its gradient from DRAM, summed as its result is streamed
+            const float* g = reinterpret_cast<const float*>(p.grads->next());
+            for_each_piece(in_bytes, threads, [&](std::size_t k, std::size_t n) {
+              const std::size_t in_begin = piece_begin(in_bytes, k, n), in_end = piece_begin(in_bytes, k + 1, n);
+              const std::size_t begin = piece_begin(bytes, k, n), end = piece_begin(bytes, k + 1, n);
+              sums[k] = sum_stream(g + in_begin / sizeof(float), (in_end - in_begin) / sizeof(float), out + begin,
+                                   end - begin, kFillByte);
+            });
+            benchmark::DoNotOptimize(sums.data());
+            break;
+          }
           std::atomic<uint64_t> sum{0};
           // Split by the larger of input and output (a reduction's result may be small).
           for_each_piece(std::max(bytes, in_bytes), threads, [&](std::size_t k, std::size_t n) {
