@@ -271,8 +271,11 @@ def main():
                 if large and run is not None and read:
                     ok = run >= READ_TARGET * read
                     read_verdict = f"{'PASS' if ok else 'MISS'} >={100 * READ_TARGET:.0f}%"
+                    stream = get("limit/stream", case, t)
+                    # A miss names how fast the gradient's bytes and its result's move together.
+                    bound = f"; stream {100 * stream / read:.0f}% of read" if stream and not ok else ""
                     (read_met if ok else read_missed).append(
-                        f"{case} at {t} thr {100 * run / read:.0f}% (>= {100 * READ_TARGET:.0f}%)")
+                        f"{case} at {t} thr {100 * run / read:.0f}% (>= {100 * READ_TARGET:.0f}%{bound})")
                 peer = peer_verdict(run, eig, read)
                 if peer:
                     (peer_met if peer[0] else peer_missed).append(
