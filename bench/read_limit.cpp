@@ -81,6 +81,18 @@ extern "C" __attribute__((visibility("default"))) void tessera_bench_store(void*
   });
 }
 
+// The copy in the caches (bench/sweep.py's `memcpy`, beside `store` below the last-level cache):
+// `bytes` bytes from src to dst by memcpy, each thread its share: every byte read once and written
+// once, where `store` only writes.
+extern "C" __attribute__((visibility("default"))) void tessera_bench_memcpy(const void* src, void* dst,
+                                                                          std::size_t bytes, int threads) {
+  const auto* in = static_cast<const unsigned char*>(src);
+  auto* out = static_cast<unsigned char*>(dst);
+  for_each_piece(bytes, threads, [&](std::size_t, std::size_t begin, std::size_t end) {
+    std::memcpy(out + begin, in + begin, end - begin);
+  });
+}
+
 // tile_bench's `stream` limit (bench/sweep.py): reads the src_bytes bytes at src once (a byte sum)
 // and writes `bytes` bytes at dst (64-byte aligned) with streaming stores, each thread its share of
 // both; returns the sum.

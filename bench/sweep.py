@@ -29,7 +29,9 @@ Each point is printed beside limits measured in the same run, interleaved with t
 (bench/read_limit.cpp through ctypes, the loops of tile_bench's limits): for outer and column `store`
 (ordinary stores into the touched output) below the last-level cache and `stream` (the input read
 once, the output streamed) from it, for the out= and warm modes; `fresh_thp` (memset into a fresh
-mapping advised MADV_HUGEPAGE, then munmap) for the first call; for outer_bwd `read` (a float32
+mapping advised MADV_HUGEPAGE, then munmap) for the first call, and below the cache `memcpy` too (the
+output's bytes copied from a touched buffer: a copy in the caches reads as much as it writes, where
+`store` only writes; a second table prints `out=` against both); for outer_bwd `read` (a float32
 vector sum) in every mode. The gradient of outer_bwd has rotation_copies() copies (bench/caches.py:
 together more than twice the last-level cache read from sysfs; one from 8x the cache up) and every call of tessera, numpy,
 torch and `read` takes the next copy, so that all of them read G from DRAM at every size — the
@@ -281,6 +283,10 @@ def point(np, torch, tessera, lib, case, size, llc, rng):
         calls[("limit", "stream")] = lambda: lib.tessera_bench_stream(a_p, ctypes.c_size_t(A.nbytes), out_p,
                                                                       ctypes.c_size_t(size), threads)
         calls[("limit", "fresh_thp")] = lambda: lib.tessera_bench_fresh_thp(ctypes.c_size_t(size), threads)
+        if size < llc:  # a copy of the output's bytes in the caches, beside `store`
+            copy_from = aligned_zeros(np, out_shape)
+            c_p = ctypes.c_void_p(copy_from.ctypes.data)
+            calls[("limit", "memcpy")] = lambda: lib.tessera_bench_memcpy(c_p, out_p, ctypes.c_size_t(size), threads)
         counted = size
     seconds = interleaved(calls, size, rng)
     return {key: counted / s / 1e9 for key, s in seconds.items()}
@@ -312,7 +318,7 @@ def rows_of(results, llc):
             limit = g.get(("limit", lname))
             rows.append({"case": r["case"], "size": r["size"], "mode": mode, "tessera": ours,
                          "numpy": peers.get("numpy"), "torch": peers.get("torch"), "best_peer": best,
-                         "limit_name": lname, "limit": limit,
+                         "limit_name": lname, "limit": limit, "memcpy": g.get(("limit", "memcpy")),
                          "vs_peer": ours / peers[best] if best and ours else None,
                          "of_limit": ours / limit if limit and ours else None})
     return rows
@@ -332,6 +338,17 @@ def print_table(rows, skipped):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     for s in skipped:
         print(f"skipped: {s}")
+    cached = [r for r in rows if r["mode"] == "out=" and r.get("memcpy") and r["tessera"]]
+    if cached:
+        print("in the caches (out=, below the last-level cache): memcpy = the output's bytes copied from a touched "
+              "buffer of the same size (each byte read once and written once; `store` only writes)")
+        table = [["case", "size", "tessera", "store", "memcpy", "of store", "of memcpy"]] + [
+            [r["case"], fmt_size(r["size"]), f(r["tessera"]), f(r["limit"]), f(r["memcpy"]),
+             f"{100 * r['tessera'] / r['limit']:.0f}%" if r["limit"] else "-",
+             f"{100 * r['tessera'] / r['memcpy']:.0f}%"] for r in cached]
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        for row in table:
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
 
 
 def plot(data, path):
@@ -407,6 +424,7 @@ def main():
     lib.tessera_bench_read.restype = ctypes.c_double
     lib.tessera_bench_read.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.tessera_bench_store.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    lib.tessera_bench_memcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.tessera_bench_stream.restype = ctypes.c_uint64
     lib.tessera_bench_stream.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
                                          ctypes.c_int]
