@@ -4,6 +4,7 @@
 #include "operations.hpp"
 
 #include "error.hpp"
+#include "kernels/kernels.hpp"
 #include "operation_info.hpp"
 #include "planner.hpp"
 
@@ -165,6 +166,7 @@ template <class T>
 bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp,
                          int64_t* sparse, uint8_t* c8, int64_t* sum) {
   using U = std::make_unsigned_t<T>;
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "scan_counts takes int32 or int64 counts");
   constexpr int64_t kStep = Prefix::kSparseStep, kCompactBlock = 32 * kStep;
   // Below 255 each, the counts of an array in memory (fewer than 2^48) sum to less than 2^56:
   // nothing to check on the way.
@@ -182,14 +184,12 @@ bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
     const int64_t n = std::min(kCompactBlock, count - b);
     uint8_t* const bytes = c8 + b;
     U bits = 0, above = 0;  // or-ed: the counts (the sign: a negative one); count + lift above the byte
-    if (contiguous) {
-      const T* c = reinterpret_cast<const T*>(base) + b;
-      for (int64_t i = 0; i < n; ++i) {
-        const U v = static_cast<U>(c[i]);
-        bits |= v;
-        above |= (v + lift) >> 8;
-        bytes[i] = static_cast<uint8_t>(v);
-      }
+    if (contiguous) {  // the same scan, vectorized per target (kernels/counts.cpp)
+      uint64_t bits64 = 0, above64 = 0;
+      scan_counts(reinterpret_cast<const T*>(base) + b, static_cast<int>(sizeof(T)), n, lift, bytes, &bits64,
+                  &above64);
+      bits = static_cast<U>(bits64);
+      above = static_cast<U>(above64);
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const U v = static_cast<U>(count_at(b + i));
@@ -206,14 +206,13 @@ bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
         bytes[i] = static_cast<uint8_t>(v < 0 ? 0 : v);
       }
     }
-    uint8_t block_max = 0;
-    for (int64_t i = 0; i < n; ++i) block_max = bytes[i] > block_max ? bytes[i] : block_max;
+    static_assert(kStep == 16, "count_bytes_sums sums 16 bytes at a time");
+    uint32_t sums[kCompactBlock / kStep];
+    const uint8_t block_max = count_bytes_sums(bytes, n, sums);
     max_count = block_max > max_count ? block_max : max_count;
     int64_t i = 0;
     for (; i + kStep <= n; i += kStep) {
-      uint32_t s = 0;
-      for (int64_t j = 0; j < kStep; ++j) s += bytes[i + j];
-      total += s;
+      total += sums[i / kStep];
       sparse[(b + i + kStep) / kStep] = total;  // the sum of the first b + i + kStep counts
     }
     for (; i < n; ++i) total += bytes[i];  // the last block's rest: no sum kept there

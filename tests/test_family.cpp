@@ -469,6 +469,53 @@ TEST_CASE("repeat: per-element counts read in place as int32 or int64 at any byt
   for (int i = 0; i < 10; ++i) CHECK(gin[static_cast<std::size_t>(i)] == static_cast<float>(c5[static_cast<std::size_t>(i % 5)]));
 }
 
+TEST_CASE("repeat: the planner's scan of per-element counts, on every target") {
+  // The planner reads per-element counts of 4-byte elements (at most 4 each: one-byte counts,
+  // every 16th prefix sum kept) by a per-target scan (kernels/counts.cpp). Planned on each target:
+  // 5003 counts 0-4 as int64 and as int32; with one count of 5 inside a block (planned without the
+  // one-byte counts); with one negative count there (an error naming it, nothing written).
+  test::Rng rng(20261129);
+  const int64_t n = 5003;  // not a multiple of a block (512) or of 16
+  Shape counts(static_cast<std::size_t>(n));
+  for (auto& c : counts) c = rng.uniform(0, 4);
+  std::vector<unsigned char> src(static_cast<std::size_t>(n) * 4);
+  for (auto& b : src) b = static_cast<unsigned char>(rng.uniform(0, 255));
+  {
+    const tessera::Plan native = tessera::Plan::repeat({n}, {}, 4, counts, 0);
+    CHECK_MESSAGE((native.describe().find("every 16th prefix sum") != std::string::npos) ==
+                      (std::string(tessera::active_target()) != "SCALAR"),
+                  native.describe());
+  }
+  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    INFO(std::string(hwy::TargetName(target)));
+    for (const int64_t five_at : {int64_t{-1}, int64_t{4097}}) {
+      INFO("a count of 5 at " << five_at);
+      Shape c = counts;
+      if (five_at >= 0) c[static_cast<std::size_t>(five_at)] = 5;
+      const std::vector<int32_t> c32(c.begin(), c.end());
+      Shape out_shape;
+      const std::vector<unsigned char> want = ref::repeat(src.data(), {n}, {}, 4, c, 0, &out_shape);
+      for (const bool narrow : {false, true}) {
+        INFO((narrow ? "int32 counts" : "int64 counts"));
+        const tessera::Repeats r = narrow ? tessera::Repeats(c32.data(), c32.size()) : tessera::Repeats(c);
+        const tessera::Plan plan = tessera::Plan::repeat({n}, {}, 4, r, 0);
+        std::vector<unsigned char> got(want.size(), 0xAB);
+        plan.execute(src.data(), got.data(), got.size());
+        CHECK(std::memcmp(got.data(), want.data(), want.size()) == 0);
+      }
+    }
+    Shape bad = counts;
+    bad[4099] = -3;
+    const std::vector<int32_t> bad32(bad.begin(), bad.end());
+    CHECK_THROWS_WITH_AS(tessera::Plan::repeat({n}, {}, 4, bad, 0), doctest::Contains("repeats[4099] = -3 is negative"),
+                         tessera::InvalidArgument);
+    CHECK_THROWS_WITH_AS(tessera::Plan::repeat({n}, {}, 4, tessera::Repeats(bad32.data(), bad32.size()), 0),
+                         doctest::Contains("repeats[4099] = -3 is negative"), tessera::InvalidArgument);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST_CASE("repeat: per-element counts planned compact give numpy.repeat's output from any start, on every target") {
   // Where the segments kernel walks one-byte counts (segments of single elements, each count at
   // most 16 / itemsize), the plan keeps those and every 16th prefix sum only; a range or region

@@ -26,6 +26,18 @@ void execute_range(const CopyPlan& plan, const unsigned char* src, unsigned char
 /// Writes `region` (plan_region) C-contiguously to dst. Defined in kernels/region.cpp.
 void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);
 
+/// The planner's scan of n contiguous per-element repeat counts (int32 if itemsize is 4, int64 if
+/// 8; any alignment), as unsigned integers of their width: bytes[i] = the low byte of count i;
+/// *bits = the or of every count (a negative one sets the width's sign bit); *above = the or of
+/// every (count + lift) >> 8, wrapping at the width (non-zero when a non-negative count exceeds
+/// 255 - lift). bytes has room for n. Defined in kernels/counts.cpp.
+void scan_counts(const void* counts, int itemsize, int64_t n, uint64_t lift, uint8_t* bytes, uint64_t* bits,
+                 uint64_t* above);
+
+/// For n one-byte counts: sums16[k] = the sum of bytes[16k, 16k + 16) for every whole group of 16
+/// (sums16 has room for n / 16); returns the largest. Defined in kernels/counts.cpp.
+uint8_t count_bytes_sums(const uint8_t* bytes, int64_t n, uint32_t* sums16);
+
 /// The reductions (kernels/reduce.cpp; items and leaves as in reduce.hpp). reduce_items computes
 /// items [begin, end) of the problem whole by the problem's kernel (or, on a target without its
 /// code, that kernel's general one) and writes them to dst (the output's first element);
