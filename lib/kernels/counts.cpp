@@ -1,7 +1,8 @@
 // Per-target scan of per-element repeat counts for the planner (operations.cpp's compact prefix
 // sums): a block of contiguous int32 or int64 counts narrowed to their low bytes, with the bits
-// the planner checks them by; then the bytes' sums of 16 and their largest. Compiled once per Highway target (foreach_target.h); scan_counts()
-// dispatches to the best target this CPU supports. Serial.
+// the planner checks them by; then the bytes' sums of 16 and their largest. Compiled once per
+// Highway target (foreach_target.h); scan_counts() and count_bytes_sums() dispatch to the best
+// target this CPU supports. Serial.
 
 // clang-format off
 #undef HWY_TARGET_INCLUDE
@@ -13,6 +14,7 @@
 #include "kernels/kernels.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
@@ -55,7 +57,8 @@ void ScanT(const U* HWY_RESTRICT c, int64_t n, U lift, uint8_t* HWY_RESTRICT byt
     a |= lanes_above[k];
   }
   for (; i < n; ++i) {
-    const U v = c[i];
+    U v;
+    std::memcpy(&v, c + i, sizeof(U));  // the counts may sit at any byte offset
     b |= v;
     a |= static_cast<U>(v + lift) >> 8;
     bytes[i] = static_cast<uint8_t>(v);
