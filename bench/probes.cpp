@@ -724,6 +724,18 @@ void probe_rep_counts_bwd(int rounds) {
 
 // ---- rep_ragged_bwd ----------------------------------------------------------------------------
 
+// Every line of the `floats` floats at row prefetched 4 KiB ahead (a segment's rows, before they
+// are summed).
+PROBE_TARGET inline void prefetch_ahead(const float* row, int64_t floats) {
+  for (int64_t k = 0; k < floats; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
+}
+
+// lo, hi += v's lower and upper 8 floats, as doubles.
+PROBE_TARGET inline void add_promoted(__m512d& lo, __m512d& hi, __m512 v) {
+  lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+  hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+}
+
 // out row j (W floats) = the sum of segment j's c8[j] (0-4) consecutive gradient rows, in double
 // from 0 in their order (tessera's bits), 16 columns at a time across the rows, streamed; a
 // segment of 0 rows streams zeros. kPrefetch: each segment's rows prefetched 4 KiB ahead first;
@@ -734,15 +746,10 @@ PROBE_TARGET void ragged_rows(const float* g, float* out, const uint8_t* c8, int
   for (int64_t j = 0; j < n; ++j) {
     const int64_t c = c8[j];
     float* o = out + j * W;
-    if (kPrefetch)
-      for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
+    if (kPrefetch) prefetch_ahead(row, c * W);
     for (int64_t x = 0; x < W; x += 16) {
       __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
-      for (int64_t k = 0; k < c; ++k) {
-        const __m512 v = _mm512_loadu_ps(row + k * W + x);
-        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
-      }
+      for (int64_t k = 0; k < c; ++k) add_promoted(lo, hi, _mm512_loadu_ps(row + k * W + x));
       if (kHalves) {
         _mm256_stream_ps(o + x, _mm512_cvtpd_ps(lo));
         _mm256_stream_ps(o + x + 8, _mm512_cvtpd_ps(hi));
@@ -785,17 +792,12 @@ PROBE_TARGET void ragged_rows_blocks(const float* g, float* out, const uint8_t* 
   for (int64_t j = 0; j < n; ++j) {
     const int64_t c = c8[j];
     float* o = out + j * W;
-    if (kPrefetch)
-      for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
+    if (kPrefetch) prefetch_ahead(row, c * W);
     for (int64_t x = 0; x < W; x += 128) {
       __m512d acc[16];
       for (int v = 0; v < 16; ++v) acc[v] = _mm512_setzero_pd();
       for (int64_t k = 0; k < c; ++k)
-        for (int v = 0; v < 16; v += 2) {
-          const __m512 f = _mm512_loadu_ps(row + k * W + x + v * 8);
-          acc[v] = _mm512_add_pd(acc[v], _mm512_cvtps_pd(_mm512_castps512_ps256(f)));
-          acc[v + 1] = _mm512_add_pd(acc[v + 1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(f, 1)));
-        }
+        for (int v = 0; v < 16; v += 2) add_promoted(acc[v], acc[v + 1], _mm512_loadu_ps(row + k * W + x + v * 8));
       for (int v = 0; v < 16; v += 2) _mm512_stream_ps(o + x + v * 8, demote(acc[v], acc[v + 1]));
     }
     row += c * W;
@@ -809,7 +811,7 @@ PROBE_TARGET void ragged_rows_prefetch8(const float* g, float* out, const uint8_
   for (int64_t j = 0; j < n; ++j) {
     const int64_t c = c8[j];
     float* o = out + j * W;
-    for (int64_t k = 0; k < c * W; k += 16) _mm_prefetch(reinterpret_cast<const char*>(row + k) + 4096, _MM_HINT_T0);
+    prefetch_ahead(row, c * W);
     for (int64_t x = 0; x < W; x += 8) {
       __m512d acc = _mm512_setzero_pd();
       for (int64_t k = 0; k < c; ++k) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_loadu_ps(row + k * W + x)));

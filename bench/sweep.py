@@ -324,31 +324,32 @@ def rows_of(results, llc):
     return rows
 
 
+def print_columns(table):
+    """Prints the rows of strings of `table` (its header first) in left-aligned columns."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
 def print_table(rows, skipped):
     def f(x):
         return "-" if x is None else f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
     header = ["case", "size", "mode", "tessera", "numpy", "torch", "best peer", "limit", "limit GB/s",
               "vs peer", "of limit"]
-    table = [header] + [[r["case"], fmt_size(r["size"]), r["mode"], f(r["tessera"]), f(r["numpy"]), f(r["torch"]),
-                         r["best_peer"] or "-", r["limit_name"], f(r["limit"]),
-                         f"{r['vs_peer']:.2f}x" if r["vs_peer"] else "-",
-                         f"{100 * r['of_limit']:.0f}%" if r["of_limit"] else "-"] for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    print_columns([header] + [[r["case"], fmt_size(r["size"]), r["mode"], f(r["tessera"]), f(r["numpy"]), f(r["torch"]),
+                               r["best_peer"] or "-", r["limit_name"], f(r["limit"]),
+                               f"{r['vs_peer']:.2f}x" if r["vs_peer"] else "-",
+                               f"{100 * r['of_limit']:.0f}%" if r["of_limit"] else "-"] for r in rows])
     for s in skipped:
         print(f"skipped: {s}")
     cached = [r for r in rows if r["mode"] == "out=" and r.get("memcpy") and r["tessera"]]
     if cached:
         print("in the caches (out=, below the last-level cache): memcpy = the output's bytes copied from a touched "
               "buffer of the same size (each byte read once and written once; `store` only writes)")
-        table = [["case", "size", "tessera", "store", "memcpy", "of store", "of memcpy"]] + [
+        print_columns([["case", "size", "tessera", "store", "memcpy", "of store", "of memcpy"]] + [
             [r["case"], fmt_size(r["size"]), f(r["tessera"]), f(r["limit"]), f(r["memcpy"]),
              f"{100 * r['tessera'] / r['limit']:.0f}%" if r["limit"] else "-",
-             f"{100 * r['tessera'] / r['memcpy']:.0f}%"] for r in cached]
-        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-        for row in table:
-            print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+             f"{100 * r['tessera'] / r['memcpy']:.0f}%"] for r in cached])
 
 
 def plot(data, path):

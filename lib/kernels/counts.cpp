@@ -67,9 +67,11 @@ void ScanT(const U* HWY_RESTRICT c, int64_t n, U lift, uint8_t* HWY_RESTRICT byt
   *above = a;
 }
 
+}  // namespace
+
 // bytes[0, n): sums16[k] = the sum of bytes[16k, 16k + 16) for each whole group of 16; returns
 // the largest byte.
-uint8_t BytesSumsMax(const uint8_t* HWY_RESTRICT bytes, int64_t n, uint32_t* HWY_RESTRICT sums16) {
+uint8_t CountBytesSums(const uint8_t* HWY_RESTRICT bytes, int64_t n, uint32_t* HWY_RESTRICT sums16) {
   int64_t j = 0;
   uint8_t largest = 0;
 #if HWY_TARGET != HWY_SCALAR
@@ -97,8 +99,6 @@ uint8_t BytesSumsMax(const uint8_t* HWY_RESTRICT bytes, int64_t n, uint32_t* HWY
   return largest;
 }
 
-}  // namespace
-
 void ScanCounts(const void* c, int itemsize, int64_t n, uint64_t lift, uint8_t* bytes, uint64_t* bits,
                 uint64_t* above) {
   if (itemsize == 8) {
@@ -110,8 +110,6 @@ void ScanCounts(const void* c, int itemsize, int64_t n, uint64_t lift, uint8_t* 
     *above = a;
   }
 }
-
-uint8_t CountBytesSums(const uint8_t* bytes, int64_t n, uint32_t* sums16) { return BytesSumsMax(bytes, n, sums16); }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace tessera::detail::HWY_NAMESPACE
