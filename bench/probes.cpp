@@ -14,9 +14,17 @@
 //   strided     tile of a transposed float32 (1024, 4096) view by (2, 2) (the strided case):
 //               tessera's plan; 16x16 register transposes streamed as 64-byte pieces (with and
 //               without prefetching the next block) or staged into 256-byte rows
-//   inner_bwd   tile_backward of (2048, 8192) float32 to (2048, 2048) (the inner_bwd case):
-//               tessera's plan; the plain loop (four addend rows in double, streamed); the same
-//               prefetching 4 KiB ahead; each 32 KiB gradient row read whole into an L1 row
+//   inner_bwd   tile_backward of (2048, 8192) float32 to (2048, 2048) (the inner_bwd case), and
+//   rep_mid_bwd repeat_backward of (64, 1024, 256) float32 by 4 along axis 1 (the rep_mid_bwd case;
+//               the same sums of four rows, of 1 KiB): tessera's plan; the read alone in the plain
+//               loop's order (across the four rows, float sums, nothing written); the plain loop
+//               (four addend rows in double, streamed); the same prefetching 4 KiB ahead; each
+//               gradient row read whole into an L1 row; 128-column blocks, each row's piece read
+//               in order into registers; two rows at a time through an L1 row
+//   nchw_bwd    tile_backward of (64, 4, 256, 256) float32 by (1, 1, 2, 2) (the nchw_bwd case):
+//               tessera's plan; the plain loop (16 columns of the four addends, two rows 128 KiB
+//               apart, in double, streamed), also prefetching 1 or 4 KiB ahead; each plane read in
+//               memory order, its first half's sums kept in an L2 block of doubles
 //   bc_rows_bwd sum_to_shape of (4096, 4096) float32 to (1, 4096) (the bc_rows_bwd case): tessera's
 //               plan; the plain loop (each row added into a row of doubles); the same eight
 //               rows at a time (their sums in registers); 128-column blocks summed down all rows
@@ -37,7 +45,8 @@
 // gradient, eight accumulators, two gradients alternated so that L3 holds neither); and for the
 // two gradients of half-size results, read_stream_half: the gradient read in memory order and half
 // its bytes streamed in the same pass with the fewest instructions (tile_bench's `stream` limit of
-// a reduction, sum_stream, measures the same).
+// a reduction, sum_stream, measures the same); for the three of quarter-size results the same with
+// a quarter streamed (read_stream_quarter).
 // Prints per row the median time and its ratio to the probe's limit. Each kernel's output is
 // compared with tessera's before timing (the prefetching variants share their stores with the
 // kernel compared; the placement writes no output); a difference stops the program (exit 1).
@@ -76,6 +85,14 @@ struct Row {
 
 void check(tessera_status s, const char* what) {
   if (s != TESSERA_OK) die(std::string(what) + " failed: " + tessera_last_error());
+}
+
+// tessera's options for one thread (the probes' plans run where the plain loops do).
+tessera_options one_thread() {
+  tessera_options o;
+  tessera_options_init(&o);
+  o.max_threads = 1;
+  return o;
 }
 
 // n elements of T, 2 MiB aligned, advised transparent huge pages (as tile_bench's buffers and
@@ -254,9 +271,7 @@ void probe_rep_counts(int rounds) {
   uint8_t* out = alloc_touched<uint8_t>(bytes + 64);
   uint8_t* ref = alloc_touched<uint8_t>(bytes + 64);
   static const Quads q;
-  tessera_options o;
-  tessera_options_init(&o);
-  o.max_threads = 1;
+  const tessera_options o = one_thread();
   tessera_plan* plan = nullptr;
   const int64_t shape[1] = {n};
   check(tessera_plan_create_repeat(1, shape, nullptr, 4, n, counts.data(), 0, &o, &plan), "the repeat plan");
@@ -346,9 +361,7 @@ void probe_strided(int rounds) {
   const std::size_t bytes = static_cast<std::size_t>(4 * I * J) * 4;
   float* out = alloc_touched<float>(bytes / 4);
   float* ref = alloc_touched<float>(bytes / 4);
-  tessera_options o;
-  tessera_options_init(&o);
-  o.max_threads = 1;
+  const tessera_options o = one_thread();
   const int64_t shape[2] = {I, J}, strides[2] = {4, I * 4}, reps[2] = {2, 2};
   tessera_plan* plan = nullptr;
   check(tessera_plan_create_ex(2, shape, strides, 4, 2, reps, &o, &plan), "the strided plan");
@@ -396,6 +409,19 @@ PROBE_TARGET void read_stream_half(const float* a, float* out, int64_t n) {
   _mm_sfence();
 }
 
+// The same for a result of a quarter of the gradient's size (inner_bwd, nchw_bwd, rep_mid_bwd):
+// each four adjacent lines added and streamed as one line.
+PROBE_TARGET void read_stream_quarter(const float* a, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; i += 256, out += 64)
+    for (int k = 0; k < 4; ++k) {
+      const float* q = a + i + 64 * k;
+      const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_load_ps(q), _mm512_load_ps(q + 16)),
+                                     _mm512_add_ps(_mm512_load_ps(q + 32), _mm512_load_ps(q + 48)));
+      _mm512_stream_ps(out + 16 * k, s);
+    }
+  _mm_sfence();
+}
+
 PROBE_TARGET inline __m512 demote(__m512d lo, __m512d hi) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
 }
@@ -437,9 +463,67 @@ PROBE_TARGET void inner_rows_whole(const float* g, float* out, int64_t R, int64_
   _mm_sfence();
 }
 
-void probe_inner_bwd(int rounds) {
-  const int64_t R = 2048, W = 2048;
-  const int K = 4;
+// out[r][j] = sum over k < K of g[r][k W + j], 128 columns at a time: the K rows' 512-byte pieces
+// read one after another into 16 registers of doubles, streamed (W a multiple of 128).
+PROBE_TARGET void inner_blocks_in_registers(const float* g, float* out, int64_t R, int64_t W, int K) {
+  for (int64_t r = 0; r < R; ++r) {
+    const float* row = g + r * W * K;
+    for (int64_t j = 0; j < W; j += 128) {
+      __m512d a[16];
+      for (int v = 0; v < 16; ++v) a[v] = _mm512_cvtps_pd(_mm256_loadu_ps(row + j + 8 * v));
+      for (int k = 1; k < K; ++k)
+        for (int v = 0; v < 16; ++v) a[v] = _mm512_add_pd(a[v], _mm512_cvtps_pd(_mm256_loadu_ps(row + k * W + j + 8 * v)));
+      for (int v = 0; v < 16; v += 2) _mm512_stream_ps(out + r * W + j + 8 * v, demote(a[v], a[v + 1]));
+    }
+  }
+  _mm_sfence();
+}
+
+// The read alone in the plain loop's order: 32 columns a step across the K rows of each
+// gradient row (K streams W floats apart), summed in float into eight accumulators.
+PROBE_TARGET float read_sum_across(const float* g, int64_t R, int64_t W, int K) {
+  __m512 s[8];
+  for (auto& v : s) v = _mm512_setzero_ps();
+  for (int64_t r = 0; r < R; ++r) {
+    const float* row = g + r * W * K;
+    for (int64_t j = 0; j < W; j += 32)
+      for (int k = 0; k < K; ++k) {
+        s[(2 * k) & 7] = _mm512_add_ps(s[(2 * k) & 7], _mm512_load_ps(row + k * W + j));
+        s[(2 * k + 1) & 7] = _mm512_add_ps(s[(2 * k + 1) & 7], _mm512_load_ps(row + k * W + j + 16));
+      }
+  }
+  for (int k = 1; k < 8; ++k) s[0] = _mm512_add_ps(s[0], s[k]);
+  return _mm512_reduce_add_ps(s[0]);
+}
+
+// Two rows at a time: the first two of each gradient row summed into an L1 row of doubles, the
+// last two added to it and streamed (two streams at a time where the plain loop keeps K).
+PROBE_TARGET void inner_pairs(const float* g, float* out, int64_t R, int64_t W, int K) {
+  static std::vector<double> acc_row;
+  acc_row.assign(static_cast<std::size_t>(W), 0.0);
+  double* acc = acc_row.data();
+  for (int64_t r = 0; r < R; ++r) {
+    const float* row = g + r * W * K;
+    for (int64_t j = 0; j < W; j += 8)
+      _mm512_storeu_pd(acc + j, _mm512_add_pd(_mm512_cvtps_pd(_mm256_loadu_ps(row + j)),
+                                              _mm512_cvtps_pd(_mm256_loadu_ps(row + W + j))));
+    for (int64_t j = 0; j < W; j += 16) {
+      __m512d lo = _mm512_loadu_pd(acc + j), hi = _mm512_loadu_pd(acc + j + 8);
+      for (int k = 2; k < K; ++k) {
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm256_loadu_ps(row + k * W + j)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_loadu_ps(row + k * W + j + 8)));
+      }
+      _mm512_stream_ps(out + r * W + j, demote(lo, hi));
+    }
+  }
+  _mm_sfence();
+}
+
+// A gradient of R rows of K W floats summed to R rows of W (out[r][j] = sum over k of
+// g[r][k W + j]: inner_bwd, and rep_mid_bwd's 4 neighbouring rows of a row each), `plan` being
+// tessera's plan of it (one thread), `kernel` its kernel's name.
+void probe_lanes(const char* title, const char* name, const char* kernel, tessera_plan* plan, int64_t R, int64_t W,
+                 int K, int rounds) {
   const int64_t n = R * W * K;
   float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(n)), alloc_touched<float>(static_cast<std::size_t>(n))};
   for (float* b : g)
@@ -447,33 +531,161 @@ void probe_inner_bwd(int rounds) {
   const std::size_t bytes = static_cast<std::size_t>(R * W) * 4;
   float* out = alloc_touched<float>(bytes / 4);
   float* ref = alloc_touched<float>(bytes / 4);
-  tessera_options o;
-  tessera_options_init(&o);
-  o.max_threads = 1;
-  const int64_t shape[2] = {R, W * K}, in_shape[2] = {R, W}, reps[2] = {1, K};
-  tessera_plan* plan = nullptr;
-  check(tessera_plan_create_tile_backward(2, shape, nullptr, TESSERA_FLOAT32, 2, in_shape, 2, reps, &o, &plan),
-        "the tile_backward plan");
-  check(tessera_plan_execute(plan, g[0], ref, bytes), "the tile_backward plan's execution");
+  check(tessera_plan_execute(plan, g[0], ref, bytes), "the plan's execution");
   const auto same = [&](const char* what) {
-    if (std::memcmp(out, ref, bytes) != 0) die(std::string("inner_bwd: ") + what + " differs from tessera's output");
+    if (std::memcmp(out, ref, bytes) != 0) die(std::string(name) + ": " + what + " differs from tessera's output");
   };
   inner_plain(g[0], out, R, W, K, 0);
   same("the plain loop");
   inner_rows_whole(g[0], out, R, W, K);
   same("rows read whole");
+  inner_blocks_in_registers(g[0], out, R, W, K);
+  same("128-column blocks in registers");
+  inner_pairs(g[0], out, R, W, K);
+  same("two rows at a time");
   int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
   const auto next = [&] { return g[turn++ & 1]; };
   volatile float sink = 0;
   std::vector<Row> rows = {
       {"read (limit)", [&] { sink = read_sum(next(), n); }, {}},
-      {"tessera plan (reduce.lanes.reg.leaf)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
-      {"plain loop, 4 rows in double, streamed", [&] { inner_plain(next(), out, R, W, K, 0); }, {}},
+      {"read, a quarter streamed, in one pass", [&] { read_stream_quarter(next(), out, n / 256 * 256); }, {}},
+      {"read across the rows as the plain loop, float sums", [&] { sink = read_sum_across(next(), R, W, K); }, {}},
+      {std::string("tessera plan (") + kernel + ")", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
+      {"plain loop, " + std::to_string(K) + " rows in double, streamed", [&] { inner_plain(next(), out, R, W, K, 0); }, {}},
       {"the same, prefetching 4 KiB ahead", [&] { inner_plain(next(), out, R, W, K, 4096); }, {}},
-      {"each 32 KiB row read whole into an L1 row", [&] { inner_rows_whole(next(), out, R, W, K); }, {}},
+      {"each " + std::to_string(W * K / 256) + " KiB row read whole into an L1 row", [&] { inner_rows_whole(next(), out, R, W, K); }, {}},
+      {"128-column blocks, the rows' pieces in order, in registers", [&] { inner_blocks_in_registers(next(), out, R, W, K); }, {}},
+      {"two rows at a time, through an L1 row", [&] { inner_pairs(next(), out, R, W, K); }, {}},
   };
   static_cast<void>(sink);
-  report("inner_bwd: tile_backward (2048, 8192) -> (2048, 2048) float32 (64 MiB read)", rows, "read (limit)",
+  report(title, rows, "read (limit)", rounds);
+  std::free(g[0]);
+  std::free(g[1]);
+  std::free(out);
+  std::free(ref);
+}
+
+void probe_inner_bwd(int rounds) {
+  const int64_t R = 2048, W = 2048;
+  const int K = 4;
+  const tessera_options o = one_thread();
+  const int64_t shape[2] = {R, W * K}, in_shape[2] = {R, W}, reps[2] = {1, K};
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_tile_backward(2, shape, nullptr, TESSERA_FLOAT32, 2, in_shape, 2, reps, &o, &plan),
+        "the tile_backward plan");
+  probe_lanes("inner_bwd: tile_backward (2048, 8192) -> (2048, 2048) float32 (64 MiB read)", "inner_bwd",
+              "reduce.lanes.reg.leaf", plan, R, W, K, rounds);
+  tessera_plan_destroy(plan);
+}
+
+void probe_rep_mid_bwd(int rounds) {
+  const int64_t R = 64 * 256, W = 256;
+  const int K = 4;
+  const tessera_options o = one_thread();
+  const int64_t shape[3] = {64, 1024, 256}, in_shape[3] = {64, 256, 256};
+  const int64_t repeats = K;
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_repeat_backward(3, shape, nullptr, TESSERA_FLOAT32, 3, in_shape, 1, &repeats, 1, &o, &plan),
+        "the repeat_backward plan");
+  probe_lanes("rep_mid_bwd: repeat_backward (64, 1024, 256) by 4 along axis 1 -> (64, 256, 256) float32 (64 MiB read)",
+              "rep_mid_bwd", "reduce.lanes.reg.leaf, rows in scratch", plan, R, W, K, rounds);
+  tessera_plan_destroy(plan);
+}
+
+// ---- nchw_bwd ----------------------------------------------------------------------------------
+
+// out[p][h][w] = the sum of g[p][h + a H][w + b W] over a, b in {0, 1} (P planes of 2H x 2W
+// floats summed to H x W; nchw_bwd's 2x2 spatial replicas), 16 columns at a time across the four
+// addends (two rows 2W floats apart, each at w and w + W), in double, streamed; the addends'
+// lines optionally prefetched `prefetch_bytes` ahead.
+PROBE_TARGET void nchw_plain(const float* g, float* out, int64_t P, int64_t H, int64_t W, int64_t prefetch_bytes) {
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t h = 0; h < H; ++h) {
+      const float* r0 = g + (p * 2 * H + h) * 2 * W;
+      const float* r1 = r0 + H * 2 * W;
+      float* o = out + (p * H + h) * W;
+      for (int64_t w = 0; w < W; w += 16) {
+        if (prefetch_bytes > 0) {
+          _mm_prefetch(reinterpret_cast<const char*>(r0 + w) + prefetch_bytes, _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(r1 + w) + prefetch_bytes, _MM_HINT_T0);
+        }
+        __m512d lo = _mm512_cvtps_pd(_mm256_loadu_ps(r0 + w)), hi = _mm512_cvtps_pd(_mm256_loadu_ps(r0 + w + 8));
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm256_loadu_ps(r0 + w + W)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_loadu_ps(r0 + w + W + 8)));
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm256_loadu_ps(r1 + w)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_loadu_ps(r1 + w + 8)));
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm256_loadu_ps(r1 + w + W)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_loadu_ps(r1 + w + W + 8)));
+        _mm512_stream_ps(o + w, demote(lo, hi));
+      }
+    }
+  _mm_sfence();
+}
+
+// The same sums with each plane read in memory order: its first H rows' halves summed into an
+// H x W row block of doubles (L2), the last H rows' added to it and streamed (one stream of
+// reads where the loop above keeps two).
+PROBE_TARGET void nchw_planes_in_order(const float* g, float* out, int64_t P, int64_t H, int64_t W) {
+  static std::vector<double> block;
+  block.assign(static_cast<std::size_t>(H * W), 0.0);
+  double* b = block.data();
+  for (int64_t p = 0; p < P; ++p) {
+    const float* plane = g + p * 4 * H * W;
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t w = 0; w < W; w += 8)
+        _mm512_storeu_pd(b + h * W + w, _mm512_add_pd(_mm512_cvtps_pd(_mm256_loadu_ps(plane + h * 2 * W + w)),
+                                                      _mm512_cvtps_pd(_mm256_loadu_ps(plane + h * 2 * W + w + W))));
+    for (int64_t h = 0; h < H; ++h) {
+      const float* r = plane + (H + h) * 2 * W;
+      float* o = out + (p * H + h) * W;
+      for (int64_t w = 0; w < W; w += 16) {
+        const __m512d lo = _mm512_add_pd(_mm512_add_pd(_mm512_loadu_pd(b + h * W + w), _mm512_cvtps_pd(_mm256_loadu_ps(r + w))),
+                                         _mm512_cvtps_pd(_mm256_loadu_ps(r + w + W)));
+        const __m512d hi = _mm512_add_pd(_mm512_add_pd(_mm512_loadu_pd(b + h * W + w + 8), _mm512_cvtps_pd(_mm256_loadu_ps(r + w + 8))),
+                                         _mm512_cvtps_pd(_mm256_loadu_ps(r + w + W + 8)));
+        _mm512_stream_ps(o + w, demote(lo, hi));
+      }
+    }
+  }
+  _mm_sfence();
+}
+
+void probe_nchw_bwd(int rounds) {
+  const int64_t P = 64 * 4, H = 128, W = 128;
+  const int64_t n = P * 4 * H * W;
+  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(n)), alloc_touched<float>(static_cast<std::size_t>(n))};
+  for (float* b : g)
+    for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+  const std::size_t bytes = static_cast<std::size_t>(P * H * W) * 4;
+  float* out = alloc_touched<float>(bytes / 4);
+  float* ref = alloc_touched<float>(bytes / 4);
+  const tessera_options o = one_thread();
+  const int64_t shape[4] = {64, 4, 2 * H, 2 * W}, in_shape[4] = {64, 4, H, W}, reps[4] = {1, 1, 2, 2};
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_tile_backward(4, shape, nullptr, TESSERA_FLOAT32, 4, in_shape, 4, reps, &o, &plan),
+        "the tile_backward plan");
+  check(tessera_plan_execute(plan, g[0], ref, bytes), "the tile_backward plan's execution");
+  const auto same = [&](const char* what) {
+    if (std::memcmp(out, ref, bytes) != 0) die(std::string("nchw_bwd: ") + what + " differs from tessera's output");
+  };
+  nchw_plain(g[0], out, P, H, W, 0);
+  same("the plain loop");
+  nchw_planes_in_order(g[0], out, P, H, W);
+  same("the planes in memory order");
+  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
+  const auto next = [&] { return g[turn++ & 1]; };
+  volatile float sink = 0;
+  std::vector<Row> rows = {
+      {"read (limit)", [&] { sink = read_sum(next(), n); }, {}},
+      {"read, a quarter streamed, in one pass", [&] { read_stream_quarter(next(), out, n); }, {}},
+      {"tessera plan (reduce.lanes.reg.leaf, rows whole)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
+      {"plain loop, 4 addends in double, streamed", [&] { nchw_plain(next(), out, P, H, W, 0); }, {}},
+      {"the same, prefetching 1 KiB ahead", [&] { nchw_plain(next(), out, P, H, W, 1024); }, {}},
+      {"the same, prefetching 4 KiB ahead", [&] { nchw_plain(next(), out, P, H, W, 4096); }, {}},
+      {"each plane in memory order, its sums in L2", [&] { nchw_planes_in_order(next(), out, P, H, W); }, {}},
+  };
+  static_cast<void>(sink);
+  report("nchw_bwd: tile_backward (64, 4, 256, 256) -> (64, 4, 128, 128) float32 (64 MiB read)", rows, "read (limit)",
          rounds);
   tessera_plan_destroy(plan);
   std::free(g[0]);
@@ -545,9 +757,7 @@ void probe_bc_rows_bwd(int rounds) {
   const std::size_t bytes = static_cast<std::size_t>(W) * 4;
   float* out = alloc_touched<float>(static_cast<std::size_t>(W));
   float* ref = alloc_touched<float>(static_cast<std::size_t>(W));
-  tessera_options o;
-  tessera_options_init(&o);
-  o.max_threads = 1;
+  const tessera_options o = one_thread();
   const int64_t shape[2] = {R, W}, target[2] = {1, W};
   tessera_plan* plan = nullptr;
   check(tessera_plan_create_sum_to_shape(2, shape, nullptr, TESSERA_FLOAT32, 2, target, &o, &plan),
@@ -593,9 +803,7 @@ struct CountPlans {
   int64_t n_part = 0;
 };
 CountPlans count_plans(const std::vector<int64_t>& counts, int64_t W) {
-  tessera_options o;
-  tessera_options_init(&o);
-  o.max_threads = 1;
+  const tessera_options o = one_thread();
   const int ndim = W > 0 ? 2 : 1;
   CountPlans r;
   const int64_t n = static_cast<int64_t>(counts.size());
@@ -928,19 +1136,21 @@ int main(int argc, char** argv) {
     } else if (a == "--probe" && i + 1 < argc) {
       probes.push_back(argv[++i]);
     } else {
-      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd|bc_rows_bwd|rep_counts_bwd|rep_ragged_bwd]...)");
+      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd|rep_mid_bwd|nchw_bwd|bc_rows_bwd|rep_counts_bwd|rep_ragged_bwd]...)");
     }
   }
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
       !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq"))
     die("this CPU lacks AVX-512F/BW/VL/DQ, which the probes are written for");
-  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd", "bc_rows_bwd", "rep_counts_bwd", "rep_ragged_bwd"};
+  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd", "rep_mid_bwd", "nchw_bwd", "bc_rows_bwd", "rep_counts_bwd", "rep_ragged_bwd"};
   std::printf("tessera %s, target %s\n", tessera_version(), tessera_active_target());
   for (const std::string& p : probes) {
     if (p == "rep_counts") probe_rep_counts(rounds);
     else if (p == "strided") probe_strided(rounds);
     else if (p == "inner_bwd") probe_inner_bwd(rounds);
+    else if (p == "rep_mid_bwd") probe_rep_mid_bwd(rounds);
+    else if (p == "nchw_bwd") probe_nchw_bwd(rounds);
     else if (p == "bc_rows_bwd") probe_bc_rows_bwd(rounds);
     else if (p == "rep_counts_bwd") probe_rep_counts_bwd(rounds);
     else if (p == "rep_ragged_bwd") probe_rep_ragged_bwd(rounds);
