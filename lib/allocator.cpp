@@ -264,13 +264,13 @@ void set_block_cache_max_age(double seconds) {
   });
 }
 
-void* allocate_output(std::size_t nbytes, bool* fresh) {
+void* allocate_output(std::size_t nbytes, bool* fresh, std::size_t cached_from) {
   // Large outputs: 2 MiB aligned and advised to use transparent huge pages, so that the first
   // touch costs one fault per 2 MiB instead of one per 4 KiB (page faults bound a fresh output).
   // Only from 32 MiB, glibc's largest mmap threshold: smaller blocks are recycled by malloc
   // (already touched, no fault at all), which huge-page mappings of their own would prevent.
   constexpr std::size_t kHuge = std::size_t{2} << 20;
-  const bool large = nbytes >= kHugeMinBytes;
+  const bool large = nbytes >= cached_from;
   const std::size_t align = large ? kHuge : 64;
   const std::size_t padded = (nbytes + align - 1) / align * align;  // aligned_alloc wants a multiple
   if (padded < nbytes) throw std::bad_alloc();

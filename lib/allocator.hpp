@@ -19,10 +19,15 @@ inline constexpr double kBlockCacheDefaultMaxAge = 10.0;
 /// The largest max age set_block_cache_max_age accepts (seconds: one day).
 inline constexpr double kBlockCacheMaxAgeLimit = 86400.0;
 
-/// Allocates an output of nbytes > 0 (64-byte aligned; from kHugeMinBytes a block free_output kept,
-/// or a fresh mapping, which sets *fresh: its pages will be zeroed by the kernel on first touch).
-/// Throws std::bad_alloc.
-void* allocate_output(std::size_t nbytes, bool* fresh);
+/// Planners' buffers (the prefix sums of per-element counts) come from the block cache from this
+/// many bytes: a one-shot call's plan dies with the call, and its next one then reuses the pages
+/// instead of faulting in fresh ones (malloc maps such blocks afresh once freed ones were returned).
+inline constexpr std::size_t kPlanCacheMinBytes = kHugeAdviseMinBytes;
+
+/// Allocates an output of nbytes > 0 (64-byte aligned; from `cached_from` bytes, kHugeMinBytes
+/// unless given, 2 MiB aligned: a block free_output kept, or a fresh mapping, which sets *fresh:
+/// its pages will be zeroed by the kernel on first touch). Throws std::bad_alloc.
+void* allocate_output(std::size_t nbytes, bool* fresh, std::size_t cached_from = kHugeMinBytes);
 
 /// The block cache's bound in bytes: set_block_cache_limit's last value, else
 /// TESSERA_ALLOC_CACHE_BYTES (read once; a value that is not a decimal count of bytes is reported on

@@ -50,6 +50,25 @@ int parallel_threads(int64_t work_bytes, int max_threads, int arena) {
   return threads_for(work_bytes, max_threads, arena, true);
 }
 
+int planning_threads(int64_t work_bytes, int max_threads) {
+  if (work_bytes < kParallelMinBytes) return 1;  // no TBB call at all
+  return parallel_threads(work_bytes, max_threads, tbb::this_task_arena::max_concurrency());
+}
+
+void run_parts(int parts, const std::function<void(int)>& body) {
+  if (parts <= 1) {
+    body(0);
+    return;
+  }
+  tbb::task_group_context context(tbb::task_group_context::isolated);
+  tbb::parallel_for(
+      tbb::blocked_range<int>(0, parts, 1),
+      [&](const tbb::blocked_range<int>& r) {
+        for (int k = r.begin(); k < r.end(); ++k) body(k);
+      },
+      tbb::simple_partitioner(), context);
+}
+
 void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst) {
   const int64_t total = plan.out_size;
   const int64_t nbytes = static_cast<int64_t>(plan.nbytes);

@@ -6,11 +6,14 @@
 #include "error.hpp"
 #include "kernels/kernels.hpp"
 #include "operation_info.hpp"
+#include "parallel.hpp"
 #include "planner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace tessera::detail {
 
@@ -155,67 +158,112 @@ int64_t prefix_sums_into(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
 }
 
 // prefix_sums' compact pass (Prefix::compact): the one-byte counts and every kSparseStep-th prefix
-// sum. Returns false, having written part of them, at the first block with a count above
+// sum. Returns false, having written part of them, at a block with a count above
 // p.compact_max_count (at most 254; the caller then makes the whole sums); else the same checks and
-// results as prefix_sums_into. Blocks of kCompactBlock counts, in loops the compiler vectorizes
-// with the baseline's integer operations (x86-64: no 64-bit compares): the counts narrowed to bytes
-// while their bits are or-ed (a negative one: the sign) and those of count + 255 - max above the
-// byte (a count above max; a negative one may wrap there, but shows in the sign); such a block
-// goes again, count by count. Then the bytes' largest, and their sums kSparseStep at a time.
+// results as prefix_sums_into. Blocks of kCompactBlock counts: contiguous ones narrowed to bytes by
+// the per-target scan (kernels/counts.cpp), strided ones by a scalar loop, while their bits are
+// or-ed (a negative one: the sign) and those of count + 255 - max above the byte (a count above
+// max; a negative one may wrap there, but shows in the sign); such a block goes again, count by
+// count. Then the bytes' largest, and their sums kSparseStep at a time. Contiguous counts of more
+// than kParallelMinBytes are split into parts of whole blocks over the threads planning_threads
+// gives (parallel.hpp): each part's sparse sums start from 0 and get the parts' totals before it
+// added after; the results are the same bytes whatever the threads.
 template <class T>
 bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp,
                          int64_t* sparse, uint8_t* c8, int64_t* sum) {
   using U = std::make_unsigned_t<T>;
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "scan_counts takes int32 or int64 counts");
   constexpr int64_t kStep = Prefix::kSparseStep, kCompactBlock = 32 * kStep;
-  // Below 255 each, the counts of an array in memory (fewer than 2^48) sum to less than 2^56:
-  // nothing to check on the way.
-  int64_t total = 0;
-  uint8_t max_count = 0;
-  bool negative = false;
   const int64_t limit = p.compact_max_count;  // in [1, 254]
   const U lift = static_cast<U>(255 - limit);
   const bool contiguous = stride == static_cast<std::ptrdiff_t>(sizeof(T));
   const auto count_at = [&](int64_t i) {
     return contiguous ? reinterpret_cast<const T*>(base)[i] : *reinterpret_cast<const T*>(base + i * stride);
   };
+  // One part's blocks [b0, b1) (in counts; b0 a multiple of kCompactBlock). Below 255 each, the
+  // counts of an array in memory (fewer than 2^48) sum to less than 2^56: nothing to check on the
+  // way.
+  struct Part {
+    int64_t total = 0;
+    uint8_t max_count = 0;
+    bool negative = false, above = false;
+  };
+  std::atomic<bool> above_any{false};
+  const auto scan_part = [&](int64_t b0, int64_t b1, Part& part) {
+    // Sums in locals (sparse's stores could alias a Part's), kept in `part` at the end.
+    int64_t total = 0;
+    uint8_t max_count = 0;
+    bool negative = false;
+    for (int64_t b = b0; b < b1; b += kCompactBlock) {
+      if (above_any.load(std::memory_order_relaxed)) return;  // another part found one: no use going on
+      const int64_t n = std::min(kCompactBlock, b1 - b);
+      uint8_t* const bytes = c8 + b;
+      U bits = 0, above = 0;
+      if (contiguous) {
+        uint64_t bits64 = 0, above64 = 0;
+        scan_counts(reinterpret_cast<const T*>(base) + b, static_cast<int>(sizeof(T)), n, lift, bytes, &bits64,
+                    &above64);
+        bits = static_cast<U>(bits64);
+        above = static_cast<U>(above64);
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          const U v = static_cast<U>(count_at(b + i));
+          bits |= v;
+          above |= (v + lift) >> 8;
+          bytes[i] = static_cast<uint8_t>(v);
+        }
+      }
+      if (static_cast<T>(bits) < 0 || above != 0) {  // a negative count, or one above the limit
+        for (int64_t i = 0; i < n; ++i) {
+          const T v = count_at(b + i);
+          if (v > limit) {
+            part.above = true;
+            above_any.store(true, std::memory_order_relaxed);
+            return;
+          }
+          negative |= v < 0;
+          bytes[i] = static_cast<uint8_t>(v < 0 ? 0 : v);
+        }
+      }
+      static_assert(kStep == 16, "count_bytes_sums sums 16 bytes at a time");
+      uint32_t sums[kCompactBlock / kStep];
+      const uint8_t block_max = count_bytes_sums(bytes, n, sums);
+      max_count = block_max > max_count ? block_max : max_count;
+      int64_t i = 0;
+      for (; i + kStep <= n; i += kStep) {
+        total += sums[i / kStep];
+        sparse[(b + i + kStep) / kStep] = total;  // the part's sum up to b + i + kStep (offset below)
+      }
+      for (; i < n; ++i) total += bytes[i];  // the last block's rest: no sum kept there
+    }
+    part.total = total;
+    part.max_count = max_count;
+    part.negative = negative;
+  };
+  const int64_t nblocks = (count + kCompactBlock - 1) / kCompactBlock;
+  const int threads = contiguous ? planning_threads(count * static_cast<int64_t>(sizeof(T)), p.options.max_threads) : 1;
+  const int nparts = std::max(1, static_cast<int>(std::min<int64_t>(threads, nblocks)));
+  const auto part_begin = [&](int k) { return std::min(count, nblocks * k / nparts * kCompactBlock); };
+  Part one;
+  std::vector<Part> parts(nparts > 1 ? static_cast<std::size_t>(nparts) : 0);
   sparse[0] = 0;
-  for (int64_t b = 0; b < count; b += kCompactBlock) {
-    const int64_t n = std::min(kCompactBlock, count - b);
-    uint8_t* const bytes = c8 + b;
-    U bits = 0, above = 0;  // or-ed: the counts (the sign: a negative one); count + lift above the byte
-    if (contiguous) {  // the same scan, vectorized per target (kernels/counts.cpp)
-      uint64_t bits64 = 0, above64 = 0;
-      scan_counts(reinterpret_cast<const T*>(base) + b, static_cast<int>(sizeof(T)), n, lift, bytes, &bits64,
-                  &above64);
-      bits = static_cast<U>(bits64);
-      above = static_cast<U>(above64);
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        const U v = static_cast<U>(count_at(b + i));
-        bits |= v;
-        above |= (v + lift) >> 8;
-        bytes[i] = static_cast<uint8_t>(v);
-      }
-    }
-    if (static_cast<T>(bits) < 0 || above != 0) {  // a negative count, or one above the limit
-      for (int64_t i = 0; i < n; ++i) {
-        const T v = count_at(b + i);
-        if (v > limit) return false;
-        negative |= v < 0;
-        bytes[i] = static_cast<uint8_t>(v < 0 ? 0 : v);
-      }
-    }
-    static_assert(kStep == 16, "count_bytes_sums sums 16 bytes at a time");
-    uint32_t sums[kCompactBlock / kStep];
-    const uint8_t block_max = count_bytes_sums(bytes, n, sums);
-    max_count = block_max > max_count ? block_max : max_count;
-    int64_t i = 0;
-    for (; i + kStep <= n; i += kStep) {
-      total += sums[i / kStep];
-      sparse[(b + i + kStep) / kStep] = total;  // the sum of the first b + i + kStep counts
-    }
-    for (; i < n; ++i) total += bytes[i];  // the last block's rest: no sum kept there
+  if (nparts > 1) {
+    run_parts(nparts, [&](int k) { scan_part(part_begin(k), part_begin(k + 1), parts[static_cast<std::size_t>(k)]); });
+  } else {
+    scan_part(0, count, one);
+    parts.push_back(one);
+  }
+  if (above_any.load(std::memory_order_relaxed)) return false;
+  int64_t total = 0;
+  uint8_t max_count = 0;
+  bool negative = false;
+  for (int k = 0; k < static_cast<int>(parts.size()); ++k) {
+    const Part& part = parts[static_cast<std::size_t>(k)];
+    if (total != 0)  // the parts before this one's total added to its sparse sums
+      for (int64_t j = part_begin(k) / kStep + 1; j <= part_begin(k + 1) / kStep; ++j) sparse[j] += total;
+    total += part.total;
+    max_count = part.max_count > max_count ? part.max_count : max_count;
+    negative |= part.negative;
   }
   if (negative) check_negative<T>(base, stride, count, clamp);
   p.prefix.set_size(static_cast<std::size_t>(count) + 1);

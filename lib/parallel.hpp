@@ -1,8 +1,10 @@
-// How the executors (executor.cpp, reduce_executor.cpp) split work over TBB. Internal.
+// How the executors (executor.cpp, reduce_executor.cpp), and the planner's passes over per-element
+// counts (operations.cpp), split work over TBB. Internal.
 #ifndef TESSERA_LIB_PARALLEL_HPP
 #define TESSERA_LIB_PARALLEL_HPP
 
 #include <cstdint>
+#include <functional>
 
 namespace tessera::detail {
 
@@ -39,6 +41,16 @@ constexpr int threads_for(int64_t work_bytes, int max_threads, int arena, bool f
 /// exceeds 1 is the first call (and takes its rule); every later call is not. Defined in
 /// executor.cpp, used by both executors.
 int parallel_threads(int64_t work_bytes, int max_threads, int arena);
+
+/// The planner's own passes over large inputs (per-element counts): the threads for `work_bytes`
+/// bytes read under `max_threads`, by parallel_threads' rule in the caller's arena. Defined in
+/// executor.cpp.
+int planning_threads(int64_t work_bytes, int max_threads);
+
+/// Runs body(0), ..., body(parts - 1), each part on one thread of the caller's arena (parts > 1:
+/// tbb::parallel_for in an isolated context), or on the calling thread for parts <= 1. body must
+/// not throw. Defined in executor.cpp.
+void run_parts(int parts, const std::function<void(int)>& body);
 
 }  // namespace tessera::detail
 

@@ -332,6 +332,70 @@ TEST_CASE("a large call is written by more than one thread (an arena of 4)") {
   CHECK(most >= 2);
 }
 
+TEST_CASE("repeat: per-element counts read by more than one thread while planning (an arena of 4)") {
+  // 2^20 + 37 float32 elements repeated by int64 counts 0-4, and 2^21 + 37 by int32 ones (8 MiB
+  // of counts each, past the parallel threshold): the planner scans them in parts over the arena's
+  // threads (operations.cpp, compact_prefix_sums), each part's sums then offset by the parts before
+  // it. The threads that first read the counts' pages are recorded; up to 20 plans of each, at
+  // least one read by two threads or more, and every plan's output is numpy.repeat's. Then, in the
+  // same arena, a count of 5 near the end (the whole prefix sums made instead) and a negative one
+  // there (the error names it, not an earlier index).
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena arena(4);
+  test::Rng rng(20261129);
+  for (const bool narrow : {false, true}) {
+    CAPTURE(narrow);
+    const int64_t n = (int64_t{1} << (narrow ? 21 : 20)) + 37;
+    Shape counts(static_cast<std::size_t>(n));
+    for (auto& c : counts) c = rng.uniform(0, 4);
+    std::vector<unsigned char> src(static_cast<std::size_t>(n) * 4);
+    test::fill_pattern(src.data(), src.size(), 0xC0 + narrow);
+    const auto counts_bytes = [&](const Shape& c) {
+      std::vector<unsigned char> b(c.size() * (narrow ? 4 : 8));
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        if (narrow) {
+          const int32_t v = static_cast<int32_t>(c[i]);
+          std::memcpy(b.data() + 4 * i, &v, 4);
+        } else {
+          std::memcpy(b.data() + 8 * i, &c[i], 8);
+        }
+      }
+      return b;
+    };
+    const auto repeats = [&](const unsigned char* p) {
+      return narrow ? tessera::Repeats(reinterpret_cast<const int32_t*>(p), static_cast<std::size_t>(n))
+                    : tessera::Repeats(reinterpret_cast<const int64_t*>(p), static_cast<std::size_t>(n));
+    };
+    const auto check_plan = [&](const Shape& c, const unsigned char* p) {
+      const tessera::Plan plan = tessera::Plan::repeat({n}, {}, 4, repeats(p), 0);
+      Shape out_shape;
+      const std::vector<unsigned char> want = ref::repeat(src.data(), {n}, {}, 4, c, 0, &out_shape);
+      std::vector<unsigned char> got(want.size(), 0xAB);
+      plan.execute(src.data(), got.data(), got.size());
+      CHECK(got == want);
+    };
+    std::size_t most = 0;
+    arena.execute([&] {
+      for (int attempt = 0; attempt < 20 && most < 2; ++attempt) {
+        const test::TouchRecorder rec(counts_bytes(counts));
+        check_plan(counts, rec.data());
+        most = std::max(most, rec.readers().size());
+      }
+      Shape five = counts;
+      five[static_cast<std::size_t>(n - 1000)] = 5;
+      const std::vector<unsigned char> five_bytes = counts_bytes(five);
+      check_plan(five, five_bytes.data());
+      Shape bad = counts;
+      bad[static_cast<std::size_t>(n - 1000)] = -2;
+      const std::vector<unsigned char> bad_bytes = counts_bytes(bad);
+      const std::string named = "repeats[" + std::to_string(n - 1000) + "] = -2 is negative";
+      CHECK_THROWS_WITH_AS(tessera::Plan::repeat({n}, {}, 4, repeats(bad_bytes.data()), 0),
+                           doctest::Contains(named.c_str()), tessera::InvalidArgument);
+    });
+    CHECK(most >= 2);
+  }
+}
+
 #if TESSERA_PATH_COUNTERS
 TEST_CASE("threads_for: serial below 512 KiB, the first call serial below 16 MiB, max_threads caps") {
   using tessera::detail::threads_for;
