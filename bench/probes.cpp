@@ -10,7 +10,9 @@
 //               stores into ~64 KiB of output reused, so that no output goes to memory);
 //               staged 4 KiB blocks streamed out, with
 //               16-byte splats or 64-byte permutes of four elements; whole lines assembled in
-//               registers and streamed directly
+//               registers and streamed directly; the plan of its first 1/128 (output in L2)
+//               run 128 times (the plan's instructions without the memory); and as a bound the
+//               bytes it moves with the fewest instructions (read_stream_double)
 //   strided     tile of a transposed float32 (1024, 4096) view by (2, 2) (the strided case):
 //               tessera's plan; 16x16 register transposes streamed as 64-byte pieces (with and
 //               without prefetching the next block) or staged into 256-byte rows
@@ -254,6 +256,23 @@ PROBE_TARGET void direct_lines(float* out, const float* src, const uint8_t* c8, 
   _mm_sfence();
 }
 
+// The bytes rep_counts' plan moves, with the fewest instructions, in one pass: n floats and n
+// one-byte counts read in memory order, 2n floats streamed (the counts' mean is 2): each line of
+// the source streamed twice, each line of counts (four source lines' worth) or-ed into a sink.
+PROBE_TARGET uint64_t read_stream_double(const float* src, const uint8_t* c8, float* out, int64_t n) {
+  __m512i sink = _mm512_setzero_si512();
+  for (int64_t i = 0; i < n; i += 64) {
+    sink = _mm512_or_si512(sink, _mm512_loadu_si512(c8 + i));
+    for (int k = 0; k < 4; ++k) {
+      const __m512 v = _mm512_loadu_ps(src + i + 16 * k);
+      _mm512_stream_ps(out + 2 * (i + 16 * k), v);
+      _mm512_stream_ps(out + 2 * (i + 16 * k) + 16, v);
+    }
+  }
+  _mm_sfence();
+  return static_cast<uint64_t>(_mm512_reduce_or_epi64(sink));
+}
+
 void probe_rep_counts(int rounds) {
   const int64_t n = int64_t{8} << 20;
   std::mt19937 rng(1);
@@ -279,22 +298,42 @@ void probe_rep_counts(int rounds) {
   const auto same = [&](const char* what) {
     if (std::memcmp(out, ref, bytes) != 0) die(std::string("rep_counts: ") + what + " differs from tessera's output");
   };
+  // The plan's instructions without the memory: a plan of the first n/128 elements (~0.5 MiB
+  // out, in L2), run 128 times.
+  const int64_t n_part = n / 128;
+  int64_t part_total = 0;
+  for (int64_t i = 0; i < n_part; ++i) part_total += counts[static_cast<std::size_t>(i)];
+  const std::size_t part_bytes = static_cast<std::size_t>(part_total) * 4;
+  tessera_plan* part = nullptr;
+  const int64_t part_shape[1] = {n_part};
+  check(tessera_plan_create_repeat(1, part_shape, nullptr, 4, n_part, counts.data(), 0, &o, &part),
+        "the repeat plan of a part");
+  check(tessera_plan_execute(part, src.data(), out, part_bytes), "the part's execution");
+  if (std::memcmp(out, ref, part_bytes) != 0) die("rep_counts: the part differs from the whole's start");
   staged_counts<false>(out, src.data(), c8.data(), n, q);
   same("staged splats");
   staged_counts<true>(out, src.data(), c8.data(), n, q);
   same("staged quads");
   direct_lines(reinterpret_cast<float*>(out), src.data(), c8.data(), n, q);
   same("direct lines");
+  volatile uint64_t sink = 0;
+  const int64_t n_even = std::min<int64_t>(n, total / 2) / 64 * 64;  // 2 n_even floats fit in out
   std::vector<Row> rows = {
       {"stream (limit)", [&] { stream_fill(out, bytes); }, {}},
+      {"read source and counts, stream 2x, in one pass", [&] { sink = read_stream_double(src.data(), c8.data(), reinterpret_cast<float*>(out), n_even); }, {}},
       {"tessera plan (segments.nt)", [&] { tessera_plan_execute(plan, src.data(), out, bytes); }, {}},
+      {"tessera plan, output in L2 (n/128 elements, 128x)", [&] {
+         for (int k = 0; k < 128; ++k) tessera_plan_execute(part, src.data(), out, part_bytes);
+       }, {}},
       {"placement alone, output cached (16-byte splats)", [&] { placement_in_cache(src.data(), c8.data(), n); }, {}},
       {"staged 4 KiB, 16-byte splats, streamed", [&] { staged_counts<false>(out, src.data(), c8.data(), n, q); }, {}},
       {"staged 4 KiB, 64-byte quad permutes, streamed", [&] { staged_counts<true>(out, src.data(), c8.data(), n, q); }, {}},
       {"lines assembled in registers, streamed", [&] { direct_lines(reinterpret_cast<float*>(out), src.data(), c8.data(), n, q); }, {}},
   };
+  static_cast<void>(sink);
   report("rep_counts: repeat of 8 Mi float32 by counts 0-4 (64 MiB out)", rows, "stream (limit)", rounds);
   tessera_plan_destroy(plan);
+  tessera_plan_destroy(part);
   std::free(out);
   std::free(ref);
 }
