@@ -259,8 +259,11 @@ bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
   bool negative = false;
   for (int k = 0; k < static_cast<int>(parts.size()); ++k) {
     const Part& part = parts[static_cast<std::size_t>(k)];
-    if (total != 0)  // the parts before this one's total added to its sparse sums
-      for (int64_t j = part_begin(k) / kStep + 1; j <= part_begin(k + 1) / kStep; ++j) sparse[j] += total;
+    if (total != 0) {  // the parts before this one's total added to its sparse sums
+      const int64_t j0 = part_begin(k) / kStep + 1, j1 = part_begin(k + 1) / kStep, offset = total;
+      int64_t* const kept = sparse;  // locals: the stores cannot alias the bounds
+      for (int64_t j = j0; j <= j1; ++j) kept[j] += offset;
+    }
     total += part.total;
     max_count = part.max_count > max_count ? part.max_count : max_count;
     negative |= part.negative;
