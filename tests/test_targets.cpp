@@ -421,7 +421,8 @@ struct CopyVariantCase {
   bool split = false;  // in an arena of 4: the output split into ranges that start inside rows
 };
 
-// The copying inputs: pattern.shuffle's two ways, the blocked gather's three, FillPattern's three.
+// The copying inputs: pattern.shuffle's two ways, the blocked gather's three, FillPattern's three,
+// the plain fill's rows of one line (whole, and pieces of them where a range starts inside one).
 const std::vector<CopyVariantCase>& copy_variant_cases() {
   static const std::vector<CopyVariantCase> cases = {
       {"pattern.shuffle, whole rows", {3, 3}, {}, 4, {1, 400}},
@@ -432,6 +433,9 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       {"short pattern, a tiny output", {3}, {}, 4, {2}},
       {"short pattern", {7}, {}, 4, {100}},
       {"long pattern", {101}, {}, 3, {50}},
+      {"fill, rows of one line", {37, 1}, {}, 4, {1, 16}},
+      {"fill, rows of one line, 8-byte elements", {5, 3, 1}, {}, 8, {2, 1, 8}},
+      {"fill, rows of one line, ranges starting inside rows", {40009, 1}, {}, 2, {1, 32}, true},
   };
   return cases;
 }

@@ -166,6 +166,29 @@ void FillRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin
   w.Finish();
 }
 
+/// The plain fills whose rows are one cache line each (a column broadcast across 64 bytes: `column`,
+/// `bc_cols`): each row one broadcast and the line's stores, with no per-row bookkeeping; a row
+/// piece (a range that starts or ends inside a row) through FillElement. The general row
+/// function's checks of the row's length took ~5 cycles a row, 2.8x a plain loop of the same
+/// stores (AMD family 25, 256 KiB in L2, 2026-11-29).
+template <typename T>
+void FillLineRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
+  constexpr size_t kLineElems = static_cast<size_t>(kLineBytes) / sizeof(T);
+  const hn::CappedTag<T, kLineElems> d;
+  const size_t N = hn::Lanes(d);
+  TESSERA_COUNT_VARIANT(fill_line_rows);
+  WalkRows(p, src, out, begin, end, [&d, N](const uint8_t* s, size_t, size_t n, uint8_t* o) TESSERA_ROW_INLINE {
+    if (n == kLineElems && N * sizeof(T) <= static_cast<size_t>(kLineBytes)) {
+      T value;
+      std::memcpy(&value, s, sizeof(T));
+      const auto v = hn::Set(d, value);
+      for (size_t i = 0; i < kLineElems; i += N) hn::StoreU(v, d, reinterpret_cast<T*>(o) + i);
+      return;
+    }
+    FillElement<T>(o, s, n);
+  });
+}
+
 /// Streaming straight to the output (the ".nt.direct" paths): copy rows or pattern runs of at
 /// least kDirectStreamBytes from the source (joined where they continue one another: StreamJoin),
 /// fills of whole cache lines from a register.
@@ -256,6 +279,15 @@ void ExecuteRange(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t b
   if (info.kernel == Kernel::gather) {
     ExecuteGathers(p, src, out, begin, end, info.blocked, info.route != Route::plain);
   } else if (info.route == Route::plain) {
+    if (info.kernel == Kernel::fill && info.variant != PathVariant::any &&
+        p.row_elems * static_cast<int64_t>(p.itemsize) == kLineBytes && p.itemsize <= 8) {
+      switch (p.itemsize) {
+        case 1: FillLineRows<uint8_t>(p, src, out, begin, end); return;
+        case 2: FillLineRows<uint16_t>(p, src, out, begin, end); return;
+        case 4: FillLineRows<uint32_t>(p, src, out, begin, end); return;
+        default: FillLineRows<uint64_t>(p, src, out, begin, end); return;
+      }
+    }
     WithRowFn(p, path, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });
     return;
   } else if (info.route == Route::direct) {
@@ -279,7 +311,8 @@ uint64_t RowVariants() {
   const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
   uint64_t m = bit(Variant::gather_blocked_tiles) | bit(Variant::gather_blocked_replicas) |
                bit(Variant::gather_blocked_rows) | bit(Variant::fill_pattern_few_runs) |
-               bit(Variant::fill_pattern_long_runs) | bit(Variant::fill_pattern_doubling);
+               bit(Variant::fill_pattern_long_runs) | bit(Variant::fill_pattern_doubling) |
+               bit(Variant::fill_line_rows);
   if (Caps().vectors) m |= bit(Variant::pattern_shuffle_table) | bit(Variant::pattern_shuffle_fallback);
   return m;
 }
