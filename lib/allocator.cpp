@@ -25,7 +25,8 @@ namespace tessera::detail {
 
 namespace {
 
-// Large outputs freed by tessera_free are kept for the next allocating call. A fresh output's cost
+// Large outputs freed by tessera_free are kept for the next allocating call (and the prefix
+// sums' buffers of plans of per-element counts, from kPlanCacheMinBytes, for the next plan). A fresh output's cost
 // is its page faults: each new page is mapped, zeroed and, on a virtual machine that hands freed
 // memory back to its host (virtio-balloon free page reporting, as on this project's machines),
 // backed by the host again — measured at 1.4–6.7 GB/s for a 64 MiB output when numpy and tessera
@@ -42,8 +43,9 @@ namespace {
 // faults again, nothing else changes) — but until it is short of memory they stay resident and
 // count in the process's RSS, which a Dask nanny or a container limit watches: a released block is
 // therefore advised MADV_DONTNEED (its pages leave the process at once) before it goes back to
-// free(), which unmaps it too with glibc's malloc (blocks of 32 MiB and more are mmapped) but not
-// necessarily with another allocator (a sanitizer's keeps freed blocks in quarantine).
+// free(), which unmaps it too with glibc's malloc where it mapped the block (blocks of 32 MiB and
+// more; a smaller plan buffer may come from the heap, whose pages MADV_DONTNEED released all the
+// same) but not necessarily with another allocator (a sanitizer's keeps freed blocks in quarantine).
 //
 // fork(): the child inherits the kept blocks but not the reaper; the atfork handlers, registered
 // when the cache is made, hold the cache's mutex across fork() (no child inherits it locked) and
@@ -267,14 +269,17 @@ void set_block_cache_max_age(double seconds) {
 void* allocate_output(std::size_t nbytes, bool* fresh, std::size_t cached_from) {
   // Large outputs: 2 MiB aligned and advised to use transparent huge pages, so that the first
   // touch costs one fault per 2 MiB instead of one per 4 KiB (page faults bound a fresh output).
-  // Only from 32 MiB, glibc's largest mmap threshold: smaller blocks are recycled by malloc
-  // (already touched, no fault at all), which huge-page mappings of their own would prevent.
+  // Outputs only from 32 MiB (cached_from's default), glibc's largest mmap threshold: smaller
+  // blocks are recycled by malloc (already touched, no fault at all), which huge-page mappings of
+  // their own would prevent. A plan's prefix buffers from 4 MiB (kPlanCacheMinBytes): a one-shot
+  // call's plan dies with it, and malloc mapped such buffers afresh call after call in a Python
+  // process (2026-11-29).
   constexpr std::size_t kHuge = std::size_t{2} << 20;
   const bool large = nbytes >= cached_from;
   const std::size_t align = large ? kHuge : 64;
   const std::size_t padded = (nbytes + align - 1) / align * align;  // aligned_alloc wants a multiple
   if (padded < nbytes) throw std::bad_alloc();
-  *fresh = large;
+  *fresh = false;
   if (!large) {
     void* p = std::aligned_alloc(align, padded);
     if (p == nullptr) throw std::bad_alloc();
@@ -317,6 +322,7 @@ void* allocate_output(std::size_t nbytes, bool* fresh, std::size_t cached_from) 
   }
   void* p = std::aligned_alloc(align, padded);
   if (p == nullptr) throw std::bad_alloc();
+  *fresh = padded >= kHugeMinBytes;  // glibc maps these afresh; a smaller one may be malloc's recycled memory
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   madvise(p, padded, MADV_HUGEPAGE);  // advice only: failure is harmless
 #endif

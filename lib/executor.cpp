@@ -5,7 +5,8 @@
 // concurrency is split into at most N chunks, so at most N threads take part. The process's first
 // call that could use threads runs serially below 16 MiB, leaving oneTBB's workers (0.5 ms to
 // start) to the next such call (parallel_threads, parallel.hpp). Output regions run
-// serially: the planner reduces them (plan_region), the region kernel writes them.
+// serially: the planner reduces them (plan_region), the region kernel writes them. The planner's
+// scan of per-element counts runs its parts here too (planning_threads, run_parts).
 //
 // Nothing here allocates memory proportional to the output.
 #include "executor.hpp"
@@ -40,19 +41,23 @@ int64_t first_line_start(const unsigned char* dst, int64_t itemsize) {
   return 0;
 }
 
+// Whether the process's first call that could use threads has been made (parallel_threads).
+std::atomic<bool> g_first_done{false};
+
 }  // namespace
 
 int parallel_threads(int64_t work_bytes, int max_threads, int arena) {
-  static std::atomic<bool> first_done{false};
-  if (first_done.load(std::memory_order_relaxed)) return threads_for(work_bytes, max_threads, arena, false);
+  if (g_first_done.load(std::memory_order_relaxed)) return threads_for(work_bytes, max_threads, arena, false);
   // The first call that could use threads ends the process's first-call rule.
-  if (threads_for(work_bytes, max_threads, arena, false) > 1) first_done.store(true, std::memory_order_relaxed);
+  if (threads_for(work_bytes, max_threads, arena, false) > 1) g_first_done.store(true, std::memory_order_relaxed);
   return threads_for(work_bytes, max_threads, arena, true);
 }
 
 int planning_threads(int64_t work_bytes, int max_threads) {
   if (work_bytes < kParallelMinBytes) return 1;  // no TBB call at all
-  return parallel_threads(work_bytes, max_threads, tbb::this_task_arena::max_concurrency());
+  // The first-call rule read, not ended: the call's execution decides that by its own bytes.
+  return threads_for(work_bytes, max_threads, tbb::this_task_arena::max_concurrency(),
+                     !g_first_done.load(std::memory_order_relaxed));
 }
 
 void run_parts(int parts, const std::function<void(int)>& body) {
@@ -60,13 +65,18 @@ void run_parts(int parts, const std::function<void(int)>& body) {
     body(0);
     return;
   }
-  tbb::task_group_context context(tbb::task_group_context::isolated);
-  tbb::parallel_for(
-      tbb::blocked_range<int>(0, parts, 1),
-      [&](const tbb::blocked_range<int>& r) {
-        for (int k = r.begin(); k < r.end(); ++k) body(k);
-      },
-      tbb::simple_partitioner(), context);
+  // Isolated: a caller that plans inside its own task (holding a lock, say) does not take up
+  // unrelated tasks of its arena while the parts run; and a cancellation of its task group does
+  // not skip parts.
+  tbb::this_task_arena::isolate([&] {
+    tbb::task_group_context context(tbb::task_group_context::isolated);
+    tbb::parallel_for(
+        tbb::blocked_range<int>(0, parts, 1),
+        [&](const tbb::blocked_range<int>& r) {
+          for (int k = r.begin(); k < r.end(); ++k) body(k);
+        },
+        tbb::simple_partitioner(), context);
+  });
 }
 
 void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst) {

@@ -164,10 +164,11 @@ int64_t prefix_sums_into(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
 // the per-target scan (kernels/counts.cpp), strided ones by a scalar loop, while their bits are
 // or-ed (a negative one: the sign) and those of count + 255 - max above the byte (a count above
 // max; a negative one may wrap there, but shows in the sign); such a block goes again, count by
-// count. Then the bytes' largest, and their sums kSparseStep at a time. Contiguous counts of more
-// than kParallelMinBytes are split into parts of whole blocks over the threads planning_threads
-// gives (parallel.hpp): each part's sparse sums start from 0 and get the parts' totals before it
-// added after; the results are the same bytes whatever the threads.
+// count. Then the bytes' largest, and their sums kSparseStep at a time. Contiguous counts of
+// kParallelMinBytes or more are split into parts of whole blocks over the threads planning_threads
+// gives (parallel.hpp: the arena, max_threads and the first-call rule decide): each part's sparse
+// sums start from 0 and get the parts' totals before it added after; the results are the same
+// bytes whatever the threads.
 template <class T>
 bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t stride, int64_t count, bool clamp,
                          int64_t* sparse, uint8_t* c8, int64_t* sum) {
@@ -186,7 +187,7 @@ bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
   struct Part {
     int64_t total = 0;
     uint8_t max_count = 0;
-    bool negative = false, above = false;
+    bool negative = false;
   };
   std::atomic<bool> above_any{false};
   const auto scan_part = [&](int64_t b0, int64_t b1, Part& part) {
@@ -217,7 +218,6 @@ bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
         for (int64_t i = 0; i < n; ++i) {
           const T v = count_at(b + i);
           if (v > limit) {
-            part.above = true;
             above_any.store(true, std::memory_order_relaxed);
             return;
           }

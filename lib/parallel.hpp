@@ -43,13 +43,14 @@ constexpr int threads_for(int64_t work_bytes, int max_threads, int arena, bool f
 int parallel_threads(int64_t work_bytes, int max_threads, int arena);
 
 /// The planner's own passes over large inputs (per-element counts): the threads for `work_bytes`
-/// bytes read under `max_threads`, by parallel_threads' rule in the caller's arena. Defined in
-/// executor.cpp.
+/// bytes read under `max_threads`, by threads_for's rule in the caller's arena (the first-call
+/// rule applied while no call has ended it, but not ended by planning). Defined in executor.cpp.
 int planning_threads(int64_t work_bytes, int max_threads);
 
-/// Runs body(0), ..., body(parts - 1), each part on one thread of the caller's arena (parts > 1:
-/// tbb::parallel_for in an isolated context), or on the calling thread for parts <= 1. body must
-/// not throw. Defined in executor.cpp.
+/// Runs body(0), ..., body(parts - 1) over the threads of the caller's arena, each part whole on
+/// one thread (a thread may run several; parts > 1: tbb::parallel_for, isolated from the caller's
+/// other tasks and its task group's cancellation), or body(0) on the calling thread for parts <= 1.
+/// body must not throw. Defined in executor.cpp.
 void run_parts(int parts, const std::function<void(int)>& body);
 
 }  // namespace tessera::detail

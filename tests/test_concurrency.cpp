@@ -17,6 +17,7 @@
 #include <tessera/tessera.h>
 #include <tessera/tessera.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <set>
@@ -366,6 +367,9 @@ TEST_CASE("repeat: per-element counts read by more than one thread while plannin
       return narrow ? tessera::Repeats(reinterpret_cast<const int32_t*>(p), static_cast<std::size_t>(n))
                     : tessera::Repeats(reinterpret_cast<const int64_t*>(p), static_cast<std::size_t>(n));
     };
+    // The whole output, and regions of 40 elements around where each block of 512 counts (a part
+    // may start at any of them) begins in the output: there a region's start is found from the
+    // plan's kept sums, so an offset missing or misplaced at a part's first or last sum shows.
     const auto check_plan = [&](const Shape& c, const unsigned char* p) {
       const tessera::Plan plan = tessera::Plan::repeat({n}, {}, 4, repeats(p), 0);
       Shape out_shape;
@@ -373,6 +377,16 @@ TEST_CASE("repeat: per-element counts read by more than one thread while plannin
       std::vector<unsigned char> got(want.size(), 0xAB);
       plan.execute(src.data(), got.data(), got.size());
       CHECK(got == want);
+      const int64_t total = out_shape[0];
+      int64_t at = 0, wrong = 0;  // at: the output index where input element i's copies begin
+      for (int64_t i = 0; i < n; at += c[static_cast<std::size_t>(i)], ++i) {
+        if (i % 512 != 0 || i == 0) continue;
+        const int64_t start = std::max<int64_t>(0, at - 20), extent = std::min<int64_t>(40, total - start);
+        std::vector<unsigned char> region(static_cast<std::size_t>(extent) * 4, 0xAB);
+        plan.execute_region(src.data(), {start}, {extent}, region.data(), region.size());
+        wrong += std::memcmp(region.data(), want.data() + start * 4, region.size()) != 0;
+      }
+      CHECK(wrong == 0);
     };
     std::size_t most = 0;
     arena.execute([&] {

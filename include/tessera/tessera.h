@@ -110,6 +110,8 @@ typedef enum tessera_nontemporal {
  *                (Outputs under 512 KiB always run serially on the calling thread, and so does
  *                a process's first call that could use threads, below 16 MiB: starting oneTBB's
  *                workers costs about as much as writing 1 MiB; the next such call starts them.)
+ *                Planning per-element repeat counts of 512 KiB or more reads them over the same
+ *                threads, under the same rules.
  * negative_reps: a tessera_negative_reps value (default TESSERA_NEGATIVE_REPS_ERROR); applies to
  *                tile's reps and repeat's counts.
  * nontemporal:   a tessera_nontemporal value (default TESSERA_NONTEMPORAL_AUTO).
@@ -222,7 +224,10 @@ TESSERA_API tessera_status tessera_tile_alloc_ex(const void *src, int ndim, cons
  * when none is, releases each block on time; a released block's pages leave the process's
  * resident memory at once (MADV_DONTNEED, then free). Kept blocks are advised MADV_FREE, so the
  * kernel may also reclaim them under memory pressure. After fork() the child keeps its copy of the
- * kept blocks; their expiry resumes at the child's next allocating call or tessera_free.
+ * kept blocks; their expiry resumes at the child's next allocating call or tessera_free. The
+ * prefix sums a plan of per-element repeat counts holds (from 4 MiB) live in the same blocks and
+ * are kept the same way when the plan is destroyed, so that planning as many counts again takes
+ * no page fault; they count against the same bound and age.
  */
 TESSERA_API void tessera_free(void *data);
 

@@ -178,7 +178,7 @@ void FillLineRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t b
   const size_t N = hn::Lanes(d);
   TESSERA_COUNT_VARIANT(fill_line_rows);
   WalkRows(p, src, out, begin, end, [&d, N](const uint8_t* s, size_t, size_t n, uint8_t* o) TESSERA_ROW_INLINE {
-    if (n == kLineElems && N * sizeof(T) <= static_cast<size_t>(kLineBytes)) {
+    if (n == kLineElems) {  // N lanes of T divide the line (CappedTag: at most kLineElems, a power of two)
       T value;
       std::memcpy(&value, s, sizeof(T));
       const auto v = hn::Set(d, value);

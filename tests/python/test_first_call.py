@@ -43,6 +43,10 @@ print(json.dumps({{"at_import": at_import, "after_first": after_first, "after_se
 @pytest.mark.parametrize("first, expected", [
     ("tile(A, (4, 1))", "np.tile(A, (4, 1))"),
     ("sum_to_shape(G, (1, 256))", "G.sum(0, keepdims=True)"),
+    # 1 MiB of per-element counts, read in parts where threads may run (planning) and a 1 MiB
+    # output: planning does not end the first call's rule, nor start threads under it.
+    ("repeat(np.arange(131072, dtype=np.float32), np.arange(131072) % 5)",
+     "np.repeat(np.arange(131072, dtype=np.float32), np.arange(131072) % 5)"),
 ])
 def test_first_call_below_16_mib_starts_no_thread(first, expected):
     r = run_child(THREADS.format(first=first, expected=expected))
