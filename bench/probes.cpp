@@ -518,6 +518,37 @@ PROBE_TARGET void inner_blocks_in_registers(const float* g, float* out, int64_t 
   _mm_sfence();
 }
 
+// Two copies of a float32 gradient of n elements (k % 7 / 8: their sums are exact in any order,
+// so every loop's result has tessera's bits), taken in turn by next() so that L3 (32 MiB here)
+// holds neither; a result of `bytes` bytes (`out`) and tessera's plan's result (`ref`), which
+// same() compares `out` with (exits on a difference, naming the probe `name` and the loop).
+struct Gradients {
+  Gradients(const char* name, int64_t n, std::size_t bytes, tessera_plan* plan) : name(name), bytes(bytes) {
+    for (float*& b : g) {
+      b = alloc_touched<float>(static_cast<std::size_t>(n));
+      for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+    }
+    out = alloc_touched<float>(bytes / 4);
+    ref = alloc_touched<float>(bytes / 4);
+    check(tessera_plan_execute(plan, g[0], ref, bytes), "the plan's execution");
+  }
+  Gradients(const Gradients&) = delete;
+  Gradients& operator=(const Gradients&) = delete;
+  ~Gradients() {
+    for (float* b : {g[0], g[1], out, ref}) std::free(b);
+  }
+  const float* next() { return g[turn++ & 1]; }
+  void same(const char* what) const {
+    if (std::memcmp(out, ref, bytes) != 0) die(std::string(name) + ": " + what + " differs from tessera's output");
+  }
+  const char* name;
+  std::size_t bytes;
+  float* g[2] = {nullptr, nullptr};
+  float* out = nullptr;
+  float* ref = nullptr;
+  int turn = 0;
+};
+
 // The read alone in the plain loop's order: 32 columns a step across the K rows of each
 // gradient row (K streams W floats apart), summed in float into eight accumulators.
 PROBE_TARGET float read_sum_across(const float* g, int64_t R, int64_t W, int K) {
@@ -564,44 +595,30 @@ PROBE_TARGET void inner_pairs(const float* g, float* out, int64_t R, int64_t W, 
 void probe_lanes(const char* title, const char* name, const char* kernel, tessera_plan* plan, int64_t R, int64_t W,
                  int K, int rounds) {
   const int64_t n = R * W * K;
-  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(n)), alloc_touched<float>(static_cast<std::size_t>(n))};
-  for (float* b : g)
-    for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
-  const std::size_t bytes = static_cast<std::size_t>(R * W) * 4;
-  float* out = alloc_touched<float>(bytes / 4);
-  float* ref = alloc_touched<float>(bytes / 4);
-  check(tessera_plan_execute(plan, g[0], ref, bytes), "the plan's execution");
-  const auto same = [&](const char* what) {
-    if (std::memcmp(out, ref, bytes) != 0) die(std::string(name) + ": " + what + " differs from tessera's output");
-  };
-  inner_plain(g[0], out, R, W, K, 0);
-  same("the plain loop");
-  inner_rows_whole(g[0], out, R, W, K);
-  same("rows read whole");
-  inner_blocks_in_registers(g[0], out, R, W, K);
-  same("128-column blocks in registers");
-  inner_pairs(g[0], out, R, W, K);
-  same("two rows at a time");
-  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
-  const auto next = [&] { return g[turn++ & 1]; };
+  Gradients G(name, n, static_cast<std::size_t>(R * W) * 4, plan);
+  float* const out = G.out;
+  inner_plain(G.g[0], out, R, W, K, 0);
+  G.same("the plain loop");
+  inner_rows_whole(G.g[0], out, R, W, K);
+  G.same("rows read whole");
+  inner_blocks_in_registers(G.g[0], out, R, W, K);
+  G.same("128-column blocks in registers");
+  inner_pairs(G.g[0], out, R, W, K);
+  G.same("two rows at a time");
   volatile float sink = 0;
   std::vector<Row> rows = {
-      {"read (limit)", [&] { sink = read_sum(next(), n); }, {}},
-      {"read, a quarter streamed, in one pass", [&] { read_stream_quarter(next(), out, n / 256 * 256); }, {}},
-      {"read across the rows as the plain loop, float sums", [&] { sink = read_sum_across(next(), R, W, K); }, {}},
-      {std::string("tessera plan (") + kernel + ")", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
-      {"plain loop, " + std::to_string(K) + " rows in double, streamed", [&] { inner_plain(next(), out, R, W, K, 0); }, {}},
-      {"the same, prefetching 4 KiB ahead", [&] { inner_plain(next(), out, R, W, K, 4096); }, {}},
-      {"each " + std::to_string(W * K / 256) + " KiB row read whole into an L1 row", [&] { inner_rows_whole(next(), out, R, W, K); }, {}},
-      {"128-column blocks, the rows' pieces in order, in registers", [&] { inner_blocks_in_registers(next(), out, R, W, K); }, {}},
-      {"two rows at a time, through an L1 row", [&] { inner_pairs(next(), out, R, W, K); }, {}},
+      {"read (limit)", [&] { sink = read_sum(G.next(), n); }, {}},
+      {"read, a quarter streamed, in one pass", [&] { read_stream_quarter(G.next(), out, n / 256 * 256); }, {}},
+      {"read across the rows as the plain loop, float sums", [&] { sink = read_sum_across(G.next(), R, W, K); }, {}},
+      {std::string("tessera plan (") + kernel + ")", [&] { tessera_plan_execute(plan, G.next(), out, G.bytes); }, {}},
+      {"plain loop, " + std::to_string(K) + " rows in double, streamed", [&] { inner_plain(G.next(), out, R, W, K, 0); }, {}},
+      {"the same, prefetching 4 KiB ahead", [&] { inner_plain(G.next(), out, R, W, K, 4096); }, {}},
+      {"each " + std::to_string(W * K / 256) + " KiB row read whole into an L1 row", [&] { inner_rows_whole(G.next(), out, R, W, K); }, {}},
+      {"128-column blocks, the rows' pieces in order, in registers", [&] { inner_blocks_in_registers(G.next(), out, R, W, K); }, {}},
+      {"two rows at a time, through an L1 row", [&] { inner_pairs(G.next(), out, R, W, K); }, {}},
   };
   static_cast<void>(sink);
   report(title, rows, "read (limit)", rounds);
-  std::free(g[0]);
-  std::free(g[1]);
-  std::free(out);
-  std::free(ref);
 }
 
 void probe_inner_bwd(int rounds) {
@@ -692,45 +709,33 @@ PROBE_TARGET void nchw_planes_in_order(const float* g, float* out, int64_t P, in
 void probe_nchw_bwd(int rounds) {
   const int64_t P = 64 * 4, H = 128, W = 128;
   const int64_t n = P * 4 * H * W;
-  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(n)), alloc_touched<float>(static_cast<std::size_t>(n))};
-  for (float* b : g)
-    for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
-  const std::size_t bytes = static_cast<std::size_t>(P * H * W) * 4;
-  float* out = alloc_touched<float>(bytes / 4);
-  float* ref = alloc_touched<float>(bytes / 4);
   const tessera_options o = one_thread();
   const int64_t shape[4] = {64, 4, 2 * H, 2 * W}, in_shape[4] = {64, 4, H, W}, reps[4] = {1, 1, 2, 2};
   tessera_plan* plan = nullptr;
   check(tessera_plan_create_tile_backward(4, shape, nullptr, TESSERA_FLOAT32, 4, in_shape, 4, reps, &o, &plan),
         "the tile_backward plan");
-  check(tessera_plan_execute(plan, g[0], ref, bytes), "the tile_backward plan's execution");
-  const auto same = [&](const char* what) {
-    if (std::memcmp(out, ref, bytes) != 0) die(std::string("nchw_bwd: ") + what + " differs from tessera's output");
-  };
-  nchw_plain(g[0], out, P, H, W, 0);
-  same("the plain loop");
-  nchw_planes_in_order(g[0], out, P, H, W);
-  same("the planes in memory order");
-  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
-  const auto next = [&] { return g[turn++ & 1]; };
-  volatile float sink = 0;
-  std::vector<Row> rows = {
-      {"read (limit)", [&] { sink = read_sum(next(), n); }, {}},
-      {"read, a quarter streamed, in one pass", [&] { read_stream_quarter(next(), out, n); }, {}},
-      {"tessera plan (reduce.lanes.reg.leaf, rows whole)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
-      {"plain loop, 4 addends in double, streamed", [&] { nchw_plain(next(), out, P, H, W, 0); }, {}},
-      {"the same, prefetching 1 KiB ahead", [&] { nchw_plain(next(), out, P, H, W, 1024); }, {}},
-      {"the same, prefetching 4 KiB ahead", [&] { nchw_plain(next(), out, P, H, W, 4096); }, {}},
-      {"each plane in memory order, its sums in L2", [&] { nchw_planes_in_order(next(), out, P, H, W); }, {}},
-  };
-  static_cast<void>(sink);
-  report("nchw_bwd: tile_backward (64, 4, 256, 256) -> (64, 4, 128, 128) float32 (64 MiB read)", rows, "read (limit)",
-         rounds);
+  {
+    Gradients G("nchw_bwd", n, static_cast<std::size_t>(P * H * W) * 4, plan);
+    float* const out = G.out;
+    nchw_plain(G.g[0], out, P, H, W, 0);
+    G.same("the plain loop");
+    nchw_planes_in_order(G.g[0], out, P, H, W);
+    G.same("the planes in memory order");
+    volatile float sink = 0;
+    std::vector<Row> rows = {
+        {"read (limit)", [&] { sink = read_sum(G.next(), n); }, {}},
+        {"read, a quarter streamed, in one pass", [&] { read_stream_quarter(G.next(), out, n); }, {}},
+        {"tessera plan (reduce.lanes.reg.leaf, rows whole)", [&] { tessera_plan_execute(plan, G.next(), out, G.bytes); }, {}},
+        {"plain loop, 4 addends in double, streamed", [&] { nchw_plain(G.next(), out, P, H, W, 0); }, {}},
+        {"the same, prefetching 1 KiB ahead", [&] { nchw_plain(G.next(), out, P, H, W, 1024); }, {}},
+        {"the same, prefetching 4 KiB ahead", [&] { nchw_plain(G.next(), out, P, H, W, 4096); }, {}},
+        {"each plane in memory order, its sums in L2", [&] { nchw_planes_in_order(G.next(), out, P, H, W); }, {}},
+    };
+    static_cast<void>(sink);
+    report("nchw_bwd: tile_backward (64, 4, 256, 256) -> (64, 4, 128, 128) float32 (64 MiB read)", rows,
+           "read (limit)", rounds);
+  }
   tessera_plan_destroy(plan);
-  std::free(g[0]);
-  std::free(g[1]);
-  std::free(out);
-  std::free(ref);
 }
 
 // ---- bc_rows_bwd -------------------------------------------------------------------------------
@@ -790,47 +795,36 @@ PROBE_TARGET void column_blocks(const float* g, float* out, int64_t R, int64_t W
 
 void probe_bc_rows_bwd(int rounds) {
   const int64_t R = 4096, W = 4096, n = R * W;
-  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(n)), alloc_touched<float>(static_cast<std::size_t>(n))};
-  for (float* b : g)
-    for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
-  const std::size_t bytes = static_cast<std::size_t>(W) * 4;
-  float* out = alloc_touched<float>(static_cast<std::size_t>(W));
-  float* ref = alloc_touched<float>(static_cast<std::size_t>(W));
   const tessera_options o = one_thread();
   const int64_t shape[2] = {R, W}, target[2] = {1, W};
   tessera_plan* plan = nullptr;
   check(tessera_plan_create_sum_to_shape(2, shape, nullptr, TESSERA_FLOAT32, 2, target, &o, &plan),
         "the sum_to_shape plan");
-  check(tessera_plan_execute(plan, g[0], ref, bytes), "the sum_to_shape plan's execution");
-  const auto same = [&](const char* what) {
-    if (std::memcmp(out, ref, bytes) != 0) die(std::string("bc_rows_bwd: ") + what + " differs from tessera's output");
-  };
-  rows_into_row(g[0], out, R, W);
-  same("the rows into a row of doubles");
-  eight_rows_into_row(g[0], out, R, W);
-  same("eight rows at a time into a row of doubles");
-  column_blocks<true>(g[0], out, R, W);
-  same("the column blocks in double");
-  column_blocks<false>(g[0], out, R, W);
-  same("the column blocks in float");
-  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
-  const auto next = [&] { return g[turn++ & 1]; };
-  volatile float sink = 0;
-  std::vector<Row> rows = {
-      {"read (limit)", [&] { sink = read_sum(next(), n); }, {}},
-      {"tessera plan (reduce.lanes.leaves)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
-      {"plain loop, rows into a row of doubles", [&] { rows_into_row(next(), out, R, W); }, {}},
-      {"eight rows at a time in registers, into the row", [&] { eight_rows_into_row(next(), out, R, W); }, {}},
-      {"128-column blocks, 16 registers of doubles", [&] { column_blocks<true>(next(), out, R, W); }, {}},
-      {"128-column blocks, 8 registers of floats", [&] { column_blocks<false>(next(), out, R, W); }, {}},
-  };
-  static_cast<void>(sink);
-  report("bc_rows_bwd: sum_to_shape (4096, 4096) -> (1, 4096) float32 (64 MiB read)", rows, "read (limit)", rounds);
+  {
+    Gradients G("bc_rows_bwd", n, static_cast<std::size_t>(W) * 4, plan);
+    float* const out = G.out;
+    rows_into_row(G.g[0], out, R, W);
+    G.same("the rows into a row of doubles");
+    eight_rows_into_row(G.g[0], out, R, W);
+    G.same("eight rows at a time into a row of doubles");
+    column_blocks<true>(G.g[0], out, R, W);
+    G.same("the column blocks in double");
+    column_blocks<false>(G.g[0], out, R, W);
+    G.same("the column blocks in float");
+    volatile float sink = 0;
+    std::vector<Row> rows = {
+        {"read (limit)", [&] { sink = read_sum(G.next(), n); }, {}},
+        {"tessera plan (reduce.lanes.leaves)", [&] { tessera_plan_execute(plan, G.next(), out, G.bytes); }, {}},
+        {"plain loop, rows into a row of doubles", [&] { rows_into_row(G.next(), out, R, W); }, {}},
+        {"eight rows at a time in registers, into the row", [&] { eight_rows_into_row(G.next(), out, R, W); }, {}},
+        {"128-column blocks, 16 registers of doubles", [&] { column_blocks<true>(G.next(), out, R, W); }, {}},
+        {"128-column blocks, 8 registers of floats", [&] { column_blocks<false>(G.next(), out, R, W); }, {}},
+    };
+    static_cast<void>(sink);
+    report("bc_rows_bwd: sum_to_shape (4096, 4096) -> (1, 4096) float32 (64 MiB read)", rows, "read (limit)",
+           rounds);
+  }
   tessera_plan_destroy(plan);
-  std::free(g[0]);
-  std::free(g[1]);
-  std::free(out);
-  std::free(ref);
 }
 
 // repeat_backward plans of float32 by the per-element `counts` on one thread: of all of them

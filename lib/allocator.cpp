@@ -26,13 +26,13 @@ namespace tessera::detail {
 namespace {
 
 // Large outputs freed by tessera_free are kept for the next allocating call (and the prefix
-// sums' buffers of plans of per-element counts, from kPlanCacheMinBytes, for the next plan). A fresh output's cost
-// is its page faults: each new page is mapped, zeroed and, on a virtual machine that hands freed
-// memory back to its host (virtio-balloon free page reporting, as on this project's machines),
-// backed by the host again — measured at 1.4–6.7 GB/s for a 64 MiB output when numpy and tessera
-// alternate, against 30–40 GB/s into pages already backed (bench/python_interference.py). A kept
-// block takes no fault and is written like a caller's buffer (streaming stores where the plan
-// says so).
+// sums' buffers of plans of per-element counts, from kPlanCacheMinBytes, for the next plan). A
+// fresh output's cost is its page faults: each new page is mapped, zeroed and, on a virtual
+// machine that hands freed memory back to its host (virtio-balloon free page reporting, as on this
+// project's machines), backed by the host again — measured at 1.4–6.7 GB/s for a 64 MiB output
+// when numpy and tessera alternate, against 30–40 GB/s into pages already backed
+// (bench/python_interference.py). A kept block takes no fault and is written like a caller's
+// buffer (streaming stores where the plan says so).
 //
 // Bounded: at most `limit` bytes are kept (TESSERA_ALLOC_CACHE_BYTES, default 256 MiB, or
 // set_block_cache_limit; 0 keeps none); a block is reused only for an output that needs at least

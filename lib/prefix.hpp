@@ -35,9 +35,11 @@ class Prefix {
     bool fresh = false;
     compact_ = compact && with_counts8 && n > 1;
     const std::size_t values = compact_ ? (n - 1) / kSparseStep + 1 : n;
-    buf_.reset(static_cast<int64_t*>(allocate_output(values * sizeof(int64_t), &fresh, kPlanCacheMinBytes)), free_output);
+    buf_.reset(static_cast<int64_t*>(allocate_output(values * sizeof(int64_t), &fresh, kPlanCacheMinBytes)),
+               free_output);
     counts8_.reset();
-    if (with_counts8 && n > 1) counts8_.reset(static_cast<uint8_t*>(allocate_output(n - 1, &fresh, kPlanCacheMinBytes)), free_output);
+    if (with_counts8 && n > 1)
+      counts8_.reset(static_cast<uint8_t*>(allocate_output(n - 1, &fresh, kPlanCacheMinBytes)), free_output);
   }
   void push_back(int64_t v) noexcept { buf_.get()[size_++] = v; }  // within the reserved room (not compact)
   /// The n = size() prefix sums (data()[0] = 0); null when compact().
@@ -96,8 +98,8 @@ class Prefix {
   void expand() {
     if (!compact_) return;
     bool fresh = false;
-    std::shared_ptr<int64_t> full(static_cast<int64_t*>(allocate_output(size_ * sizeof(int64_t), &fresh, kPlanCacheMinBytes)),
-                                  free_output);
+    std::shared_ptr<int64_t> full(
+        static_cast<int64_t*>(allocate_output(size_ * sizeof(int64_t), &fresh, kPlanCacheMinBytes)), free_output);
     int64_t* out = full.get();
     const uint8_t* c8 = counts8_.get();
     int64_t total = 0;
