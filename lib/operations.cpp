@@ -244,15 +244,10 @@ bool compact_prefix_sums(CopyPlan& p, const unsigned char* base, std::ptrdiff_t 
   const int threads = contiguous ? planning_threads(count * static_cast<int64_t>(sizeof(T)), p.options.max_threads) : 1;
   const int nparts = std::max(1, static_cast<int>(std::min<int64_t>(threads, nblocks)));
   const auto part_begin = [&](int k) { return std::min(count, nblocks * k / nparts * kCompactBlock); };
-  Part one;
-  std::vector<Part> parts(nparts > 1 ? static_cast<std::size_t>(nparts) : 0);
+  std::vector<Part> parts(static_cast<std::size_t>(nparts));
   sparse[0] = 0;
-  if (nparts > 1) {
-    run_parts(nparts, [&](int k) { scan_part(part_begin(k), part_begin(k + 1), parts[static_cast<std::size_t>(k)]); });
-  } else {
-    scan_part(0, count, one);
-    parts.push_back(one);
-  }
+  // One part runs on the calling thread (run_parts: no TBB call).
+  run_parts(nparts, [&](int k) { scan_part(part_begin(k), part_begin(k + 1), parts[static_cast<std::size_t>(k)]); });
   if (above_any.load(std::memory_order_relaxed)) return false;
   int64_t total = 0;
   uint8_t max_count = 0;
