@@ -96,7 +96,7 @@ MUTANTS = [
     ('alloc-fresh-not-said', 'lib/allocator.cpp', 'allocate_output',
      'a fresh block is not reported fresh: the allocating call is not re-planned for fresh pages (it streams '
      'into pages the kernel has just zeroed)',
-     '*fresh = large;',
+     '*fresh = padded >= kHugeMinBytes;',
      '*fresh = false;'),
     # --- an error path that writes (lib/dlpack.cpp)
     ('dlpack-reduce-writes-before-check', 'lib/dlpack.cpp', 'execute_reduce_into',
