@@ -15,7 +15,9 @@
 //               bytes it moves with the fewest instructions (read_stream_double)
 //   strided     tile of a transposed float32 (1024, 4096) view by (2, 2) (the strided case):
 //               tessera's plan; 16x16 register transposes streamed as 64-byte pieces (with and
-//               without prefetching the next block) or staged into 256-byte rows
+//               without prefetching the next block) or staged into 256-byte rows; as bounds, the
+//               64-byte pieces' loads and streams without the shuffles (its bytes in its order),
+//               and the source read in memory order with each line streamed 4 times
 //   inner_bwd   tile_backward of (2048, 8192) float32 to (2048, 2048) (the inner_bwd case), and
 //   rep_mid_bwd repeat_backward of (64, 1024, 256) float32 by 4 along axis 1 (the rep_mid_bwd case;
 //               the same sums of four rows, of 1 KiB): tessera's plan; the read alone in the plain
@@ -44,11 +46,12 @@
 //               segment summed in registers, each row's block read in order, without and with the
 //               prefetch; the prefetching loop from L2
 // Limits in the same rounds: `stream` (non-temporal fill of the output) and `read` (a sum of the
-// gradient, eight accumulators, two gradients alternated so that L3 holds neither); and for the
-// two gradients of half-size results, read_stream_half: the gradient read in memory order and half
-// its bytes streamed in the same pass with the fewest instructions (tile_bench's `stream` limit of
-// a reduction, sum_stream, measures the same); for the three of quarter-size results the same with
-// a quarter streamed (read_stream_quarter).
+// gradient, eight accumulators, its copies taken in turn, as many as keep the one read out of L3,
+// whose size is read from sysfs); and for the two gradients of half-size results,
+// read_stream_half: the gradient read in memory order and half its bytes streamed in the same pass
+// with the fewest instructions (tile_bench's `stream` limit of a reduction, sum_stream, measures
+// the same); for the three of quarter-size results the same with a quarter streamed
+// (read_stream_quarter).
 // Prints per row the median time and its ratio to the probe's limit. Each kernel's output is
 // compared with tessera's before timing (the prefetching variants share their stores with the
 // kernel compared; the placement writes no output); a difference stops the program (exit 1).
@@ -69,6 +72,8 @@
 #include <sys/mman.h>
 
 #include <tessera/tessera.h>
+
+#include "limit_loops.h"  // last_level_cache_bytes(), rotation_copies()
 
 #define PROBE_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 
@@ -368,8 +373,10 @@ PROBE_TARGET inline void transpose16(__m512 r[16]) {
 
 // out (2I, 2J) = tile of A (I, J), A[i][j] = base[j * I + i], by (2, 2): 16x16 blocks transposed
 // in registers, kBlocks of them along a row staged, each staged row streamed to the four replicas
-// in pieces of kBlocks * 64 bytes (kBlocks = 1: 64-byte pieces; 4: 256-byte pieces).
-template <int kBlocks>
+// in pieces of kBlocks * 64 bytes (kBlocks = 1: 64-byte pieces; 4: 256-byte pieces). Without
+// kTranspose, the same loads, stores and streams in the same order with the 16x16 block's shuffles
+// left out (a wrong output): what the gather's bytes in its order cost without its instructions.
+template <int kBlocks, bool kTranspose = true>
 PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64_t J, bool prefetch) {
   const int64_t ow = 2 * J;
   alignas(64) static float stage[16][16 * kBlocks];
@@ -381,7 +388,7 @@ PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64
         if (prefetch && j + 16 < J)
           for (int k = 0; k < 16; ++k) _mm_prefetch(reinterpret_cast<const char*>(base + (j + 16 + k) * I + i0), _MM_HINT_T0);
         for (int k = 0; k < 16; ++k) r[k] = _mm512_loadu_ps(base + (j + k) * I + i0);
-        transpose16(r);
+        if constexpr (kTranspose) transpose16(r);
         for (int m = 0; m < 16; ++m) _mm512_store_ps(&stage[m][16 * b], r[m]);
       }
       for (int m = 0; m < 16; ++m)
@@ -390,6 +397,17 @@ PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64
           for (int b = 0; b < kBlocks; ++b) _mm512_stream_ps(o + 16 * b, _mm512_load_ps(&stage[m][16 * b]));
         }
     }
+  _mm_sfence();
+}
+
+// The bytes of a (2, 2) tile of n floats with the fewest instructions: the source read once in
+// memory order, each 64-byte line streamed to the same place in the output's four quarters (a
+// different output: the bytes read and written, not the tile's order).
+PROBE_TARGET void read_stream_four(const float* src, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(src + i);
+    for (int q = 0; q < 4; ++q) _mm512_stream_ps(out + q * n + i, v);
+  }
   _mm_sfence();
 }
 
@@ -418,6 +436,8 @@ void probe_strided(int rounds) {
       {"16x16 transposes, 64-byte pieces", [&] { transpose_tile<1>(base, out, I, J, false); }, {}},
       {"16x16 transposes, 64-byte pieces, prefetch", [&] { transpose_tile<1>(base, out, I, J, true); }, {}},
       {"16x16 transposes staged, 256-byte pieces", [&] { transpose_tile<4>(base, out, I, J, false); }, {}},
+      {"bound: 64-byte pieces' loads and streams, no shuffles", [&] { transpose_tile<1, false>(base, out, I, J, false); }, {}},
+      {"bound: source read in order, streamed to 4 quarters", [&] { read_stream_four(base, out, I * J); }, {}},
   };
   report("strided: tile of a transposed (1024, 4096) float32 by (2, 2) (64 MiB out)", rows, "stream (limit)",
          rounds);
@@ -518,35 +538,63 @@ PROBE_TARGET void inner_blocks_in_registers(const float* g, float* out, int64_t 
   _mm_sfence();
 }
 
-// Two copies of a float32 gradient of n elements (k % 7 / 8: their sums are exact in any order,
-// so every loop's result has tessera's bits), taken in turn by next() so that L3 (32 MiB here)
-// holds neither; a result of `bytes` bytes (`out`) and tessera's plan's result (`ref`), which
-// same() compares `out` with (exits on a difference, naming the probe `name` and the loop).
-struct Gradients {
-  Gradients(const char* name, int64_t n, std::size_t bytes, tessera_plan* plan) : name(name), bytes(bytes) {
-    for (float*& b : g) {
-      b = alloc_touched<float>(static_cast<std::size_t>(n));
-      for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+// Copies of a float32 gradient of `padded` elements, its first `filled` k % 7 / 8 (their sums are
+// exact in any order, so every loop's result has tessera's bits), the rest 0; as many as
+// rotation_copies() gives for the last-level cache read from sysfs (limit_loops.h), so that next(),
+// which takes them in turn, reads a copy that the cache does not hold: the copies read since its
+// last turn span twice the cache (2 of 64 MiB where L3 is 32 MiB, 11 where it is 300 MiB).
+struct GradientCopies {
+  GradientCopies(int64_t padded, int64_t filled) {
+    std::size_t llc = 0;
+    try {
+      llc = tessera::bench::last_level_cache_bytes();
+    } catch (const std::exception& e) {
+      die(std::string("the last-level cache's size, which the gradients' copies are sized by: ") + e.what());
     }
+    const std::size_t count = tessera::bench::rotation_copies(static_cast<std::size_t>(padded) * 4, llc);
+    for (std::size_t c = 0; c < count; ++c) {
+      float* b = alloc_touched<float>(static_cast<std::size_t>(padded));
+      for (int64_t i = 0; i < filled; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+      g.push_back(b);
+    }
+  }
+  GradientCopies(const GradientCopies&) = delete;
+  GradientCopies& operator=(const GradientCopies&) = delete;
+  ~GradientCopies() {
+    for (float* b : g) std::free(b);
+  }
+  float* first() const { return g[0]; }  // the copy the loops' results are checked on
+  const float* next() { return g[turn++ % g.size()]; }
+  std::vector<float*> g;
+  std::size_t turn = 0;
+};
+
+// A gradient of n elements in copies (GradientCopies), a result of `bytes` bytes (`out`) and
+// tessera's plan's result (`ref`), which same() compares `out` with (exits on a difference, naming
+// the probe `name` and the loop).
+struct Gradients {
+  Gradients(const char* name, int64_t n, std::size_t bytes, tessera_plan* plan)
+      : name(name), bytes(bytes), copies(n, n) {
     out = alloc_touched<float>(bytes / 4);
     ref = alloc_touched<float>(bytes / 4);
-    check(tessera_plan_execute(plan, g[0], ref, bytes), "the plan's execution");
+    check(tessera_plan_execute(plan, first(), ref, bytes), "the plan's execution");
   }
   Gradients(const Gradients&) = delete;
   Gradients& operator=(const Gradients&) = delete;
   ~Gradients() {
-    for (float* b : {g[0], g[1], out, ref}) std::free(b);
+    std::free(out);
+    std::free(ref);
   }
-  const float* next() { return g[turn++ & 1]; }
+  float* first() const { return copies.first(); }
+  const float* next() { return copies.next(); }
   void same(const char* what) const {
     if (std::memcmp(out, ref, bytes) != 0) die(std::string(name) + ": " + what + " differs from tessera's output");
   }
   const char* name;
   std::size_t bytes;
-  float* g[2] = {nullptr, nullptr};
+  GradientCopies copies;
   float* out = nullptr;
   float* ref = nullptr;
-  int turn = 0;
 };
 
 // The read alone in the plain loop's order: 32 columns a step across the K rows of each
@@ -597,13 +645,13 @@ void probe_lanes(const char* title, const char* name, const char* kernel, tesser
   const int64_t n = R * W * K;
   Gradients G(name, n, static_cast<std::size_t>(R * W) * 4, plan);
   float* const out = G.out;
-  inner_plain(G.g[0], out, R, W, K, 0);
+  inner_plain(G.first(), out, R, W, K, 0);
   G.same("the plain loop");
-  inner_rows_whole(G.g[0], out, R, W, K);
+  inner_rows_whole(G.first(), out, R, W, K);
   G.same("rows read whole");
-  inner_blocks_in_registers(G.g[0], out, R, W, K);
+  inner_blocks_in_registers(G.first(), out, R, W, K);
   G.same("128-column blocks in registers");
-  inner_pairs(G.g[0], out, R, W, K);
+  inner_pairs(G.first(), out, R, W, K);
   G.same("two rows at a time");
   volatile float sink = 0;
   std::vector<Row> rows = {
@@ -717,9 +765,9 @@ void probe_nchw_bwd(int rounds) {
   {
     Gradients G("nchw_bwd", n, static_cast<std::size_t>(P * H * W) * 4, plan);
     float* const out = G.out;
-    nchw_plain(G.g[0], out, P, H, W, 0);
+    nchw_plain(G.first(), out, P, H, W, 0);
     G.same("the plain loop");
-    nchw_planes_in_order(G.g[0], out, P, H, W);
+    nchw_planes_in_order(G.first(), out, P, H, W);
     G.same("the planes in memory order");
     volatile float sink = 0;
     std::vector<Row> rows = {
@@ -803,13 +851,13 @@ void probe_bc_rows_bwd(int rounds) {
   {
     Gradients G("bc_rows_bwd", n, static_cast<std::size_t>(W) * 4, plan);
     float* const out = G.out;
-    rows_into_row(G.g[0], out, R, W);
+    rows_into_row(G.first(), out, R, W);
     G.same("the rows into a row of doubles");
-    eight_rows_into_row(G.g[0], out, R, W);
+    eight_rows_into_row(G.first(), out, R, W);
     G.same("eight rows at a time into a row of doubles");
-    column_blocks<true>(G.g[0], out, R, W);
+    column_blocks<true>(G.first(), out, R, W);
     G.same("the column blocks in double");
-    column_blocks<false>(G.g[0], out, R, W);
+    column_blocks<false>(G.first(), out, R, W);
     G.same("the column blocks in float");
     volatile float sink = 0;
     std::vector<Row> rows = {
@@ -913,9 +961,8 @@ void probe_rep_counts_bwd(int rounds) {
     total += c8[i];
   }
   const int64_t padded = (total + 64 + 127) / 128 * 128;  // read_sum's step; the gathers' slack
-  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(padded)), alloc_touched<float>(static_cast<std::size_t>(padded))};
-  for (float* b : g)
-    for (int64_t i = 0; i < total; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+  GradientCopies copies(padded, total);
+  float* const g0 = copies.first();
   const std::size_t bytes = static_cast<std::size_t>(n) * 4;
   float* out = alloc_touched<float>(static_cast<std::size_t>(n));
   float* ref = alloc_touched<float>(static_cast<std::size_t>(n));
@@ -925,19 +972,18 @@ void probe_rep_counts_bwd(int rounds) {
   tessera_plan* const plan = plans.whole;
   tessera_plan* const part = plans.part;
   const int64_t n_part = plans.n_part;
-  check(tessera_plan_execute(plan, g[0], ref, bytes), "the repeat_backward plan's execution");
+  check(tessera_plan_execute(plan, g0, ref, bytes), "the repeat_backward plan's execution");
   const auto same = [&](const char* what) {
     if (std::memcmp(out, ref, bytes) != 0) die(std::string("rep_counts_bwd: ") + what + " differs from tessera's output");
   };
   const std::size_t part_bytes = static_cast<std::size_t>(n_part) * 4;
-  check(tessera_plan_execute(part, g[0], out, part_bytes), "the part's execution");
+  check(tessera_plan_execute(part, g0, out, part_bytes), "the part's execution");
   if (std::memcmp(out, ref, part_bytes) != 0) die("rep_counts_bwd: the part differs from the whole's start");
-  segments_scalar(g[0], out, c8.data(), n);
+  segments_scalar(g0, out, c8.data(), n);
   same("a segment a step");
-  segments_gather(g[0], out, c8.data(), n);
+  segments_gather(g0, out, c8.data(), n);
   same("the gathers");
-  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
-  const auto next = [&] { return g[turn++ & 1]; };
+  const auto next = [&] { return copies.next(); };  // each call reads a copy L3 does not hold
   volatile float sink = 0;
   std::vector<Row> rows = {
       {"read (limit)", [&] { sink = read_sum(next(), padded); }, {}},
@@ -947,7 +993,7 @@ void probe_rep_counts_bwd(int rounds) {
        }, {}},
       {"tessera plan (reduce.segments)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
       {"tessera plan, gradient in L2 (n/128 segments, 128x)", [&] {
-         for (int k = 0; k < 128; ++k) tessera_plan_execute(part, g[0], out, part_bytes);
+         for (int k = 0; k < 128; ++k) tessera_plan_execute(part, g0, out, part_bytes);
        }, {}},
       {"a segment a step, one masked load, added in order", [&] { segments_scalar(next(), out, c8.data(), n); }, {}},
       {"16 segments a step, four masked gathers, streamed", [&] { segments_gather(next(), out, c8.data(), n); }, {}},
@@ -957,8 +1003,6 @@ void probe_rep_counts_bwd(int rounds) {
          rounds);
   tessera_plan_destroy(plan);
   tessera_plan_destroy(part);
-  std::free(g[0]);
-  std::free(g[1]);
   std::free(out);
   std::free(ref);
 }
@@ -1075,9 +1119,8 @@ void probe_rep_ragged_bwd(int rounds) {
     total += c8[j];
   }
   const int64_t elems = total * W, padded = (elems + 127) / 128 * 128;  // read_sum's step
-  float* g[2] = {alloc_touched<float>(static_cast<std::size_t>(padded)), alloc_touched<float>(static_cast<std::size_t>(padded))};
-  for (float* b : g)
-    for (int64_t i = 0; i < elems; ++i) b[i] = static_cast<float>(i % 7) * 0.125f;
+  GradientCopies copies(padded, elems);
+  float* const g0 = copies.first();
   const std::size_t bytes = static_cast<std::size_t>(n * W) * 4;
   float* out = alloc_touched<float>(static_cast<std::size_t>(n * W));
   float* ref = alloc_touched<float>(static_cast<std::size_t>(n * W));
@@ -1086,29 +1129,28 @@ void probe_rep_ragged_bwd(int rounds) {
   tessera_plan* const plan = plans.whole;
   tessera_plan* const part = plans.part;
   const int64_t n_part = plans.n_part;
-  check(tessera_plan_execute(plan, g[0], ref, bytes), "the repeat_backward plan's execution");
+  check(tessera_plan_execute(plan, g0, ref, bytes), "the repeat_backward plan's execution");
   const auto same = [&](const char* what) {
     if (std::memcmp(out, ref, bytes) != 0) die(std::string("rep_ragged_bwd: ") + what + " differs from tessera's output");
   };
   const std::size_t part_bytes = static_cast<std::size_t>(n_part * W) * 4;
-  check(tessera_plan_execute(part, g[0], out, part_bytes), "the part's execution");
+  check(tessera_plan_execute(part, g0, out, part_bytes), "the part's execution");
   if (std::memcmp(out, ref, part_bytes) != 0) die("rep_ragged_bwd: the part differs from the whole's start");
-  ragged_rows<false, false>(g[0], out, c8.data(), n, W);
+  ragged_rows<false, false>(g0, out, c8.data(), n, W);
   same("the plain loop");
-  ragged_rows_in_order(g[0], out, c8.data(), n, W);
+  ragged_rows_in_order(g0, out, c8.data(), n, W);
   same("the loop in memory order");
-  ragged_rows<true, false>(g[0], out, c8.data(), n, W);
+  ragged_rows<true, false>(g0, out, c8.data(), n, W);
   same("the prefetching loop");
-  ragged_rows_prefetch8(g[0], out, c8.data(), n, W);
+  ragged_rows_prefetch8(g0, out, c8.data(), n, W);
   same("the prefetching loop of 8 columns");
-  ragged_rows_blocks<false>(g[0], out, c8.data(), n, W);
+  ragged_rows_blocks<false>(g0, out, c8.data(), n, W);
   same("the loop of 128-column blocks");
-  ragged_rows_blocks<true>(g[0], out, c8.data(), n, W);
+  ragged_rows_blocks<true>(g0, out, c8.data(), n, W);
   same("the prefetching loop of 128-column blocks");
-  ragged_rows<true, true>(g[0], out, c8.data(), n, W);
+  ragged_rows<true, true>(g0, out, c8.data(), n, W);
   same("the prefetching loop of 32-byte streams");
-  int turn = 0;  // each call takes the other gradient: L3 (32 MiB here) holds neither
-  const auto next = [&] { return g[turn++ & 1]; };
+  const auto next = [&] { return copies.next(); };  // each call reads a copy L3 does not hold
   volatile float sink = 0;
   std::vector<Row> rows = {
       {"read (limit)", [&] { sink = read_sum(next(), padded); }, {}},
@@ -1118,7 +1160,7 @@ void probe_rep_ragged_bwd(int rounds) {
        }, {}},
       {"tessera plan (reduce.segments)", [&] { tessera_plan_execute(plan, next(), out, bytes); }, {}},
       {"tessera plan, gradient in L2 (n/128 segments, 128x)", [&] {
-         for (int k = 0; k < 128; ++k) tessera_plan_execute(part, g[0], out, part_bytes);
+         for (int k = 0; k < 128; ++k) tessera_plan_execute(part, g0, out, part_bytes);
        }, {}},
       {"plain loop: a segment's rows added 16 columns at a time", [&] {
          ragged_rows<false, false>(next(), out, c8.data(), n, W);
@@ -1142,7 +1184,7 @@ void probe_rep_ragged_bwd(int rounds) {
          ragged_rows_blocks<true>(next(), out, c8.data(), n, W);
        }, {}},
       {"the prefetching loop (16 columns), gradient in L2 (n/128, 128x)", [&] {
-         for (int k = 0; k < 128; ++k) ragged_rows<true, false>(g[0], out, c8.data(), n_part, W);
+         for (int k = 0; k < 128; ++k) ragged_rows<true, false>(g0, out, c8.data(), n_part, W);
        }, {}},
   };
   static_cast<void>(sink);
@@ -1150,8 +1192,6 @@ void probe_rep_ragged_bwd(int rounds) {
          "read (limit)", rounds);
   tessera_plan_destroy(plan);
   tessera_plan_destroy(part);
-  std::free(g[0]);
-  std::free(g[1]);
   std::free(out);
   std::free(ref);
 }
