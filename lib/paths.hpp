@@ -188,9 +188,25 @@ inline constexpr int64_t kRepeatShuffleMaxReps = 8;
 /// with room to spare stays cached, and ordinary stores beat streaming it; glibc's memcpy draws
 /// its non-temporal line at the same share), clamped to [kStreamMinClamp[0], kStreamMinClamp[1]],
 /// else kStreamMinBytes. Read once. The measurement behind the share: CHANGELOG.md.
+/// Except on Intel CPUs with a last-level cache over kMeshL3MinBytes (the Xeon Scalable parts'
+/// L3 on a mesh, shared by the whole socket): there twice the L2, clamped the same way. On 2
+/// vCPUs of a Xeon of family 6 model 207 (L3 300 MiB, L2 2 MiB; KVM guest, 2026-11-29), tiles
+/// into a rewritten out= streamed at 1.09-2.55x the speed of ordinary stores from 4 MiB on
+/// (outer; column 0.85-1.34x at 4-24 MiB, 1.15-2.42x from 32 MiB) and at 0.58-0.96x at 1-2
+/// MiB, at one and at two threads (bench/stream_threshold.py): a core writes that L3 no faster
+/// than it streams to DRAM, and 3/4 of it (225 MiB) left such outputs up to 2.5x slower.
 inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
 inline constexpr int64_t kStreamMinClamp[2] = {int64_t{4} << 20, int64_t{256} << 20};
+inline constexpr int64_t kMeshL3MinBytes = int64_t{64} << 20;
 int64_t stream_min_bytes();
+
+/// The x86 CPU's vendor and family from CPUID (the family with its extended bits: 25 for AMD's
+/// Zen 4, 6 for Intel's cores); {other, 0} on other vendors and other ISAs.
+struct CpuKind {
+  enum class Vendor { other, intel, amd } vendor = Vendor::other;
+  unsigned family = 0;
+};
+CpuKind cpu_kind() noexcept;
 
 /// With NonTemporal::automatic, a reduction's result of at least reduce_stream_min_bytes() bytes
 /// (2/3 of stream_min_bytes(), rounded up: half the last-level cache where the copies' line is 3/4

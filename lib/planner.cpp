@@ -13,6 +13,9 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -35,9 +38,14 @@ bool read_small_file(const char* path, char* buf, std::size_t size) {
   return true;
 }
 
-// Bytes of the highest-level data or unified cache CPU 0 has (Linux sysfs), 0 if unknown.
-int64_t last_level_cache_bytes() {
-  int64_t best = 0;
+// Bytes of CPU 0's data or unified caches (Linux sysfs): the highest level's and level 2's, 0
+// where unknown.
+struct CacheSizes {
+  int64_t last_level = 0;
+  int64_t level2 = 0;
+};
+CacheSizes cache_sizes() {
+  CacheSizes c;
   int best_level = 0;
   for (int index = 0; index < 8; ++index) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
@@ -46,17 +54,20 @@ int64_t last_level_cache_bytes() {
         !read_small_file((dir + "type").c_str(), type, sizeof type))
       break;
     const int lv = std::atoi(level);
-    if (std::strncmp(type, "Instruction", 11) == 0 || lv < best_level) continue;
+    if (std::strncmp(type, "Instruction", 11) == 0 || (lv < best_level && lv != 2)) continue;
     if (!read_small_file((dir + "size").c_str(), size, sizeof size)) break;
     char* end = nullptr;
     const long long n = std::strtoll(size, &end, 10);
     const int64_t unit = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : *end == 'G' ? int64_t{1} << 30 : 1;
     if (n > 0 && n < (int64_t{1} << 40) / unit) {
-      best = n * unit;
-      best_level = lv;
+      if (lv == 2) c.level2 = n * unit;
+      if (lv >= best_level) {
+        c.last_level = n * unit;
+        best_level = lv;
+      }
     }
   }
-  return best;
+  return c;
 }
 
 // Whether "repeat.shuffle" takes element repeats of `reps` copies of `isz`-byte elements at source
@@ -82,11 +93,27 @@ int64_t stream_min_bytes() {
   static const int64_t bytes = [] {
     const int64_t n = env_int64("TESSERA_STREAM_MIN_BYTES", 0);
     if (n > 0) return n;
-    const int64_t llc = last_level_cache_bytes();
-    if (llc <= 0) return kStreamMinBytes;
-    return std::clamp(llc / 4 * 3, kStreamMinClamp[0], kStreamMinClamp[1]);
+    const CacheSizes c = cache_sizes();
+    if (c.last_level <= 0) return kStreamMinBytes;
+    if (cpu_kind().vendor == CpuKind::Vendor::intel && c.last_level > kMeshL3MinBytes)
+      return std::clamp(2 * c.level2, kStreamMinClamp[0], kStreamMinClamp[1]);
+    return std::clamp(c.last_level / 4 * 3, kStreamMinClamp[0], kStreamMinClamp[1]);
   }();
   return bytes;
+}
+
+CpuKind cpu_kind() noexcept {
+  CpuKind k;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return k;
+  if (b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu) k.vendor = CpuKind::Vendor::intel;  // "GenuineIntel"
+  if (b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) k.vendor = CpuKind::Vendor::amd;    // "AuthenticAMD"
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return k;
+  k.family = (a >> 8) & 0xf;
+  if (k.family == 0xf) k.family += (a >> 20) & 0xff;
+#endif
+  return k;
 }
 
 int64_t env_int64(const char* name, int64_t fallback) noexcept {

@@ -14,10 +14,6 @@
 #include <sstream>
 #include <string>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 namespace tessera::detail {
 namespace {
 
@@ -196,19 +192,10 @@ void check_grad_shape(const Dims& grad, const Dims& expected, const char* op) {
               dims_str(expected));
 }
 
-// AMD CPU family 26 (Zen 5) or later, read from CPUID; false elsewhere (other vendors, other ISAs).
+// AMD CPU family 26 (Zen 5) or later (cpu_kind: CPUID); false elsewhere (other vendors, other ISAs).
 bool amd_family_26_or_later() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
-  const bool amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;  // "AuthenticAMD"
-  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
-  unsigned family = (a >> 8) & 0xf;
-  if (family == 0xf) family += (a >> 20) & 0xff;
-  return family >= 0x1a;
-#else
-  return false;
-#endif
+  const CpuKind k = cpu_kind();
+  return k.vendor == CpuKind::Vendor::amd && k.family >= 0x1a;
 }
 
 }  // namespace
