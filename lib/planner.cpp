@@ -96,7 +96,7 @@ int64_t stream_min_bytes() {
     const CacheSizes c = cache_sizes();
     if (c.last_level <= 0) return kStreamMinBytes;
     if (cpu_kind().vendor == CpuKind::Vendor::intel && c.last_level > kMeshL3MinBytes)
-      return std::clamp(2 * c.level2, kStreamMinClamp[0], kStreamMinClamp[1]);
+      return std::clamp(4 * c.level2, kStreamMinClamp[0], kStreamMinClamp[1]);
     return std::clamp(c.last_level / 4 * 3, kStreamMinClamp[0], kStreamMinClamp[1]);
   }();
   return bytes;

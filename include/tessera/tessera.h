@@ -83,8 +83,8 @@ typedef enum tessera_negative_reps {
  */
 typedef enum tessera_nontemporal {
   TESSERA_NONTEMPORAL_AUTO = 0,   /* streaming stores for outputs of at least 3/4 of the last-level
-                                     cache, clamped to 4-256 MiB (twice the L2 on Intel CPUs with a
-                                     last-level cache over 64 MiB, a Xeon's mesh L3; 16 MiB where
+                                     cache, clamped to 4-256 MiB (four times the L2 on Intel CPUs with
+                                     a last-level cache over 64 MiB, a Xeon's mesh L3; 16 MiB where
                                      Linux sysfs does not say; the environment variable
                                      TESSERA_STREAM_MIN_BYTES, read once, overrides) (the default);
                                      the allocating calls write new outputs of 32 MiB or more in

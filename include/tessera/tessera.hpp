@@ -188,9 +188,9 @@ TESSERA_API Dims tile_shape(const Dims& shape, const Dims& reps);
 /// a win when the output is much larger than the last-level cache and is not read again soon.
 enum class NonTemporal : int {
   automatic = 0,  ///< streaming stores for outputs of at least 3/4 of the last-level cache, clamped to
-                  ///< 4-256 MiB (twice the L2 on Intel CPUs with a last-level cache over 64 MiB, a
-                  ///< Xeon's mesh L3; 16 MiB where Linux sysfs does not say; the environment variable
-                  ///< TESSERA_STREAM_MIN_BYTES, read once, overrides) (the default); the allocating
+                  ///< 4-256 MiB (four times the L2 on Intel CPUs with a last-level cache over 64 MiB,
+                  ///< a Xeon's mesh L3; 16 MiB where Linux sysfs does not say; the environment
+                  ///< variable TESSERA_STREAM_MIN_BYTES, read once, overrides) (the default); the allocating
                   ///< tile writes new outputs of 32 MiB or more in fresh pages with ordinary stores
                   ///< (just zeroed, still cached), and in pages kept by tessera_free (see tessera.h)
                   ///< as execute does
@@ -702,9 +702,10 @@ TESSERA_API std::vector<std::string> supported_targets();
 /// NonTemporal; a reduction's result streams from 2/3 of it, the gradient streaming through the
 /// cache beside it). 3/4 of the last-level cache of CPU 0 (Linux sysfs), clamped to 4-256 MiB, 16 MiB
 /// where sysfs does not say; on Intel CPUs with a last-level cache over 64 MiB (a Xeon's mesh L3,
-/// which one core writes no faster than it streams to DRAM) twice the L2 instead, clamped the same
-/// way; the environment variable TESSERA_STREAM_MIN_BYTES (a positive integer) overrides. Computed on the first call (or first plan) and fixed for the process; that
-/// first call reads sysfs and may throw std::bad_alloc.
+/// which one core writes no faster than it streams to DRAM) four times the L2 instead, clamped
+/// the same way; the environment variable TESSERA_STREAM_MIN_BYTES (a positive integer)
+/// overrides. Computed on the first call (or first plan) and fixed for the process; that first
+/// call reads sysfs and may throw std::bad_alloc.
 TESSERA_API int64_t streaming_threshold_bytes();
 
 /// Bytes of gradient the reductions (tile_backward, sum_to_shape, repeat_backward) prefetch ahead

@@ -224,10 +224,10 @@ def test_streaming_threshold_is_where_plans_stream():
     t = config()["Memory"]["streaming_threshold_bytes"]
     if "TESSERA_STREAM_MIN_BYTES" not in os.environ:
         # 3/4 of the last-level cache (where an output still stays cached), clamped to 4-256 MiB;
-        # on Intel CPUs whose last-level cache is over 64 MiB (a Xeon's mesh L3) twice the L2,
+        # on Intel CPUs whose last-level cache is over 64 MiB (a Xeon's mesh L3) four times the L2,
         # clamped the same way; 16 MiB where sysfs does not say.
         llc, l2 = cache_sizes()
-        line = 2 * l2 if cpu_vendor() == "GenuineIntel" and llc > 64 * MIB else llc // 4 * 3
+        line = 4 * l2 if cpu_vendor() == "GenuineIntel" and llc > 64 * MIB else llc // 4 * 3
         assert t == (min(max(line, 4 * MIB), 256 * MIB) if llc else 16 * MIB)
 
     def streams(n):

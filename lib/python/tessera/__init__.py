@@ -778,7 +778,7 @@ def show_config(mode="stdout"):
         affinity mask when oneTBB first looked; ``max_concurrency``: the calling thread's task
         arena's, the threads a call without ``max_threads`` may use), ``"Memory"``
         (``streaming_threshold_bytes``: the smallest output written with streaming stores under
-        ``nontemporal=None``, 3/4 of the last-level cache clamped to 4-256 MiB (twice the L2 on
+        ``nontemporal=None``, 3/4 of the last-level cache clamped to 4-256 MiB (four times the L2 on
         Intel CPUs with a last-level cache over 64 MiB, a Xeon's mesh L3; 16 MiB where Linux's
         sysfs does not give the cache's size), or the environment variable
         ``TESSERA_STREAM_MIN_BYTES``; a gradient's result streams from 2/3 of it;
