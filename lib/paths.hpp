@@ -195,8 +195,9 @@ inline constexpr int64_t kRepeatShuffleMaxReps = 8;
 /// (outer; column 0.85-1.34x at 4-24 MiB, 1.15-2.42x from 32 MiB) and at 0.58-0.96x at 1-2
 /// MiB, at one and at two threads (bench/stream_threshold.py): a core writes that L3 no faster
 /// than it streams to DRAM, and 3/4 of it (225 MiB) left such outputs up to 2.5x slower
-/// (bench/compare: every 64 MiB copy 1.5-3.0x faster streamed). From twice the L2 (4 MiB), the
-/// medium case (4 MiB) ran 0.75-0.86x and mixed3d_bwd (a 4 MiB result) 0.88-0.95x: four times.
+/// (bench/compare: the 64 MiB tile and broadcast cases 1.31-3.44x faster streamed). From twice
+/// the L2 (4 MiB), the medium case (4 MiB) ran 0.75-0.86x and mixed3d_bwd (a 4 MiB result)
+/// 0.88-0.95x: four times.
 inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
 inline constexpr int64_t kStreamMinClamp[2] = {int64_t{4} << 20, int64_t{256} << 20};
 inline constexpr int64_t kMeshL3MinBytes = int64_t{64} << 20;

@@ -204,7 +204,9 @@ TEST_CASE("inside a task_arena of concurrency 1, a large call runs serially on t
   const test::TouchRecorder& rec = pattern_recorder(2048);
   const std::size_t n = rec.bytes();
   REQUIRE(n >= 16 * kParallelBytes);
-  const tessera::Plan plan({static_cast<int64_t>(n)}, {}, 1, {1});
+  tessera::Options o;  // ordinary stores: the plain copy whatever this machine's streaming line
+  o.nontemporal = tessera::NonTemporal::never;
+  const tessera::Plan plan({static_cast<int64_t>(n)}, {}, 1, {1}, o);
   REQUIRE(std::string(plan.kernel_path()) == "copy");
   std::vector<unsigned char> out(n, 0);
 
@@ -266,11 +268,13 @@ std::set<long> readers_of_copy(int cap, bool c_api, const std::function<void(con
   std::vector<unsigned char> out(n, 0);
   tessera::Options o;
   o.max_threads = cap;
+  o.nontemporal = tessera::NonTemporal::never;  // the plain copy whatever this machine's streaming line
   const tessera::Plan plan({static_cast<int64_t>(n)}, {}, 1, {1}, o);
   REQUIRE(std::string(plan.kernel_path()) == "copy");
   tessera_options co;
   tessera_options_init(&co);
   co.max_threads = cap;
+  co.nontemporal = TESSERA_NONTEMPORAL_NEVER;
   const int64_t shape[1] = {static_cast<int64_t>(n)}, reps[1] = {1};
   run_in([&] {
     if (c_api) {
