@@ -1,10 +1,12 @@
-"""The last-level cache's size and the copies that keep a benchmark's reads out of it.
+"""The last-level cache's size and the copies that keep a benchmark's reads out of it; the CPU's
+name for the tables' headers (cpu_model).
 
 bench/python_bench.py and bench/sweep.py rotate each timed call among rotation_copies() copies of
 its input (made by copies()), as tile_bench does (bench/limit_loops.h: the same rule and the same
 sysfs files), so that the `read` limit, tessera and its peers all read their input from DRAM.
 """
 import os
+import platform
 
 SYSFS_CACHE = "/sys/devices/system/cpu/cpu0/cache"
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
@@ -65,3 +67,15 @@ def copies(np, a, count):
     block = np.empty((count,) + a.shape, dtype=a.dtype)
     block[...] = a
     return [block[i] for i in range(count)]
+
+
+def cpu_model():
+    """The CPU's name as Linux reports it (/proc/cpuinfo's model name), else platform's, else "?"."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"

@@ -164,17 +164,6 @@ def first_line(path, default="?"):
         return default
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
-
-
 def machine_busy_seconds():
     """CPU seconds all CPUs have been busy (or stolen), from /proc/stat."""
     try:
@@ -918,7 +907,7 @@ def main():
         else (capi.lib.tessera_version().decode() if capi else "?"),
         "tessera_target": tessera.simd_target(), "python": platform.python_version(),
         "python_exe": sys.executable, "numpy": np.__version__, "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(), "cpu_model": cpu_model(), "cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(), "cpu_model": caches.cpu_model(), "cpus": os.cpu_count(),
         "transparent_hugepage": first_line("/sys/kernel/mm/transparent_hugepage/enabled"),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "repetitions": args.repetitions, "min_sample_ms": args.min_sample_ms, "lib": lib,

@@ -15,27 +15,15 @@ the automatic choice (nontemporal=None) takes at that size. The line tessera dra
 """
 import argparse
 import datetime
-import platform
 import statistics
-import subprocess
 import time
 
 import numpy as np
 
+import caches  # bench/caches.py, beside this script: cpu_model()
 import tessera
 
 MIB = 2**20
-
-
-def cpu_name():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor() or "unknown CPU"
-    fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
-    name = fields.get("Model name", "unknown CPU").strip()
-    family, model = fields.get("CPU family", "?").strip(), fields.get("Model", "?").strip()
-    return f"{name} (family {family} model {model})"
 
 
 def case_arrays(case, size):
@@ -71,7 +59,7 @@ def main():
     sizes = [int(float(s) * MIB) for s in args.sizes.split(",")]
     threshold = tessera.show_config("dicts")["Memory"]["streaming_threshold_bytes"]
     print(f"stream_threshold.py, {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}, "
-          f"tessera {tessera.__version__}, {cpu_name()}")
+          f"tessera {tessera.__version__}, {caches.cpu_model()}")
     print(f"streaming threshold: {threshold} bytes ({threshold / MIB:.0f} MiB); "
           f"medians of {args.rounds} alternating rounds; GB/s of output; out= rewritten each call")
     print(f"{'case':8} {'size':>9} {'thr':>3} {'streamed GB/s':>14} {'ordinary GB/s':>14} "

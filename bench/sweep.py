@@ -51,7 +51,6 @@ import itertools
 import json
 import math
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -388,14 +387,6 @@ def plot(data, path):
     print(f"sweep.py: plot in {path}", file=sys.stderr)
 
 
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "?"
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--read-lib", help="libtessera_bench_read.so (the limits)")
@@ -460,7 +451,7 @@ def main():
     data = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "tessera_version": tessera.__version__ if hasattr(tessera, "__version__") else "?",
             "numpy": np.__version__, "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-            "cpu_model": cpu_model(), "cpus": os.cpu_count(), "llc_bytes": llc,
+            "cpu_model": caches.cpu_model(), "cpus": os.cpu_count(), "llc_bytes": llc,
             "seconds": round(time.time() - start), "results": results, "skipped": skipped}
     data["rows"] = rows_of(results, llc)
     print(f"tessera sweep, {data['date']}; {data['cpu_model']}, {data['cpus']} CPUs, last-level cache "

@@ -54,7 +54,7 @@ CacheSizes cache_sizes() {
         !read_small_file((dir + "type").c_str(), type, sizeof type))
       break;
     const int lv = std::atoi(level);
-    if (std::strncmp(type, "Instruction", 11) == 0 || (lv < best_level && lv != 2)) continue;
+    if (std::strncmp(type, "Instruction", 11) == 0) continue;
     if (!read_small_file((dir + "size").c_str(), size, sizeof size)) break;
     char* end = nullptr;
     const long long n = std::strtoll(size, &end, 10);
