@@ -29,8 +29,11 @@ namespace tessera::detail::HWY_NAMESPACE {
 namespace {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Row functions are called once per row: inlined into the row walk even where they are large.
+// Row functions are called once per row: inlined into the row walk even where they are large
+// (the sanitizer build defines it empty, as TESSERA_ROW_INLINE: tests/run's setup_asan_config).
+#ifndef TESSERA_INLINE_LAMBDA
 #define TESSERA_INLINE_LAMBDA __attribute__((always_inline))
+#endif
 
 /// Calls body(row) with the ordinary-store row function of the plan's (non-gather) path:
 /// row(src_row, first_elem, n_elems, out) writes elements [first_elem, first_elem + n_elems) of the
@@ -166,10 +169,10 @@ void FillRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin
   w.Finish();
 }
 
-/// The plain fills whose rows are one cache line each (a column broadcast across 64 bytes: `column`
-/// below the streaming threshold): each row one broadcast and the line's stores, with no per-row
-/// length checks (the direct path's FillRows takes such rows by LineRow the same way); a row
-/// piece (a range that starts or ends inside a row) through FillElement. The general row
+/// fill.N.lines, the plain fills whose rows are one cache line each (a column broadcast across 64
+/// bytes: `column` below the streaming threshold): each row one broadcast and the line's stores,
+/// with no per-row length checks (the direct path's FillRows takes such rows by LineRow the same
+/// way); a row piece (a range that starts or ends inside a row) through FillElement. The general row
 /// function's checks of the row's length took ~5 cycles a row, 2.8x a plain loop of the same
 /// stores (AMD family 25, 256 KiB in L2, 2026-11-29).
 template <typename T>
@@ -177,7 +180,6 @@ void FillLineRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t b
   constexpr size_t kLineElems = static_cast<size_t>(kLineBytes) / sizeof(T);
   const hn::CappedTag<T, kLineElems> d;
   const size_t N = hn::Lanes(d);
-  TESSERA_COUNT_VARIANT(fill_line_rows);
   WalkRows(p, src, out, begin, end, [&d, N](const uint8_t* s, size_t, size_t n, uint8_t* o) TESSERA_ROW_INLINE {
     if (n == kLineElems) {  // N lanes of T divide the line (CappedTag: at most kLineElems, a power of two)
       T value;
@@ -273,15 +275,14 @@ void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// Writes output elements [begin, end) of the plan to `out` (execute_range).
 void ExecuteRange(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
                   bool ordinary_stores) {
-  const Path path = ordinary_stores ? without_streaming(p.path) : p.path;
+  const Path path = ordinary_stores ? p.plain_path : p.path;
   TESSERA_COUNT_PATH(path);
   TESSERA_VARIANT_SCOPE();
   const PathInfo& info = path_info(path);
   if (info.kernel == Kernel::gather) {
     ExecuteGathers(p, src, out, begin, end, info.blocked, info.route != Route::plain);
   } else if (info.route == Route::plain) {
-    if (info.kernel == Kernel::fill && info.variant != PathVariant::any &&
-        p.row_elems * static_cast<int64_t>(p.itemsize) == kLineBytes && p.itemsize <= 8) {
+    if (info.lines) {  // fill.N.lines: N = 1, 2, 4, 8 (kPathInfo)
       switch (p.itemsize) {
         case 1: FillLineRows<uint8_t>(p, src, out, begin, end); return;
         case 2: FillLineRows<uint16_t>(p, src, out, begin, end); return;
@@ -312,8 +313,7 @@ uint64_t RowVariants() {
   const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
   uint64_t m = bit(Variant::gather_blocked_tiles) | bit(Variant::gather_blocked_replicas) |
                bit(Variant::gather_blocked_rows) | bit(Variant::fill_pattern_few_runs) |
-               bit(Variant::fill_pattern_long_runs) | bit(Variant::fill_pattern_doubling) |
-               bit(Variant::fill_line_rows);
+               bit(Variant::fill_pattern_long_runs) | bit(Variant::fill_pattern_doubling);
   if (Caps().vectors) m |= bit(Variant::pattern_shuffle_table) | bit(Variant::pattern_shuffle_fallback);
   return m;
 }
