@@ -92,8 +92,11 @@ struct CopyPlan : PlanBase {
   int nentries = 0;
   Entry entries[kMaxLoops];
 
-  // The loops and the path.
+  // The loops and the path; plain_path: the path of the same rows with ordinary stores (path
+  // itself where that has them), which a range of the output runs (execute_range's
+  // ordinary_stores: a region of a plan that streams).
   Path path = Path::none;
+  Path plain_path = Path::none;
   int nloops = 0;
   Loop loops[kMaxLoops];  // the first nloops are set
   int64_t nrows = 0;

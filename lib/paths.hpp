@@ -27,7 +27,9 @@ enum class Route : uint8_t { plain, staged, direct };
 /// kPathInfo, whose entry says what the path is (kernel, variant, store route) and names it
 /// (Plan::kernel_path()); the kernels dispatch on those fields. ".N" is the element size the
 /// kernel is specialised for ("any": every other size); gathers are rows gathered one by one, or
-/// whole rows through a blocked transpose in L1 (".blocked", streamed out as ".nt").
+/// whole rows through a blocked transpose in L1 (".blocked", streamed out as ".nt"); fills whose
+/// rows are each one cache line (kLineBytes) with ordinary stores are ".lines" (streamed, such
+/// rows take the direct route, which writes whole lines anyway).
 enum class Path : uint8_t { none = 0 };
 
 /// The variant of a row kernel a path runs: the element size it is specialised for (fill and
@@ -39,13 +41,15 @@ inline constexpr const char* kPathVariantNames[] = {"", "1", "2", "4", "8", "16"
                                                     "elements"};
 
 /// What a path is: its name, row kernel, variant and store route; `blocked` for the gathers that
-/// copy whole rows through a blocked transpose in L1.
+/// copy whole rows through a blocked transpose in L1; `lines` for the fills whose rows are one
+/// cache line each (one broadcast and the line's stores per row, no per-row length checks).
 struct PathInfo {
   const char* name;
   Kernel kernel;
   PathVariant variant;
   Route route;
   bool blocked;
+  bool lines = false;
 };
 inline constexpr PathInfo kPathInfo[] = {
     {"none", Kernel::none, PathVariant::none, Route::plain, false},
@@ -74,6 +78,10 @@ inline constexpr PathInfo kPathInfo[] = {
     {"fill.16", Kernel::fill, PathVariant::b16, Route::plain, false},
     {"fill.16.nt", Kernel::fill, PathVariant::b16, Route::staged, false},
     {"fill.16.nt.direct", Kernel::fill, PathVariant::b16, Route::direct, false},
+    {"fill.1.lines", Kernel::fill, PathVariant::b1, Route::plain, false, true},
+    {"fill.2.lines", Kernel::fill, PathVariant::b2, Route::plain, false, true},
+    {"fill.4.lines", Kernel::fill, PathVariant::b4, Route::plain, false, true},
+    {"fill.8.lines", Kernel::fill, PathVariant::b8, Route::plain, false, true},
     {"fill.any", Kernel::fill, PathVariant::any, Route::plain, false},
     {"fill.any.nt", Kernel::fill, PathVariant::any, Route::staged, false},
     {"gather.1", Kernel::gather, PathVariant::b1, Route::plain, false},
@@ -111,23 +119,29 @@ constexpr int match(const char* name, int at, const char* part) {
     if (name[at] != part[i]) return -1;
   return at;
 }
-// Whether the entry's name is "<kernel>[.<variant>][.blocked][.nt[.direct]]" of its own fields.
+// Whether the entry's name is "<kernel>[.<variant>][.blocked|.lines][.nt[.direct]]" of its own fields.
 constexpr bool name_matches(const PathInfo& e) {
   int at = match(e.name, 0, kKernelNames[static_cast<int>(e.kernel)]);
   if (at >= 0 && e.variant != PathVariant::none) at = match(e.name, match(e.name, at, "."), kPathVariantNames[static_cast<int>(e.variant)]);
   if (at >= 0 && e.blocked && e.route == Route::plain) at = match(e.name, at, ".blocked");
+  if (at >= 0 && e.lines) at = match(e.name, at, ".lines");
   if (at >= 0 && e.route != Route::plain) at = match(e.name, at, ".nt");
   if (at >= 0 && e.route == Route::direct) at = match(e.name, at, ".direct");
   return at >= 0 && e.name[at] == '\0';
 }
 constexpr bool same_fields(const PathInfo& a, const PathInfo& b) {
-  return a.kernel == b.kernel && a.variant == b.variant && a.route == b.route && a.blocked == b.blocked;
+  return a.kernel == b.kernel && a.variant == b.variant && a.route == b.route && a.blocked == b.blocked &&
+         a.lines == b.lines;
 }
 // Every entry named by its fields, and no two with the same fields (fallbacks_ok below checks that
-// each streamed entry has an entry of ordinary stores to fall back to).
+// each streamed entry has an entry of ordinary stores to fall back to); `lines` only on plain fills.
 constexpr bool table_ok() {
   for (int i = 0; i < kPathCount; ++i) {
     if (!name_matches(kPathInfo[i])) return false;
+    const PathInfo& e = kPathInfo[i];
+    const bool b1_to_b8 = e.variant == PathVariant::b1 || e.variant == PathVariant::b2 ||
+                          e.variant == PathVariant::b4 || e.variant == PathVariant::b8;
+    if (e.lines && (e.kernel != Kernel::fill || e.route != Route::plain || !b1_to_b8)) return false;
     for (int j = 0; j < i; ++j)
       if (same_fields(kPathInfo[i], kPathInfo[j])) return false;
   }
@@ -139,26 +153,36 @@ static_assert(paths_check::table_ok(), "kPathInfo: every name made of its fields
 inline constexpr const PathInfo& path_info(Path p) noexcept { return kPathInfo[static_cast<int>(p)]; }
 
 /// The path of these fields, or Path::none if there is none (e.g. fill.any has no direct route).
-constexpr Path find_path(Kernel kernel, PathVariant variant, Route route, bool blocked = false) noexcept {
+constexpr Path find_path(Kernel kernel, PathVariant variant, Route route, bool blocked = false,
+                         bool lines = false) noexcept {
   for (int i = 0; i < kPathCount; ++i) {
     const PathInfo& e = kPathInfo[i];
-    if (e.kernel == kernel && e.variant == variant && e.route == route && e.blocked == blocked)
+    if (e.kernel == kernel && e.variant == variant && e.route == route && e.blocked == blocked && e.lines == lines)
       return static_cast<Path>(i);
   }
   return Path::none;
 }
 
-/// The same kernel and variant with ordinary stores ("gather.N.nt" -> "gather.N.blocked").
+/// The same kernel and variant with ordinary stores ("gather.N.nt" -> "gather.N.blocked"), never
+/// a ".lines" path: whether a streamed fill's rows are one line each is the plan's to say (the
+/// planner sets CopyPlan::plain_path, which the kernels run; this serves the table's checks).
 constexpr Path without_streaming(Path p) noexcept {
   const PathInfo& e = path_info(p);
   return find_path(e.kernel, e.variant, Route::plain, e.blocked);
 }
 
 namespace paths_check {
-// Every streamed path has a path of ordinary stores to fall back to.
+// Every streamed path has a path of ordinary stores to fall back to, and every fill of 1-8 byte
+// elements a ".lines" one (the planner's plain path for rows of one line).
 constexpr bool fallbacks_ok() {
-  for (int i = 0; i < kPathCount; ++i)
+  for (int i = 0; i < kPathCount; ++i) {
     if (i != 0 && without_streaming(static_cast<Path>(i)) == Path::none) return false;
+    const PathInfo& e = kPathInfo[i];
+    const bool b1_to_b8 = e.variant == PathVariant::b1 || e.variant == PathVariant::b2 ||
+                          e.variant == PathVariant::b4 || e.variant == PathVariant::b8;
+    if (e.kernel == Kernel::fill && b1_to_b8 && find_path(e.kernel, e.variant, Route::plain, false, true) == Path::none)
+      return false;
+  }
   return true;
 }
 }  // namespace paths_check
@@ -210,6 +234,12 @@ struct CpuKind {
   unsigned family = 0;
 };
 CpuKind cpu_kind() noexcept;
+
+/// Whether this is an Intel CPU (cpu_kind) whose last-level cache is over kMeshL3MinBytes (Linux
+/// sysfs, as stream_min_bytes reads it): a Xeon Scalable part, its L3 on a mesh shared by the
+/// socket. Its hardware prefetchers and its L3 set stream_min_bytes() and reduce_prefetch_bytes()
+/// apart from other cores'. Read once.
+bool intel_mesh_l3() noexcept;
 
 /// With NonTemporal::automatic, a reduction's result of at least reduce_stream_min_bytes() bytes
 /// (2/3 of stream_min_bytes(), rounded up: half the last-level cache where the copies' line is 3/4

@@ -39,12 +39,13 @@ bool read_small_file(const char* path, char* buf, std::size_t size) {
 }
 
 // Bytes of CPU 0's data or unified caches (Linux sysfs): the highest level's and level 2's, 0
-// where unknown.
+// where unknown. Read once (stream_min_bytes and intel_mesh_l3 both need them; the scan takes
+// 0.2-0.4 ms).
 struct CacheSizes {
   int64_t last_level = 0;
   int64_t level2 = 0;
 };
-CacheSizes cache_sizes() {
+CacheSizes scan_cache_sizes() {
   CacheSizes c;
   int best_level = 0;
   for (int index = 0; index < 8; ++index) {
@@ -67,6 +68,10 @@ CacheSizes cache_sizes() {
       }
     }
   }
+  return c;
+}
+const CacheSizes& cache_sizes() {
+  static const CacheSizes c = scan_cache_sizes();
   return c;
 }
 
@@ -95,7 +100,7 @@ int64_t stream_min_bytes() {
     if (n > 0) return n;
     const CacheSizes c = cache_sizes();
     if (c.last_level <= 0) return kStreamMinBytes;
-    if (cpu_kind().vendor == CpuKind::Vendor::intel && c.last_level > kMeshL3MinBytes)
+    if (intel_mesh_l3())
       return std::clamp(4 * c.level2, kStreamMinClamp[0], kStreamMinClamp[1]);
     return std::clamp(c.last_level / 4 * 3, kStreamMinClamp[0], kStreamMinClamp[1]);
   }();
@@ -114,6 +119,18 @@ CpuKind cpu_kind() noexcept {
   if (k.family == 0xf) k.family += (a >> 20) & 0xff;
 #endif
   return k;
+}
+
+bool intel_mesh_l3() noexcept {
+  static const bool mesh = [] {
+    if (cpu_kind().vendor != CpuKind::Vendor::intel) return false;
+    try {
+      return cache_sizes().last_level > kMeshL3MinBytes;
+    } catch (...) {  // the sysfs paths' strings (bad_alloc): an unknown cache
+      return false;
+    }
+  }();
+  return mesh;
 }
 
 int64_t env_int64(const char* name, int64_t fallback) noexcept {
@@ -377,7 +394,7 @@ bool segments_may_walk_bytes(int64_t isz) { return segments_walk_bytes(isz, 1, k
 
 void choose_path(CopyPlan& p, const KernelCaps& caps) {
   if (p.out_size == 0) {
-    p.path = Path::none;
+    p.path = p.plain_path = Path::none;
     p.prefix.drop_counts8();
     return;
   }
@@ -385,7 +402,13 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   lay_out_loops(p, choose_row(p, &kernel));
   bool blocked = false;
   const PathVariant variant = choose_variant(p, kernel, caps, &blocked);
-  p.path = find_path(kernel, variant, choose_route(p, kernel, variant, blocked, caps), blocked);
+  // Fills whose rows are one cache line each, with ordinary stores: ".lines" (streamed, such rows
+  // take the direct route).
+  const bool lines = kernel == Kernel::fill && p.row_elems * static_cast<int64_t>(p.itemsize) == kLineBytes &&
+                     p.itemsize <= 8 && variant != PathVariant::any;
+  const Route route = choose_route(p, kernel, variant, blocked, caps);
+  p.path = find_path(kernel, variant, route, blocked, lines && route == Route::plain);
+  p.plain_path = find_path(kernel, variant, Route::plain, blocked, lines);
   // The one-byte counts (Prefix::counts8) stay where the segments kernel walks them. That walk
   // reads a byte per element instead of the 8-byte prefix sums: rep_counts (float32 counts 0-4)
   // has 104 MiB to move instead of 160.

@@ -199,21 +199,31 @@ constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int ac
   return reduce_kernel_compiled(k, fixed_width, acc_lanes) ? k : kReduceKernels[static_cast<int>(k)].general;
 }
 
-/// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long, and periodic items
-/// (w = 1) of one dense run of at most kPrefetchRowBytes, are prefetched ReduceProblem::prefetch_items
-/// ahead: about reduce_prefetch_bytes() of source in flight, where that is not 0.
+/// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long (where
+/// reduce_prefetch_short_rows()), and periodic items (w = 1) of one dense run of at most
+/// kPrefetchRowBytes, are prefetched ReduceProblem::prefetch_items ahead: about
+/// reduce_prefetch_bytes() of source in flight, where that is not 0.
 inline constexpr int64_t kPrefetchRowBytes = 4096;
 inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
 
 /// Bytes of source the reduction kernels prefetch ahead of the item they sum (items as above), 0
 /// for none: a property of the core's hardware prefetchers, measured per kind of core. The
 /// environment variable TESSERA_PREFETCH_BYTES (decimal digits) if set, else kPrefetchAheadBytes
-/// on AMD CPU family 26 (Zen 5), 0 on every other CPU. Read once. Measured on 2 vCPUs of AMD EPYC
-/// (64 MiB float32 gradients, 1 thread): on family 26, nchw_bwd 2.6x and column_bwd ~1.5x faster
-/// with it; on family 25 (Zen 4) slower with any distance from 2 KiB on (nchw_bwd, mixed3d_bwd
-/// 1.3-1.9x, column_bwd 1.2-1.6x, rep_mid_bwd 1.1-1.7x), where the hardware prefetchers alone
-/// read these at 80-95% of the read limit.
+/// on AMD CPU family 26 (Zen 5) and on Intel CPUs with a mesh L3 (intel_mesh_l3), 0 on every
+/// other CPU. Read once. Measured on 2 vCPUs of AMD EPYC (64 MiB float32 gradients, 1 thread): on
+/// family 26, nchw_bwd 2.6x and column_bwd ~1.5x faster with it; on family 25 (Zen 4) slower with
+/// any distance from 2 KiB on (nchw_bwd, mixed3d_bwd 1.3-1.9x, column_bwd 1.2-1.6x, rep_mid_bwd
+/// 1.1-1.7x), where the hardware prefetchers alone read these at 80-95% of the read limit. On 2
+/// vCPUs of an Intel Xeon of family 6 model 207 (L3 300 MiB; 2026-11-29,
+/// bench/results/2026-11-29-xeon-f6m207/prefetch-distance-df8fa22.txt): column_bwd 1.32x (1
+/// thread) and 1.36x (2) faster at 16 KiB, but the lanes path's short rows mixed (mixed3d_bwd
+/// 0.85x, nchw_bwd 1.13x, rep_mid_bwd 0.88-0.97x): there only the periodic runs take it.
 int64_t reduce_prefetch_bytes() noexcept;
+
+/// Whether the lanes path's items of short rows take reduce_prefetch_bytes() too (the periodic
+/// runs take it wherever it is not 0): with TESSERA_PREFETCH_BYTES set, and on AMD CPU family 26;
+/// not on Intel CPUs with a mesh L3 (above). Read once.
+bool reduce_prefetch_short_rows() noexcept;
 
 /// Lanes-order items of 2 ... kLeaf addend rows of at most kWholeRowsItemBytes in all are read a
 /// row at a time, each from its start to its end (ReduceProblem::rows_whole).
@@ -265,8 +275,8 @@ struct ReduceProblem {
   // lay_out_reduce, on cores whose hardware prefetchers do not run far enough ahead on their own
   // (reduce_prefetch_bytes() > 0), for:
   //   lanes path, items of short rows (they follow runs within a 4 KiB page; an item of short
-  //   rows is a few lines in each of its pages); only with nred <= kRegLeaves * kLeaf (the
-  //   kernels hold the addends' offsets);
+  //   rows is a few lines in each of its pages), where reduce_prefetch_short_rows(); only with
+  //   nred <= kRegLeaves * kLeaf (the kernels hold the addends' offsets);
   //   periodic path, w = 1, one dense run per item (no other reduced axis) of at most
   //   kPrefetchRowBytes along one kept axis (reduce.periodic.rows.w1): many instructions per line
   //   (a fold per item) keep too few lines in flight (column_bwd read at 60% of the limit without).

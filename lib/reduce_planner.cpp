@@ -198,15 +198,27 @@ bool amd_family_26_or_later() noexcept {
   return k.vendor == CpuKind::Vendor::amd && k.family >= 0x1a;
 }
 
+// Which items the reduction kernels prefetch, and how far ahead (reduce_prefetch_bytes and
+// reduce_prefetch_short_rows): the variable's distance for every such item, else by the kind of core.
+struct PrefetchPolicy {
+  int64_t bytes = 0;
+  bool short_rows = false;
+};
+const PrefetchPolicy& prefetch_policy() noexcept {
+  static const PrefetchPolicy policy = [] {
+    const int64_t n = env_int64("TESSERA_PREFETCH_BYTES", -1);
+    if (n >= 0) return PrefetchPolicy{n, true};
+    if (amd_family_26_or_later()) return PrefetchPolicy{kPrefetchAheadBytes, true};
+    if (intel_mesh_l3()) return PrefetchPolicy{kPrefetchAheadBytes, false};
+    return PrefetchPolicy{};
+  }();
+  return policy;
+}
+
 }  // namespace
 
-int64_t reduce_prefetch_bytes() noexcept {
-  static const int64_t bytes = [] {
-    const int64_t n = env_int64("TESSERA_PREFETCH_BYTES", -1);
-    return n >= 0 ? n : amd_family_26_or_later() ? kPrefetchAheadBytes : int64_t{0};
-  }();
-  return bytes;
-}
+int64_t reduce_prefetch_bytes() noexcept { return prefetch_policy().bytes; }
+bool reduce_prefetch_short_rows() noexcept { return prefetch_policy().short_rows; }
 
 Elem elem_of(DType dtype) noexcept {
   switch (dtype) {
@@ -376,10 +388,10 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     // Short rows: on some cores the hardware prefetchers do not run ahead of an item's few lines
     // per page (AMD family 26: each item waited for DRAM, nchw_bwd's 512-byte rows read at a
     // quarter of the read limit), and there the kernels prefetch the rows of the item
-    // prefetch_items ahead (reduce_prefetch_bytes()).
+    // prefetch_items ahead (reduce_prefetch_bytes(), where reduce_prefetch_short_rows()).
     const int64_t row_bytes = p.strip * static_cast<int64_t>(p.elsize);
     if (p.path == ReducePath::lanes && p.nred <= kRegLeaves * kLeaf && row_bytes <= kPrefetchRowBytes &&
-        p.nitems > 1 && reduce_prefetch_bytes() > 0)
+        p.nitems > 1 && reduce_prefetch_bytes() > 0 && reduce_prefetch_short_rows())
       p.prefetch_items = ceil_div(reduce_prefetch_bytes(), p.nred * row_bytes);
     // Short items read a row at a time (ReduceProblem::rows_whole; strip <= 2^16 elements, so no
     // overflow).

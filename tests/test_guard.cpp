@@ -75,6 +75,7 @@ struct Case {
   tessera::NonTemporal nontemporal = tessera::NonTemporal::automatic;
   Op op = Op::tile;
   std::optional<int> axis = std::nullopt;  // repeat
+  std::string plain_path = {};  // streamed(): the path before, which a target without streaming stores takes
 };
 
 Case repeat_case(std::string family, Shape shape, Shape strides, std::size_t itemsize, Shape counts,
@@ -122,6 +123,7 @@ std::string on_target(std::string path, const std::string& target) {
 // every case this file builds (a case whose innermost axes merge may need `direct` given).
 Case streamed(Case c, bool direct = false) {
   c.family += direct ? " [streamed directly]" : " [streamed]";
+  c.plain_path = c.path;
   c.nontemporal = tessera::NonTemporal::always;
   // Only blocked gathers stream ("gather.N.blocked" -> "gather.N.nt"); other gather rows are bound
   // by their strided reads and keep their path.
@@ -137,12 +139,21 @@ Case streamed(Case c, bool direct = false) {
                                                  : c.reps[0];
   const bool fill_lines = c.path.rfind("fill.", 0) == 0 && c.path != "fill.any" &&
                           row * static_cast<int64_t>(c.itemsize) % 64 == 0;
+  const std::string lines = ".lines";  // rows of one line: fill.N.lines with ordinary stores
+  if (c.path.size() > lines.size() && c.path.compare(c.path.size() - lines.size(), lines.size(), lines) == 0)
+    c.path.resize(c.path.size() - lines.size());
   if (is_blocked) {
     c.path = c.path.substr(0, c.path.size() - blocked.size()) + ".nt";
   } else if (c.path != "none" && !gather) {
     c.path += direct || fill_lines ? ".nt.direct" : ".nt";
   }
   return c;
+}
+
+// The path a case's plan takes on `target`: a streamed case's plain path on HWY_SCALAR (which has
+// no streaming stores: a fill of one-line rows is fill.N.lines there, not fill.N), else on_target's.
+std::string path_on(const Case& c, const std::string& target) {
+  return on_target(target == "SCALAR" && !c.plain_path.empty() ? c.plain_path : c.path, target);
 }
 
 std::string describe(const Case& c) {
@@ -176,13 +187,14 @@ std::pair<int64_t, int64_t> input_span(const Case& c) {
 
 // The path of `reps` copies of each `itemsize`-byte element in a row (numpy.repeat's kernel, or a
 // tile of an (n, 1) array along its last axis): byte shuffles for a contiguous source of 1-8 byte
-// elements and 2-8 copies, else element by element under 64 bytes per element, else fills.
+// elements and 2-8 copies, else element by element under 64 bytes per element, else fills (of
+// rows of one cache line each, "fill.N.lines", for 1-8 byte elements).
 std::string repeat_path(std::size_t itemsize, int64_t reps, bool contiguous) {
   const int64_t is = static_cast<int64_t>(itemsize);
   const bool shuffle = contiguous && (is == 1 || is == 2 || is == 4 || is == 8) && reps >= 2 && reps <= 8;
   if (shuffle) return "repeat.shuffle";
   if (reps * is < 64) return "repeat.elements";
-  return "fill." + variant(itemsize);
+  return "fill." + variant(itemsize) + (reps * is == 64 && is <= 8 ? ".lines" : "");
 }
 
 // The gather path of rows whose elements are `stride` bytes apart, with a row loop or not:
@@ -202,6 +214,8 @@ std::string pattern_path(int64_t run_bytes, int64_t out_bytes) {
 void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
   const int64_t is = static_cast<int64_t>(s);
   const std::string v = variant(s);
+  // A fill of the whole output as one row: of one cache line, fill.N.lines (1-8 byte elements).
+  const std::string fill_row = "fill." + v + (n * is == 64 && is <= 8 ? ".lines" : "");
   if (n == 0) {
     out.push_back({"empty: zero rep", {3}, {}, s, {0}, "none"});
     out.push_back({"empty: zero extent", {0}, {}, s, {4}, "none"});
@@ -209,8 +223,8 @@ void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
   }
   out.push_back({"copy: contiguous", {n}, {}, s, {1}, "copy"});
   if (n == 1) return;
-  out.push_back({"fill: one element repeated", {1}, {}, s, {n}, "fill." + v});
-  out.push_back({"fill: broadcast axis (stride 0)", {n}, {0}, s, {1}, "fill." + v});
+  out.push_back({"fill: one element repeated", {1}, {}, s, {n}, fill_row});
+  out.push_back({"fill: broadcast axis (stride 0)", {n}, {0}, s, {1}, fill_row});
   out.push_back({"gather: reversed", {n}, {-is}, s, {1}, "gather." + v});
   out.push_back({"gather: stepped (every other element)", {n}, {2 * is}, s, {1}, "gather." + v});
   // Factorisations n = a * b with a, b >= 2: the most and the least balanced.
@@ -252,7 +266,7 @@ void add_small_cases(std::vector<Case>& out, std::size_t s, int64_t n) {
   }
   // broadcast_to: a row to n / 2 rows (a pattern of one row) and an element to n (a fill).
   if (n % 2 == 0) out.push_back(broadcast_case("broadcast_to: rows", {1, 2}, s, {n / 2, 2}, pattern_path(2 * is, n * is)));
-  out.push_back(broadcast_case("broadcast_to: an element", {}, s, {n}, "fill." + v));
+  out.push_back(broadcast_case("broadcast_to: an element", {}, s, {n}, fill_row));
   if (n % 4 == 0 && n / 4 >= 2) {
     // (2, k) x (2, r) with k * r = n / 4, k >= 2: a repeated run inside row loops (with r == 1 the
     // two input axes merge into one run of 2k elements, still repeated twice).
@@ -317,6 +331,13 @@ std::vector<Case> large_cases() {
       streamed(repeat_case("large repeat of 3-byte elements by 2", {100003}, {}, 3, {2}, 0, "repeat.elements")),
       streamed(repeat_case("large segments", {60001}, {}, 8, counts_0123(60001), std::nullopt, "segments")),
       broadcast_case("large broadcast of a column", {2053, 1}, 4, {2053, 65}, "fill.4"),
+      // Fills of rows of one cache line each (fill.N.lines), chunks split across threads inside
+      // rows (a line holds the end of one row and the start of the next unless dst is aligned).
+      {"large column tiled, rows of one line, 1-byte", {9001, 1}, {}, 1, {1, 64}, "fill.1.lines"},
+      {"large column tiled, rows of one line, 2-byte", {9001, 1}, {}, 2, {1, 32}, "fill.2.lines"},
+      broadcast_case("large broadcast of a column to one line", {9001, 1}, 4, {9001, 16}, "fill.4.lines"),
+      // (8-byte: a strided column, whose 8 copies the repeat kernel's shuffles do not take)
+      {"large column tiled, rows of one line, 8-byte", {9001, 1}, {16, 8}, 8, {1, 8}, "fill.8.lines"},
       // Direct fills of rows of whole lines into any destination alignment, chunks split across
       // threads (a line holds the end of one row and the start of the next unless dst is aligned).
       streamed({"large column tiled, rows of two lines", {5003, 1}, {}, 4, {1, 32}, "fill.4"}),
@@ -394,7 +415,7 @@ class Runner {
     tessera::Options options;
     options.nontemporal = c.nontemporal;
     const tessera::Plan plan = plan_of(c, options);
-    const std::string path = on_target(c.path, target);
+    const std::string path = path_on(c, target);
     if (plan.kernel_path() != path)
       return describe(c) + ": plan took path " + plan.kernel_path() + ", expected " + path + "\n" + plan.describe();
 
@@ -1129,7 +1150,7 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
       Runner runner(group == &small ? small_src : large_src, group == &small ? small_dst : large_dst);
       for (const Planned& p : *group) {
         const int before = runner.executions;
-        const std::string path = on_target(p.c.path, name);
+        const std::string path = path_on(p.c, name);
 #if TESSERA_PATH_COUNTERS
         const std::vector<uint64_t> counts_before = snapshot(target);
 #endif

@@ -510,7 +510,8 @@ class TESSERA_API Plan {
   /// (empty output).
   const char* kernel_name() const noexcept;
   /// The executor path the plan runs, decided once by the planner: the kernel and its variant, e.g.
-  /// "fill.4" (4-byte element broadcast), "pattern.short" (a run under 256 B replicated from the
+  /// "fill.4" (4-byte element broadcast), "fill.4.lines" (the same with rows of one 64-byte cache
+  /// line each), "pattern.short" (a run under 256 B replicated from the
   /// output), "gather.4.blocked", "repeat.shuffle"; with ".nt" when the plan writes with
   /// non-temporal stores (see NonTemporal), ".nt.direct" when it streams straight from the source.
   /// The same on every CPU of a SIMD target (a target without vectors, HWY_SCALAR, gets no vector
@@ -709,12 +710,15 @@ TESSERA_API std::vector<std::string> supported_targets();
 TESSERA_API int64_t streaming_threshold_bytes();
 
 /// Bytes of gradient the reductions (tile_backward, sum_to_shape, repeat_backward) prefetch ahead
-/// of the item they are summing, where an item's rows are short (the output rows' strips of at
-/// most 4 KiB, or one dense run of at most 4 KiB per output element); 0: none, the hardware
-/// prefetchers alone. A property of the core, measured per kind: 16384 on AMD CPU family 26
-/// (Zen 5), whose prefetchers stop at each item's few lines per page; 0 on every other CPU (on
-/// AMD family 25 any distance was slower). The environment variable TESSERA_PREFETCH_BYTES
-/// (decimal digits: a count of bytes, 0 for none) overrides. Read on the first call (or the first
+/// of the item they are summing, where an item's rows are short (one dense run of at most 4 KiB
+/// per output element; on some cores also the output rows' strips of at most 4 KiB); 0: none,
+/// the hardware prefetchers alone. A property of the core, measured per kind: 16384 on AMD CPU
+/// family 26 (Zen 5), whose prefetchers stop at each item's few lines per page (both kinds of
+/// item), and on Intel CPUs with a last-level cache over 64 MiB (a Xeon's mesh L3: the runs per
+/// output element only, the short strips were as often slower); 0 on every other CPU (on AMD
+/// family 25 any distance was slower). A plan's describe() says "prefetched N items ahead" where
+/// it prefetches. The environment variable TESSERA_PREFETCH_BYTES (decimal digits: a count of
+/// bytes, 0 for none) overrides, for both kinds of item. Read on the first call (or the first
 /// reduction plan) and fixed for the process; plans keep the distance they were made with.
 /// Neither value changes a result's bits. Never throws.
 TESSERA_API int64_t reduce_prefetch_bytes() noexcept;

@@ -77,8 +77,6 @@ enum class Variant : int {
   fill_pattern_few_runs,     // a few short runs from phase 0: each copied from the source
   fill_pattern_long_runs,    // runs of kLongRunBytes or more: each copied again from the source
   fill_pattern_doubling,     // one period written, then doubled from the output up to a block
-  // kernels/rows.cpp, FillLineRows: a plain fill whose rows are one cache line each
-  fill_line_rows,            // a range of such rows (row pieces there go through FillElement)
   // kernels/reduce.cpp (the kernels themselves are counted as ReduceKernel, above; these are the
   // choices inside them): Kernels::RowsW1 / RowsW, reduce.periodic.rows(.w1)
   periodic_run1_n,           // ShortRun1N: w = 1, N items per vector of results
@@ -115,7 +113,6 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "FillPattern:few_runs",
     "FillPattern:long_runs",
     "FillPattern:doubling",
-    "fill:line_rows",
     "periodic.rows:ShortRun1N",
     "periodic.rows:ShortRun1",
     "segments.runs:N",

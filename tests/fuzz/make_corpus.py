@@ -333,7 +333,8 @@ SEEDS = {
     "raw_overlapping_strides": case([4, 3], [3, 2], 8, strides=[raw(-3), raw(5)], src_mis=7, dst_mis=1),
     "zero_d_input": case([], [2, 3], 4),
     # fills whose rows are whole cache lines stream from a register (fill.N.nt.direct); others
-    # stage (fill.N.nt)
+    # stage (fill.N.nt); the path_fill_*_lines seeds' rows are one line each: fill.N.lines with
+    # ordinary stores
     "path_fill_1_lines": case([1], [4, 16], 1),
     "path_fill_2_lines": case([1], [2, 16], 2),
     "path_fill_4_lines": case([1], [16], 4),

@@ -208,16 +208,26 @@ def cache_sizes():
     return best, level2
 
 
-def cpu_vendor():
-    """The CPU's vendor as Linux reports it (/proc/cpuinfo's vendor_id: a source other than the
-    library's CPUID), "" where it does not say."""
+def cpuinfo(key):
+    """The first value of `key` in Linux's /proc/cpuinfo (vendor_id, cpu family: a source other
+    than the library's CPUID), "" where it does not say."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("vendor_id"):
+            if line.split(":", 1)[0].strip() == key:
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
     return ""
+
+
+def cpu_vendor():
+    """The CPU's vendor as Linux reports it, "" where it does not say."""
+    return cpuinfo("vendor_id")
+
+
+def intel_mesh_l3():
+    """An Intel CPU whose last-level cache is over 64 MiB (a Xeon's mesh L3), per Linux."""
+    return cpu_vendor() == "GenuineIntel" and cache_sizes()[0] > 64 * MIB
 
 
 def test_streaming_threshold_is_where_plans_stream():
@@ -227,7 +237,7 @@ def test_streaming_threshold_is_where_plans_stream():
         # on Intel CPUs whose last-level cache is over 64 MiB (a Xeon's mesh L3) four times the L2,
         # clamped the same way; 16 MiB where sysfs does not say.
         llc, l2 = cache_sizes()
-        line = 4 * l2 if cpu_vendor() == "GenuineIntel" and llc > 64 * MIB else llc // 4 * 3
+        line = 4 * l2 if intel_mesh_l3() else llc // 4 * 3
         assert t == (min(max(line, 4 * MIB), 256 * MIB) if llc else 16 * MIB)
 
     def streams(n):
@@ -240,25 +250,33 @@ def test_streaming_threshold_is_where_plans_stream():
 
 
 def test_reduce_prefetch_is_what_gradient_plans_prefetch():
-    # show_config's distance and a gradient plan's prefetch in a new interpreter: nchw_bwd's shape,
-    # smaller (items of 4 rows of 512 B, 2 KiB: prefetched ceil(bytes / 2 KiB) items ahead).
+    # show_config's distance and two gradient plans' prefetch in a new interpreter: nchw_bwd's
+    # shape, smaller (lanes items of 4 rows of 512 B, 2 KiB: prefetched ceil(bytes / 2 KiB) items
+    # ahead, where short rows take it), and column_bwd's (periodic items of one 64 B run:
+    # ceil(bytes / 64) items ahead, wherever the distance is not 0).
     code = ("import re, tessera\n"
-            "d = tessera.Plan.tile_backward((8, 4, 256, 256), (8, 4, 128, 128), (1, 1, 2, 2), 'float32').describe()\n"
-            "m = re.search(r'prefetched (\\d+) items ahead', d)\n"
-            "print(tessera.show_config(mode='dicts')['Memory']['reduce_prefetch_bytes'], m and m.group(1))\n")
+            "def ahead(d):\n"
+            "    m = re.search(r'prefetched (\\d+) items ahead', d)\n"
+            "    return m and m.group(1)\n"
+            "nchw = tessera.Plan.tile_backward((8, 4, 256, 256), (8, 4, 128, 128), (1, 1, 2, 2), 'float32')\n"
+            "column = tessera.Plan.tile_backward((4096, 16), (4096, 1), (1, 16), 'float32')\n"
+            "print(tessera.show_config(mode='dicts')['Memory']['reduce_prefetch_bytes'],\n"
+            "      ahead(nchw.describe()), ahead(column.describe()))\n")
 
     def child(value):  # value: TESSERA_PREFETCH_BYTES, None for unset
         out = subprocess.run([sys.executable, "-c", code], env=child_env({"TESSERA_PREFETCH_BYTES": value}),
                              check=True, capture_output=True, text=True).stdout
         return out.split()
 
-    assert child("0") == ["0", "None"]
-    assert child("4096") == ["4096", "2"]
-    default, ahead = child(None)
-    assert default in ("0", "16384")  # 16 KiB on AMD family 26, else none
-    assert ahead == ("None" if default == "0" else "8")
+    assert child("0") == ["0", "None", "None"]
+    assert child("4096") == ["4096", "2", "64"]  # the variable's distance for both kinds of item
+    # 16 KiB on AMD family 26 (both kinds) and on Intel CPUs with a mesh L3 (the runs only), else none
+    amd26 = cpu_vendor() == "AuthenticAMD" and int(cpuinfo("cpu family") or 0) >= 26
+    expected = (["16384", "8", "256"] if amd26 else
+                ["16384", "None", "256"] if intel_mesh_l3() else ["0", "None", "None"])
+    assert child(None) == expected
     if "TESSERA_PREFETCH_BYTES" not in os.environ:
-        assert config()["Memory"]["reduce_prefetch_bytes"] == int(default)
+        assert config()["Memory"]["reduce_prefetch_bytes"] == int(expected[0])
 
 
 def test_block_cache_limit_from_the_environment():

@@ -783,8 +783,9 @@ def show_config(mode="stdout"):
         sysfs does not give the cache's size), or the environment variable
         ``TESSERA_STREAM_MIN_BYTES``; a gradient's result streams from 2/3 of it;
         ``reduce_prefetch_bytes``: how far ahead the gradients' kernels prefetch items of short
-        rows, 16384 on AMD CPU family 26 (Zen 5), 0 (none) on other CPUs, or the environment
-        variable ``TESSERA_PREFETCH_BYTES``;
+        rows, 16384 on AMD CPU family 26 (Zen 5) and on Intel CPUs with a last-level cache over
+        64 MiB (there only for short runs per output element, not short strips of output rows),
+        0 (none) on other CPUs, or the environment variable ``TESSERA_PREFETCH_BYTES`` (for both);
         ``block_cache_limit_bytes``: the most bytes of freed large outputs tessera keeps for
         reuse: `set_block_cache_limit`'s, else
         ``TESSERA_ALLOC_CACHE_BYTES`` or 256 MiB; ``block_cache_max_age_seconds``: how long an unused
@@ -992,7 +993,8 @@ class Plan(_ext.Plan):
         Bytes per element.
     kernel_path : str
         The executor path the output's rows take, e.g. ``"pattern.long"``, ``"fill.4.nt"``,
-        ``"repeat.shuffle"`` (``"reduce.*"`` for the gradients).
+        ``"fill.4.lines"`` (rows of one 64-byte cache line each), ``"repeat.shuffle"``
+        (``"reduce.*"`` for the gradients).
     accumulate : bool
         Whether calling the plan adds into ``out=`` (the gradients' plans; False for the others).
 
