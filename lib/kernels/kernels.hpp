@@ -16,8 +16,8 @@
 namespace tessera::detail {
 
 /// Writes output elements [begin, end) of the plan to `out` (where element `begin` goes), by the
-/// plan's Path — or by its path with ordinary stores (CopyPlan::plain_path) if `ordinary_stores`. Preconditions: 0 <= begin < end <=
-/// plan.out_size; src and out valid. A path chosen under another target runs correctly on any
+/// plan's Path — or by its path with ordinary stores (CopyPlan::plain_path) if `ordinary_stores`.
+/// Preconditions: 0 <= begin < end <= plan.out_size; src and out valid. A path chosen under another target runs correctly on any
 /// (a target without vectors or streaming stores runs such paths with its scalar code).
 /// Defined in kernels/rows.cpp.
 void execute_range(const CopyPlan& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,

@@ -172,8 +172,8 @@ void FillRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin
 /// fill.N.lines, the plain fills whose rows are one cache line each (a column broadcast across 64
 /// bytes: `column` below the streaming threshold): each row one broadcast and the line's stores,
 /// with no per-row length checks (the direct path's FillRows takes such rows by LineRow the same
-/// way); a row piece (a range that starts or ends inside a row) through FillElement. The general row
-/// function's checks of the row's length took ~5 cycles a row, 2.8x a plain loop of the same
+/// way); a row piece (a range that starts or ends inside a row) through FillElement. The general
+/// row function's checks of the row's length took ~5 cycles a row, 2.8x a plain loop of the same
 /// stores (AMD family 25, 256 KiB in L2, 2026-11-29).
 template <typename T>
 void FillLineRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
