@@ -111,6 +111,11 @@ inline constexpr PathInfo kPathInfo[] = {
 };
 inline constexpr int kPathCount = static_cast<int>(sizeof(kPathInfo) / sizeof(kPathInfo[0]));
 
+/// The fill variants that have a ".lines" path (FillLineRows: elements of 1, 2, 4 or 8 bytes).
+constexpr bool has_line_rows(PathVariant v) noexcept {
+  return v == PathVariant::b1 || v == PathVariant::b2 || v == PathVariant::b4 || v == PathVariant::b8;
+}
+
 namespace paths_check {
 constexpr const char* kKernelNames[] = {"none", "copy", "pattern", "fill", "gather", "repeat", "segments"};
 // Whether `name` starts at position `at` with `part`; returns the position after it, or -1.
@@ -139,9 +144,7 @@ constexpr bool table_ok() {
   for (int i = 0; i < kPathCount; ++i) {
     if (!name_matches(kPathInfo[i])) return false;
     const PathInfo& e = kPathInfo[i];
-    const bool b1_to_b8 = e.variant == PathVariant::b1 || e.variant == PathVariant::b2 ||
-                          e.variant == PathVariant::b4 || e.variant == PathVariant::b8;
-    if (e.lines && (e.kernel != Kernel::fill || e.route != Route::plain || !b1_to_b8)) return false;
+    if (e.lines && (e.kernel != Kernel::fill || e.route != Route::plain || !has_line_rows(e.variant))) return false;
     for (int j = 0; j < i; ++j)
       if (same_fields(kPathInfo[i], kPathInfo[j])) return false;
   }
@@ -178,9 +181,8 @@ constexpr bool fallbacks_ok() {
   for (int i = 0; i < kPathCount; ++i) {
     if (i != 0 && without_streaming(static_cast<Path>(i)) == Path::none) return false;
     const PathInfo& e = kPathInfo[i];
-    const bool b1_to_b8 = e.variant == PathVariant::b1 || e.variant == PathVariant::b2 ||
-                          e.variant == PathVariant::b4 || e.variant == PathVariant::b8;
-    if (e.kernel == Kernel::fill && b1_to_b8 && find_path(e.kernel, e.variant, Route::plain, false, true) == Path::none)
+    if (e.kernel == Kernel::fill && has_line_rows(e.variant) &&
+        find_path(e.kernel, e.variant, Route::plain, false, true) == Path::none)
       return false;
   }
   return true;

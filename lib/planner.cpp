@@ -404,8 +404,8 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   const PathVariant variant = choose_variant(p, kernel, caps, &blocked);
   // Fills whose rows are one cache line each, with ordinary stores: ".lines" (streamed, such rows
   // take the direct route).
-  const bool lines = kernel == Kernel::fill && p.row_elems * static_cast<int64_t>(p.itemsize) == kLineBytes &&
-                     p.itemsize <= 8 && variant != PathVariant::any;
+  const bool lines = kernel == Kernel::fill && has_line_rows(variant) &&
+                     p.row_elems * static_cast<int64_t>(p.itemsize) == kLineBytes;
   const Route route = choose_route(p, kernel, variant, blocked, caps);
   p.path = find_path(kernel, variant, route, blocked, lines && route == Route::plain);
   p.plain_path = find_path(kernel, variant, Route::plain, blocked, lines);
