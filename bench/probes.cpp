@@ -33,6 +33,14 @@
 //               plan; the plain loop (each row added into a row of doubles); the same eight
 //               rows at a time (their sums in registers); 128-column blocks summed down all rows
 //               in registers, of doubles (tessera's width) or of floats
+//   bc_cols_bwd sum_to_shape of (4096, 4096) float32 to (4096, 1) (the bc_cols_bwd case: each row
+//               summed): tessera's plan, from memory and (its first 1/128 of rows, 128 times) from
+//               L2; the plain loop (each 64-byte block widened into two chains of doubles, as
+//               tessera's), with eight chains, and prefetching 4 or 16 KiB ahead
+//   narrow_bwd  tile_backward of (131072, 120) float32 to (131072, 3) (the narrow_bwd case: 40
+//               runs of 3 per row summed): tessera's plan, from memory and from L2 (as above); the
+//               plain loop (each row's 15 vectors of doubles into three registers, folded by
+//               channel), also prefetching 4 KiB ahead
 //   rep_counts_bwd  repeat_backward of rep_counts' gradient (8 Mi segments of 0-4 float32, 64 MiB
 //               read): tessera's plan, from memory and (its first 1/128, 128 times) from L2; a segment
 //               a step (one masked load, its addends added in order);
@@ -875,6 +883,143 @@ void probe_bc_rows_bwd(int rounds) {
   tessera_plan_destroy(plan);
 }
 
+// ---- bc_cols_bwd and narrow_bwd: the periodic path ------------------------------------------------
+
+// out[r] = the sum of row r's W floats (R rows), in double: each 64-byte block's 16 floats widened
+// into `K` pairs of accumulators of 8 doubles (K = 1: the two chains of additions tessera's
+// RegPeriodic16 keeps), taken in turn block by block; `ahead` > 0: each block's line `ahead` bytes
+// on prefetched first. The sums' order differs from tessera's (which sums leaves of blocks
+// pairwise): the same bits only because this data's sums are exact in any order. W: a multiple of
+// 16 K.
+template <int K>
+PROBE_TARGET void rows_to_values(const float* g, float* out, int64_t R, int64_t W, int64_t ahead) {
+  const int64_t skip = ahead / 4;
+  for (int64_t r = 0; r < R; ++r) {
+    const float* row = g + r * W;
+    __m512d lo[K], hi[K];
+    for (int k = 0; k < K; ++k) lo[k] = hi[k] = _mm512_setzero_pd();
+    for (int64_t j = 0; j < W; j += 16 * K)
+      for (int k = 0; k < K; ++k) {
+        if (skip > 0) _mm_prefetch(reinterpret_cast<const char*>(row + j + 16 * k + skip), _MM_HINT_T0);
+        lo[k] = _mm512_add_pd(lo[k], _mm512_cvtps_pd(_mm256_load_ps(row + j + 16 * k)));
+        hi[k] = _mm512_add_pd(hi[k], _mm512_cvtps_pd(_mm256_load_ps(row + j + 16 * k + 8)));
+      }
+    for (int k = 1; k < K; ++k) {
+      lo[0] = _mm512_add_pd(lo[0], lo[k]);
+      hi[0] = _mm512_add_pd(hi[0], hi[k]);
+    }
+    out[r] = static_cast<float>(_mm512_reduce_add_pd(_mm512_add_pd(lo[0], hi[0])));
+  }
+}
+
+// A sum_to_shape or tile_backward plan of the first R / 128 rows (a gradient that fits in L2)
+// executed 128 times on one copy: the plan's instructions without the memory.
+struct PartPlan {
+  tessera_plan* plan = nullptr;
+  std::size_t bytes = 0;  // its result's
+  ~PartPlan() { tessera_plan_destroy(plan); }
+  void run(const float* g, float* out) const {
+    for (int k = 0; k < 128; ++k) tessera_plan_execute(plan, g, out, bytes);
+  }
+};
+
+void probe_bc_cols_bwd(int rounds) {
+  const int64_t R = 4096, W = 4096, n = R * W;
+  const tessera_options o = one_thread();
+  const int64_t shape[2] = {R, W}, target[2] = {R, 1};
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_sum_to_shape(2, shape, nullptr, TESSERA_FLOAT32, 2, target, &o, &plan),
+        "the sum_to_shape plan");
+  PartPlan part;
+  const int64_t part_shape[2] = {R / 128, W}, part_target[2] = {R / 128, 1};
+  part.bytes = static_cast<std::size_t>(R / 128) * 4;
+  check(tessera_plan_create_sum_to_shape(2, part_shape, nullptr, TESSERA_FLOAT32, 2, part_target, &o, &part.plan),
+        "the sum_to_shape plan of a part");
+  {
+    Gradients G("bc_cols_bwd", n, static_cast<std::size_t>(R) * 4, plan);
+    float* const out = G.out;
+    rows_to_values<1>(G.first(), out, R, W, 0);
+    G.same("the rows in two chains of doubles");
+    rows_to_values<4>(G.first(), out, R, W, 0);
+    G.same("the rows in eight chains of doubles");
+    rows_to_values<1>(G.first(), out, R, W, 16384);
+    G.same("the rows in two chains, prefetched");
+    part.run(G.first(), out);
+    if (std::memcmp(out, G.ref, part.bytes) != 0) die("bc_cols_bwd: the part's plan differs from the whole's start");
+    volatile float sink = 0;
+    std::vector<Row> rows = {
+        {"read (limit)", [&] { sink = read_sum(G.next(), n); }, {}},
+        {"tessera plan (reduce.periodic, reg16)", [&] { tessera_plan_execute(plan, G.next(), out, G.bytes); }, {}},
+        {"tessera plan, gradient in L2 (R/128 rows, 128x)", [&] { part.run(G.first(), out); }, {}},
+        {"plain loop, each row in 2 chains of doubles", [&] { rows_to_values<1>(G.next(), out, R, W, 0); }, {}},
+        {"the same, 8 chains", [&] { rows_to_values<4>(G.next(), out, R, W, 0); }, {}},
+        {"the same, 2 chains, prefetching 4 KiB ahead", [&] { rows_to_values<1>(G.next(), out, R, W, 4096); }, {}},
+        {"the same, 2 chains, prefetching 16 KiB ahead", [&] { rows_to_values<1>(G.next(), out, R, W, 16384); }, {}},
+    };
+    static_cast<void>(sink);
+    report("bc_cols_bwd: sum_to_shape (4096, 4096) -> (4096, 1) float32 (64 MiB read)", rows, "read (limit)",
+           rounds);
+  }
+  tessera_plan_destroy(plan);
+}
+
+// out[r][c] = the sum of row r's 40 elements c, c + 3, ... (c < 3) of its 120, in double: the
+// row's 15 vectors of 8 doubles summed into three registers (vector v into v % 3: lane l of
+// register k then holds only channel (8 k + l) % 3), whose 24 lanes are folded by channel;
+// `ahead` > 0: the row's two lines `ahead` bytes on prefetched. Exact data, any order (as above).
+PROBE_TARGET void narrow_rows(const float* g, float* out, int64_t R, int64_t ahead) {
+  const int64_t skip = ahead / 4;
+  for (int64_t r = 0; r < R; ++r) {
+    const float* row = g + r * 120;
+    if (skip > 0) {
+      _mm_prefetch(reinterpret_cast<const char*>(row + skip), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(row + skip + 64), _MM_HINT_T0);
+    }
+    __m512d acc[3] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd()};
+    for (int v = 0; v < 15; ++v) acc[v % 3] = _mm512_add_pd(acc[v % 3], _mm512_cvtps_pd(_mm256_loadu_ps(row + 8 * v)));
+    // acc[k] lane l holds elements 24 u + 8 k + l: channel (8 k + l) % 3.
+    alignas(64) double lanes[24];
+    for (int k = 0; k < 3; ++k) _mm512_store_pd(lanes + 8 * k, acc[k]);
+    double s[3] = {0, 0, 0};
+    for (int i = 0; i < 24; ++i) s[i % 3] += lanes[i];
+    for (int c = 0; c < 3; ++c) out[r * 3 + c] = static_cast<float>(s[c]);
+  }
+}
+
+void probe_narrow_bwd(int rounds) {
+  const int64_t R = 131072, n = R * 120;
+  const tessera_options o = one_thread();
+  const int64_t shape[2] = {R, 120}, in_shape[2] = {R, 3}, reps[2] = {1, 40};
+  tessera_plan* plan = nullptr;
+  check(tessera_plan_create_tile_backward(2, shape, nullptr, TESSERA_FLOAT32, 2, in_shape, 2, reps, &o, &plan),
+        "the tile_backward plan");
+  PartPlan part;
+  const int64_t part_shape[2] = {R / 128, 120}, part_in[2] = {R / 128, 3};
+  part.bytes = static_cast<std::size_t>(R / 128) * 12;
+  check(tessera_plan_create_tile_backward(2, part_shape, nullptr, TESSERA_FLOAT32, 2, part_in, 2, reps, &o, &part.plan),
+        "the tile_backward plan of a part");
+  {
+    Gradients G("narrow_bwd", n, static_cast<std::size_t>(R) * 12, plan);
+    float* const out = G.out;
+    narrow_rows(G.first(), out, R, 0);
+    G.same("the rows' 15 vectors of doubles");
+    part.run(G.first(), out);
+    if (std::memcmp(out, G.ref, part.bytes) != 0) die("narrow_bwd: the part's plan differs from the whole's start");
+    volatile float sink = 0;
+    std::vector<Row> rows = {
+        {"read (limit)", [&] { sink = read_sum(G.next(), n); }, {}},
+        {"tessera plan (reduce.periodic, w = 3)", [&] { tessera_plan_execute(plan, G.next(), out, G.bytes); }, {}},
+        {"tessera plan, gradient in L2 (R/128 rows, 128x)", [&] { part.run(G.first(), out); }, {}},
+        {"plain loop, 15 vectors of doubles per row", [&] { narrow_rows(G.next(), out, R, 0); }, {}},
+        {"the same, prefetching 4 KiB ahead", [&] { narrow_rows(G.next(), out, R, 4096); }, {}},
+    };
+    static_cast<void>(sink);
+    report("narrow_bwd: tile_backward (131072, 120) -> (131072, 3) float32 (60 MiB read)", rows, "read (limit)",
+           rounds);
+  }
+  tessera_plan_destroy(plan);
+}
+
 // repeat_backward plans of float32 by the per-element `counts` on one thread: of all of them
 // (`whole`) and of the first n/128 (`part`: a gradient that fits in L2, run 128 times), the
 // segments rows of W elements (W = 0: single elements). Exits on an error.
@@ -1216,7 +1361,7 @@ int main(int argc, char** argv) {
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
       !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq"))
     die("this CPU lacks AVX-512F/BW/VL/DQ, which the probes are written for");
-  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd", "rep_mid_bwd", "nchw_bwd", "bc_rows_bwd", "rep_counts_bwd", "rep_ragged_bwd"};
+  if (probes.empty()) probes = {"rep_counts", "strided", "inner_bwd", "rep_mid_bwd", "nchw_bwd", "bc_rows_bwd", "bc_cols_bwd", "narrow_bwd", "rep_counts_bwd", "rep_ragged_bwd"};
   std::printf("tessera %s, target %s\n", tessera_version(), tessera_active_target());
   for (const std::string& p : probes) {
     if (p == "rep_counts") probe_rep_counts(rounds);
@@ -1225,6 +1370,8 @@ int main(int argc, char** argv) {
     else if (p == "rep_mid_bwd") probe_rep_mid_bwd(rounds);
     else if (p == "nchw_bwd") probe_nchw_bwd(rounds);
     else if (p == "bc_rows_bwd") probe_bc_rows_bwd(rounds);
+    else if (p == "bc_cols_bwd") probe_bc_cols_bwd(rounds);
+    else if (p == "narrow_bwd") probe_narrow_bwd(rounds);
     else if (p == "rep_counts_bwd") probe_rep_counts_bwd(rounds);
     else if (p == "rep_ragged_bwd") probe_rep_ragged_bwd(rounds);
     else die("unknown probe '" + p + "'");

@@ -225,6 +225,13 @@ int64_t reduce_prefetch_bytes() noexcept;
 /// not on Intel CPUs with a mesh L3 (above). Read once.
 bool reduce_prefetch_short_rows() noexcept;
 
+/// Whether the periodic path's long runs (one dense run of more than one leaf per item,
+/// reduce.periodic.reg16: bc_cols_bwd's rows) take reduce_prefetch_bytes() too: with
+/// TESSERA_PREFETCH_BYTES set, and on Intel CPUs with a mesh L3 (intel_mesh_l3), whose hardware
+/// prefetchers left such runs at 61-66% of the read limit; not on AMD family 26, whose periodic
+/// paths read at the limit without. Read once.
+bool reduce_prefetch_long_runs() noexcept;
+
 /// Lanes-order items of 2 ... kLeaf addend rows of at most kWholeRowsItemBytes in all are read a
 /// row at a time, each from its start to its end (ReduceProblem::rows_whole).
 inline constexpr int64_t kWholeRowsItemBytes = 16 << 10;

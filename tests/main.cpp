@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
   }
   if (!listing)
     std::printf("tessera_tests: %d test cases ran; TESSERA_TEST_SCALE = %d (randomized sweeps and lists of large "
-                "cases at 1/%d)\n",
-                test_cases_run, test::test_scale(), test::test_scale());
+                "cases at 1/%d; TESSERA_TEST_SCALE_OFFSET = %d)\n",
+                test_cases_run, test::test_scale(), test::test_scale(), test::test_scale_offset());
   if (result == 0 && test_cases_run == 0 && !listing) {
     std::fprintf(stderr, "tessera_tests: no test case ran (do the --test-case filters match any?)\n");
     result = 1;

@@ -134,16 +134,14 @@ void check_fresh_and_reused(const AllocCase& c) {
 }  // namespace
 
 // Under emulation (TESSERA_TEST_SCALE > 1: the cross suite's aarch64 runs) the two test cases
-// below take every scale-th of their 34 MiB cases only (the first at every scale): the allocator
-// is the same code on every target, and its reference outputs, compared byte for byte, are most of
-// an emulated run's time (49 s of the 2048-bit SVE2 run's 349, 2026-12-02). Full scale everywhere
-// else (the unit and sanitize suites).
-bool scale_takes(int index) { return index % test::test_scale() == 0; }
-
+// below take every scale-th of their 34 MiB cases (test::scale_takes): their reference outputs,
+// compared byte for byte, were most of an emulated run's time (49 s of the 2048-bit SVE2 run's
+// 349, with --duration=true, 0bc3663's build/cross-aarch64 on the Intel Xeon of family 6 model
+// 207, 2026-12-02). Full scale everywhere else (the unit and sanitize suites).
 TEST_CASE("allocating calls of 32 MiB or more: each tile kernel family, fresh and reused, byte for byte") {
   int index = 0;
   for (const LargeCase& c : large_cases()) {
-    if (!scale_takes(index++)) continue;
+    if (!test::scale_takes(index++)) continue;
     CAPTURE(c.family);
     const Input in = make_input(c);
     const std::size_t itemsize = itemsize_of(c);
@@ -184,16 +182,19 @@ TEST_CASE("allocating calls of 32 MiB or more: each tile kernel family, fresh an
 
 TEST_CASE("allocating calls of 32 MiB or more: repeat, per-element counts and the reductions, fresh and reused") {
   // repeat by 2 along the last axis (4352 x 1024 floats -> 4352 x 2048: 34 MiB).
+  const bool counts_case = test::scale_takes(1), rows_case = test::scale_takes(2), pairs_case = test::scale_takes(3);
   const std::vector<float> x = small_floats(4352 * 1024);
   const ref::Shape xs = {4352, 1024};
   const ref::Shape xst = ref::contiguous_strides(xs, 4);
   ref::Shape rshape;
-  check_fresh_and_reused({"repeat by 2", "repeat", [&] { return tessera::Plan::repeat(xs, {}, 4, 2, 1); },
-                          [&] { return tessera::repeat(x.data(), xs, {}, 4, 2, 1); },
-                          ref::repeat(x.data(), xs, xst, 4, {2}, 1, &rshape)});
+  if (test::scale_takes(0)) {
+    check_fresh_and_reused({"repeat by 2", "repeat", [&] { return tessera::Plan::repeat(xs, {}, 4, 2, 1); },
+                            [&] { return tessera::repeat(x.data(), xs, {}, 4, 2, 1); },
+                            ref::repeat(x.data(), xs, xst, 4, {2}, 1, &rshape)});
+  }
 
   // Per-element counts along the last axis: 1 and 3 alternately (1024 x 4352 -> 1024 x 8704).
-  if (scale_takes(1)) {
+  if (counts_case) {
     const ref::Shape ys = {1024, 4352};
     std::vector<int64_t> counts(4352);
     for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = i % 2 == 0 ? 1 : 3;
@@ -205,7 +206,7 @@ TEST_CASE("allocating calls of 32 MiB or more: repeat, per-element counts and th
   // The reductions (the allocator does not re-plan them; their outputs come from the same
   // blocks): sum_to_shape of two rows of 8912896 floats to one (lanes), and the gradient of a
   // repeat by 2 along the last axis (interleaved pairs): each 34 MiB.
-  if (!scale_takes(2) && !scale_takes(3)) return;
+  if (!rows_case && !pairs_case) return;
   const int64_t n = 8912896;
   const std::vector<float> g = small_floats(2 * n);
   std::vector<unsigned char> rows(static_cast<std::size_t>(n) * 4), pairs(static_cast<std::size_t>(n) * 4);
@@ -216,13 +217,13 @@ TEST_CASE("allocating calls of 32 MiB or more: repeat, per-element counts and th
     std::memcpy(pairs.data() + i * 4, &p, 4);
   }
   using tessera::DType;
-  if (scale_takes(2)) {
+  if (rows_case) {
     check_fresh_and_reused({"sum_to_shape", "reduce.lanes",
                             [&] { return tessera::Plan::sum_to_shape({2, n}, {}, DType::float32, {1, n}); },
                             [&] { return tessera::sum_to_shape(g.data(), {2, n}, {}, DType::float32, {1, n}); },
                             std::move(rows)});
   }
-  if (scale_takes(3)) {
+  if (pairs_case) {
     check_fresh_and_reused(
         {"repeat_backward by 2", "reduce.interleaved",
          [&] { return tessera::Plan::repeat_backward({4352, 4096}, {}, DType::float32, {4352, 2048}, 2, 1); },

@@ -171,8 +171,9 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   const int64_t bytes = tessera::reduce_prefetch_bytes();
   CAPTURE(bytes);
   CHECK(tessera::reduce_prefetch_bytes() == bytes);  // fixed for the process
-  // Whether the lanes path's short rows take it too (the runs per output element always do).
-  bool short_rows = true;
+  // Whether the lanes path's short rows and the periodic path's long runs take it too (the short
+  // runs per output element always do).
+  bool short_rows = true, long_runs = true;
   if (const char* env = std::getenv("TESSERA_PREFETCH_BYTES")) {
     CHECK(bytes == std::atoll(env));  // the variable's distance, for both kinds of item
   } else {
@@ -183,18 +184,19 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
     CAPTURE(cpu->vendor);
     CAPTURE(cpu->family);
     CAPTURE(cpu->last_level_bytes);
-    // 16 KiB on AMD family 26 (both kinds of item) and on Intel CPUs with a mesh L3 (over 64 MiB:
-    // the runs only); none elsewhere.
+    // 16 KiB on AMD family 26 (short runs and short rows) and on Intel CPUs with a mesh L3 (over
+    // 64 MiB: short runs and long runs); none elsewhere.
     const bool amd26 = cpu->vendor == "AuthenticAMD" && cpu->family >= 26;
     const bool intel_mesh = cpu->vendor == "GenuineIntel" && cpu->last_level_bytes > (64LL << 20);
     CHECK(bytes == (amd26 || intel_mesh ? 16384 : 0));
     short_rows = !intel_mesh;
+    long_runs = intel_mesh;
 #endif
   }
   // The plans prefetch that far ahead, in items (rounded up), or not at all: short rows of the
-  // lanes path (nchw_bwd's 512 B rows, 4 addends: 2 KiB items), where they take it, and runs of
-  // single elements (column_bwd's 64 B runs); never long rows (outer_bwd) nor runs of rows of 3
-  // (narrow_bwd).
+  // lanes path (nchw_bwd's 512 B rows, 4 addends: 2 KiB items) and long periodic runs (bc_cols_bwd's
+  // rows of 16 KiB, each summed to one value), where they take it, and short runs of single
+  // elements (column_bwd's 64 B runs); never long rows (outer_bwd) nor runs of rows of 3 (narrow_bwd).
   const auto prefetched = [](const tessera::Plan& plan) -> int64_t {
     const std::string d = plan.describe();
     const std::size_t at = d.find(", prefetched ");
@@ -206,6 +208,8 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   const tessera::Plan column = tessera::Plan::tile_backward({1 << 20, 16}, {}, DType::float32, {1 << 20, 1}, {1, 16});
   CHECK(prefetched(nchw) == (short_rows ? (bytes + 2047) / 2048 : 0));
   CHECK(prefetched(column) == (bytes + 63) / 64);
+  const tessera::Plan bc_cols = tessera::Plan::sum_to_shape({256, 4096}, {}, DType::float32, {256, 1});
+  CHECK(prefetched(bc_cols) == (long_runs ? (bytes + 16383) / 16384 : 0));
   CHECK(prefetched(tessera::Plan::tile_backward({8, 1 << 20}, {}, DType::float32, {1, 1 << 20}, {8, 1})) == 0);
   CHECK(prefetched(tessera::Plan::tile_backward({131072, 120}, {}, DType::float32, {131072, 3}, {1, 40})) == 0);
 }

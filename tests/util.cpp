@@ -431,6 +431,17 @@ int test_scale() {
   return scale;
 }
 
+int test_scale_offset() {
+  static const int offset = [] {
+    const char* env = std::getenv("TESSERA_TEST_SCALE_OFFSET");
+    const long v = env ? std::strtol(env, nullptr, 10) : 0;
+    return v >= 0 && v < test_scale() ? static_cast<int>(v) : 0;
+  }();
+  return offset;
+}
+
+bool scale_takes(int index) { return index % test_scale() == test_scale_offset(); }
+
 int scaled(int count) {
   const int n = count / test_scale();
   return n >= 1 ? n : 1;

@@ -161,6 +161,15 @@ int test_scale();
 /// of the full sweep (same seeds).
 int scaled(int count);
 
+/// The environment variable TESSERA_TEST_SCALE_OFFSET (an integer in [0, test_scale()), default 0;
+/// read once): which of each test_scale() consecutive cases of a list of large cases run.
+int test_scale_offset();
+
+/// Whether the list's case `index` runs at this scale: every test_scale()-th, from
+/// test_scale_offset() (all of them at full scale). The test setups of tests/meson.build give two
+/// emulated whole-suite runs different offsets, so that together they take more of each list.
+bool scale_takes(int index);
+
 }  // namespace test
 
 #endif  // TESSERA_TESTS_UTIL_HPP

@@ -887,8 +887,10 @@ struct Kernels {
   // Periodic order with P = 16 slots (w = 1, 2, 4, 8) over one contiguous run of more than one
   // leaf (a row summed to one value, bc_cols_bwd): PeriodicLeaves and its counter with the leaf's
   // 16 slots and the counter's levels in vectors — the same additions, block by block and leaf by
-  // leaf. Writes the 16 slots (before the fold) to out.
-  static HWY_INLINE void RegPeriodic16(const T* src, int64_t elems, A* out) {
+  // leaf. Writes the 16 slots (before the fold) to out. `ahead`: the run of the item the plan
+  // prefetches (ReduceProblem::prefetch_items on), or nullptr: each leaf's lines there are
+  // prefetched as the leaf is summed (a steady stream, not the whole run at once).
+  static HWY_INLINE void RegPeriodic16(const T* src, int64_t elems, A* out, const T* ahead = nullptr) {
     const DA da;
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = kPeriodicSlots / N;
@@ -897,7 +899,10 @@ struct Kernels {
     const int64_t nb = (elems + kPeriodicSlots - 1) / kPeriodicSlots;
     for (int64_t b0 = 0; b0 < nb; b0 += kLeaf) {
       const int64_t b1 = std::min(nb, b0 + kLeaf);
-      AddBlocks(c.cur, src + b0 * kPeriodicSlots, std::min<int64_t>((b1 - b0) * kPeriodicSlots, elems - b0 * kPeriodicSlots));
+      const int64_t leaf = std::min<int64_t>((b1 - b0) * kPeriodicSlots, elems - b0 * kPeriodicSlots);
+      if (ahead != nullptr)
+        PrefetchLines(reinterpret_cast<const uint8_t*>(ahead + b0 * kPeriodicSlots), static_cast<uintptr_t>(leaf) * sizeof(T));
+      AddBlocks(c.cur, src + b0 * kPeriodicSlots, leaf);
       CounterPush(c, count++);
     }
     CounterResult(c, count);
@@ -1487,9 +1492,10 @@ struct Kernels {
 #endif
 
   // The kernels that run item by item: item `pos` of p by kernel k (KernelFor(p)). qoff: the
-  // lanes.reg kernels' addend offsets.
+  // lanes.reg kernels' addend offsets. ahead: where periodic.reg16 prefetches (the source of the
+  // item prefetch_items on), or nullptr.
   static HWY_INLINE void Item(const ReduceProblem& p, ReduceKernel k, const ItemPos& pos, const uint8_t* src, T* out,
-                              bool accumulate, Scratch& s, const int64_t* qoff) {
+                              bool accumulate, Scratch& s, const int64_t* qoff, const uint8_t* ahead = nullptr) {
     switch (k) {
 #if !HWY_HAVE_SCALABLE
       case ReduceKernel::lanes_reg_leaf:
@@ -1531,7 +1537,8 @@ struct Kernels {
           if (k == ReduceKernel::periodic_shortrun) {
             ShortRunAny(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, p.slots, p.width, s.out);
           } else {
-            RegPeriodic16(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, s.out);
+            RegPeriodic16(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, s.out,
+                          reinterpret_cast<const T*>(ahead));
             FoldSlots(s.out, p.slots, p.width);
           }
           FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
@@ -1561,10 +1568,13 @@ struct Kernels {
 #endif
     // The addends' offsets, the same for every item: the lanes.reg kernels' and the prefetch's.
     int64_t qoff[kRegLeaves * kLeaf];
-    // The planner's (short rows of the lanes path), 0 or with nred <= kRegLeaves * kLeaf; a
-    // periodic problem's is reduce.periodic.rows.w1's alone (kernels without code for it run here).
-    const int64_t ahead = p.path == ReducePath::lanes ? p.prefetch_items : 0;
-    if (ahead > 0 || k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4 ||
+    // The planner's: short rows of the lanes path (0 or with nred <= kRegLeaves * kLeaf), each
+    // item's rows prefetched whole; long runs of periodic.reg16, prefetched leaf by leaf by the
+    // kernel; a periodic problem's is otherwise reduce.periodic.rows.w1's (kernels without code
+    // for those run here, unprefetched).
+    const bool reg16 = k == ReduceKernel::periodic_reg16;
+    const int64_t ahead = p.path == ReducePath::lanes || reg16 ? p.prefetch_items : 0;
+    if ((ahead > 0 && !reg16) || k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4 ||
         k == ReduceKernel::lanes_reg_tree16) {
       Odometer odo(p, p.reduced, p.nreduced, 0);
       for (int64_t q = 0; q < p.nred; ++q, odo.next()) qoff[q] = odo.offset;
@@ -1575,10 +1585,11 @@ struct Kernels {
       // Each item's rows fetched `ahead` items before it is summed (PrefetchRows), the last
       // `ahead` items without.
       ItemCursor next(p, begin);
-      for (int64_t i = 0; i < ahead; ++i, next.Next()) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
+      for (int64_t i = 0; i < ahead; ++i, next.Next())
+        if (!reg16) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
       for (; item + ahead < end; ++item, cursor.Next(), next.Next()) {
-        PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
-        Item(p, k, cursor.pos, src, out, accumulate, s, qoff);
+        if (!reg16) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
+        Item(p, k, cursor.pos, src, out, accumulate, s, qoff, reg16 ? src + next.pos.src : nullptr);
       }
     }
     for (; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff);

@@ -250,30 +250,33 @@ def test_streaming_threshold_is_where_plans_stream():
 
 
 def test_reduce_prefetch_is_what_gradient_plans_prefetch():
-    # show_config's distance and two gradient plans' prefetch in a new interpreter: nchw_bwd's
+    # show_config's distance and three gradient plans' prefetch in a new interpreter: nchw_bwd's
     # shape, smaller (lanes items of 4 rows of 512 B, 2 KiB: prefetched ceil(bytes / 2 KiB) items
-    # ahead, where short rows take it), and column_bwd's (periodic items of one 64 B run:
-    # ceil(bytes / 64) items ahead, wherever the distance is not 0).
+    # ahead, where short rows take it), column_bwd's (periodic items of one 64 B run:
+    # ceil(bytes / 64) items ahead, wherever the distance is not 0) and bc_cols_bwd's, smaller
+    # (periodic items of one 16 KiB run: ceil(bytes / 16 KiB) items ahead, where long runs take it).
     code = ("import re, tessera\n"
             "def ahead(d):\n"
             "    m = re.search(r'prefetched (\\d+) items ahead', d)\n"
             "    return m and m.group(1)\n"
             "nchw = tessera.Plan.tile_backward((8, 4, 256, 256), (8, 4, 128, 128), (1, 1, 2, 2), 'float32')\n"
             "column = tessera.Plan.tile_backward((4096, 16), (4096, 1), (1, 16), 'float32')\n"
+            "bc_cols = tessera.Plan.sum_to_shape((256, 4096), (256, 1), 'float32')\n"
             "print(tessera.show_config(mode='dicts')['Memory']['reduce_prefetch_bytes'],\n"
-            "      ahead(nchw.describe()), ahead(column.describe()))\n")
+            "      ahead(nchw.describe()), ahead(column.describe()), ahead(bc_cols.describe()))\n")
 
     def child(value):  # value: TESSERA_PREFETCH_BYTES, None for unset
         out = subprocess.run([sys.executable, "-c", code], env=child_env({"TESSERA_PREFETCH_BYTES": value}),
                              check=True, capture_output=True, text=True).stdout
         return out.split()
 
-    assert child("0") == ["0", "None", "None"]
-    assert child("4096") == ["4096", "2", "64"]  # the variable's distance for both kinds of item
-    # 16 KiB on AMD family 26 (both kinds) and on Intel CPUs with a mesh L3 (the runs only), else none
+    assert child("0") == ["0", "None", "None", "None"]
+    assert child("4096") == ["4096", "2", "64", "1"]  # the variable's distance for every kind of item
+    # 16 KiB on AMD family 26 (short rows and runs) and on Intel CPUs with a mesh L3 (short and
+    # long runs), else none
     amd26 = cpu_vendor() == "AuthenticAMD" and int(cpuinfo("cpu family") or 0) >= 26
-    expected = (["16384", "8", "256"] if amd26 else
-                ["16384", "None", "256"] if intel_mesh_l3() else ["0", "None", "None"])
+    expected = (["16384", "8", "256", "None"] if amd26 else
+                ["16384", "None", "256", "1"] if intel_mesh_l3() else ["0", "None", "None", "None"])
     assert child(None) == expected
     if "TESSERA_PREFETCH_BYTES" not in os.environ:
         assert config()["Memory"]["reduce_prefetch_bytes"] == int(expected[0])
