@@ -966,15 +966,14 @@ void probe_bc_cols_bwd(int rounds) {
 // out[r][c] = the sum of row r's 40 elements c, c + 3, ... (c < 3) of its 120, in double: the
 // row's 15 vectors of 8 doubles summed into three registers (vector v into v % 3: lane l of
 // register k then holds only channel (8 k + l) % 3), whose 24 lanes are folded by channel;
-// `ahead` > 0: the row's two lines `ahead` bytes on prefetched. Exact data, any order (as above).
+// `ahead` > 0: the lines of the row `ahead` bytes on prefetched first. Exact data, any order (as
+// above).
 PROBE_TARGET void narrow_rows(const float* g, float* out, int64_t R, int64_t ahead) {
   const int64_t skip = ahead / 4;
   for (int64_t r = 0; r < R; ++r) {
     const float* row = g + r * 120;
-    if (skip > 0) {
-      _mm_prefetch(reinterpret_cast<const char*>(row + skip), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(row + skip + 64), _MM_HINT_T0);
-    }
+    if (skip > 0)  // the eight lines a row of 480 bytes touches at most
+      for (int64_t b = 0; b < 480; b += 64) _mm_prefetch(reinterpret_cast<const char*>(row + skip) + b, _MM_HINT_T0);
     __m512d acc[3] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd()};
     for (int v = 0; v < 15; ++v) acc[v % 3] = _mm512_add_pd(acc[v % 3], _mm512_cvtps_pd(_mm256_loadu_ps(row + 8 * v)));
     // acc[k] lane l holds elements 24 u + 8 k + l: channel (8 k + l) % 3.

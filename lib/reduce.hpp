@@ -200,8 +200,9 @@ constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int ac
 }
 
 /// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long (where
-/// reduce_prefetch_short_rows()), and periodic items (w = 1) of one dense run of at most
-/// kPrefetchRowBytes, are prefetched ReduceProblem::prefetch_items ahead: about
+/// reduce_prefetch_short_rows()), periodic items (w = 1) of one dense run of one leaf and at most
+/// kPrefetchRowBytes, and periodic items (w = 1) of one dense run of more than one leaf (where
+/// reduce_prefetch_long_runs()) are prefetched ReduceProblem::prefetch_items ahead: about
 /// reduce_prefetch_bytes() of source in flight, where that is not 0.
 inline constexpr int64_t kPrefetchRowBytes = 4096;
 inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
@@ -221,15 +222,16 @@ inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
 int64_t reduce_prefetch_bytes() noexcept;
 
 /// Whether the lanes path's items of short rows take reduce_prefetch_bytes() too (the periodic
-/// runs take it wherever it is not 0): with TESSERA_PREFETCH_BYTES set, and on AMD CPU family 26;
-/// not on Intel CPUs with a mesh L3 (above). Read once.
+/// path's short runs take it wherever it is not 0): with TESSERA_PREFETCH_BYTES set, and on AMD
+/// CPU family 26; not on Intel CPUs with a mesh L3 (above). Read once.
 bool reduce_prefetch_short_rows() noexcept;
 
-/// Whether the periodic path's long runs (one dense run of more than one leaf per item,
+/// Whether the periodic path's long runs (w = 1: one dense run of more than one leaf per item,
 /// reduce.periodic.reg16: bc_cols_bwd's rows) take reduce_prefetch_bytes() too: with
 /// TESSERA_PREFETCH_BYTES set, and on Intel CPUs with a mesh L3 (intel_mesh_l3), whose hardware
-/// prefetchers left such runs at 61-66% of the read limit; not on AMD family 26, whose periodic
-/// paths read at the limit without. Read once.
+/// prefetchers left such runs at 61-66% of the read limit; not elsewhere (on AMD family 25 the
+/// periodic paths read at 103-113% of it without; family 26's long runs are not measured with
+/// it). Read once.
 bool reduce_prefetch_long_runs() noexcept;
 
 /// Lanes-order items of 2 ... kLeaf addend rows of at most kWholeRowsItemBytes in all are read a
@@ -284,9 +286,12 @@ struct ReduceProblem {
   //   lanes path, items of short rows (they follow runs within a 4 KiB page; an item of short
   //   rows is a few lines in each of its pages), where reduce_prefetch_short_rows(); only with
   //   nred <= kRegLeaves * kLeaf (the kernels hold the addends' offsets);
-  //   periodic path, w = 1, one dense run per item (no other reduced axis) of at most
+  //   periodic path, w = 1, one dense run of one leaf per item (no other reduced axis) of at most
   //   kPrefetchRowBytes along one kept axis (reduce.periodic.rows.w1): many instructions per line
-  //   (a fold per item) keep too few lines in flight (column_bwd read at 60% of the limit without).
+  //   (a fold per item) keep too few lines in flight (column_bwd read at 60% of the limit without);
+  //   periodic path, w = 1, one dense run of more than one leaf per item (reduce.periodic.reg16),
+  //   where reduce_prefetch_long_runs(): the kernel prefetches the item this many on leaf by leaf.
+  //   A target without the item's kernel (KernelFor) runs it unprefetched.
   int64_t prefetch_items = 0;
   // Lanes path, 2 ... kLeaf addends, items of at most kWholeRowsItemBytes (set by lay_out_reduce):
   // the reg.leaf kernel reads an item's addend rows one after another, each from its start to its

@@ -198,8 +198,9 @@ bool amd_family_26_or_later() noexcept {
   return k.vendor == CpuKind::Vendor::amd && k.family >= 0x1a;
 }
 
-// Which items the reduction kernels prefetch, and how far ahead (reduce_prefetch_bytes and
-// reduce_prefetch_short_rows): the variable's distance for every such item, else by the kind of core.
+// Which items the reduction kernels prefetch, and how far ahead (reduce_prefetch_bytes,
+// reduce_prefetch_short_rows and reduce_prefetch_long_runs): the variable's distance for every
+// such item, else by the kind of core.
 struct PrefetchPolicy {
   int64_t bytes = 0;
   bool short_rows = false;
@@ -336,24 +337,25 @@ void lay_out_periodic(ReduceProblem& p) noexcept {
   p.strip = p.width;
   p.inner_dst_stride = p.width > 1 ? p.axes[n - 1].dst_stride : 1;
   p.nitems = p.out_elems / p.width;
-  // One dense run of single elements per item along one kept axis (reduce.periodic.rows.w1's
-  // items): prefetched items ahead. Not for w > 1 (narrow_bwd's runs of rows of 3 measured the same
-  // with and without: its deinterleaving, not the memory, sets its pace).
+  // One dense run of single elements of one leaf per item along one kept axis
+  // (reduce.periodic.rows.w1's items): prefetched items ahead. Not for w > 1 (narrow_bwd's runs
+  // of rows of 3 measured the same with and without: its deinterleaving, not the memory, set its
+  // pace there).
   const int64_t item_bytes = p.run * static_cast<int64_t>(p.elsize);
-  if (p.width == 1 && p.nouter == 1 && p.nreduced == 0 && p.run_stride == static_cast<int64_t>(p.elsize) &&
-      item_bytes <= kPrefetchRowBytes && p.nitems > 1 && reduce_prefetch_bytes() > 0)
+  if (p.width == 1 && p.nouter == 1 && p.nreduced == 0 && p.nleaves == 1 &&
+      p.run_stride == static_cast<int64_t>(p.elsize) && item_bytes <= kPrefetchRowBytes && p.nitems > 1 &&
+      reduce_prefetch_bytes() > 0)
     p.prefetch_items = ceil_div(reduce_prefetch_bytes(), item_bytes);
-  // One dense run of more than one leaf per item, summed in registers (reduce.periodic.reg16's
-  // items: bc_cols_bwd's rows), where reduce_prefetch_long_runs(): the item prefetch_items on is
-  // prefetched leaf by leaf as each leaf is summed. On the Intel Xeon of family 6 model 207, rows
-  // of 16 KiB summed in a plain loop of the kernel's instructions read at 66% of `read` and at
-  // 88-89% prefetching 4 or 16 KiB ahead; tessera's plan at 61%, and at 179% with its gradient in
-  // L2 (tessera_probes --probe bc_cols_bwd, 2026-12-02).
-  const int64_t run_bytes = p.run * p.width * static_cast<int64_t>(p.elsize);
-  if (p.nreduced == 0 && p.slots == kPeriodicSlots && p.nleaves > 1 && p.nitems > 1 &&
-      p.run_stride == p.width * static_cast<int64_t>(p.elsize) && reduce_prefetch_bytes() > 0 &&
-      reduce_prefetch_long_runs())
-    p.prefetch_items = ceil_div(reduce_prefetch_bytes(), run_bytes);
+  // One dense run of single elements of more than one leaf per item, summed in registers
+  // (reduce.periodic.reg16's items: bc_cols_bwd's rows), where reduce_prefetch_long_runs(): the
+  // item prefetch_items on is prefetched leaf by leaf as each leaf is summed. On the Intel Xeon of
+  // family 6 model 207, rows of 16 KiB summed in a plain loop of the kernel's instructions read at
+  // 66% of `read` and at 88-89% prefetching 4 or 16 KiB ahead; tessera's plan at 61%, and at 179%
+  // with its gradient in L2 (tessera_probes --probe bc_cols_bwd, 2026-12-02). Runs of rows of
+  // w = 2, 4, 8 (the same kernel) were not measured: not for them.
+  if (p.width == 1 && p.nreduced == 0 && p.slots == kPeriodicSlots && p.nleaves > 1 && p.nitems > 1 &&
+      p.run_stride == static_cast<int64_t>(p.elsize) && reduce_prefetch_bytes() > 0 && reduce_prefetch_long_runs())
+    p.prefetch_items = ceil_div(reduce_prefetch_bytes(), item_bytes);
 }
 
 // Levels of the binary counter over `leaves` leaves: bit_width(leaves).

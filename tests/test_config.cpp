@@ -175,7 +175,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   // runs per output element always do).
   bool short_rows = true, long_runs = true;
   if (const char* env = std::getenv("TESSERA_PREFETCH_BYTES")) {
-    CHECK(bytes == std::atoll(env));  // the variable's distance, for both kinds of item
+    CHECK(bytes == std::atoll(env));  // the variable's distance, for every kind of item
   } else {
     CHECK((bytes == 0 || bytes == 16384));
 #if defined(__x86_64__) && defined(__linux__)

@@ -1583,7 +1583,8 @@ struct Kernels {
     int64_t item = begin;
     if (ahead > 0 && end - begin > ahead) {
       // Each item's rows fetched `ahead` items before it is summed (PrefetchRows), the last
-      // `ahead` items without.
+      // `ahead` items without; for reg16, item + ahead's run leaf by leaf while item is summed
+      // (the first `ahead` items are not prefetched).
       ItemCursor next(p, begin);
       for (int64_t i = 0; i < ahead; ++i, next.Next())
         if (!reg16) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);

@@ -782,11 +782,11 @@ def show_config(mode="stdout"):
         Intel CPUs with a last-level cache over 64 MiB, a Xeon's mesh L3; 16 MiB where Linux's
         sysfs does not give the cache's size), or the environment variable
         ``TESSERA_STREAM_MIN_BYTES``; a gradient's result streams from 2/3 of it;
-        ``reduce_prefetch_bytes``: how far ahead the gradients' kernels prefetch items of short
-        rows, 16384 on AMD CPU family 26 (Zen 5) and on Intel CPUs with a last-level cache over
-        64 MiB (there for runs per output element, short or long, not short strips of output
-        rows), 0 (none) on other CPUs, or the environment variable ``TESSERA_PREFETCH_BYTES``
-        (for every kind);
+        ``reduce_prefetch_bytes``: how far ahead the gradients' kernels prefetch the dense runs
+        each summed to one output element (and, on some CPUs, short strips of output rows),
+        16384 on AMD CPU family 26 (Zen 5: runs of at most 4 KiB and short strips) and on Intel
+        CPUs with a last-level cache over 64 MiB (runs of any length, not short strips), 0 (none)
+        on other CPUs, or the environment variable ``TESSERA_PREFETCH_BYTES`` (for every kind);
         ``block_cache_limit_bytes``: the most bytes of freed large outputs tessera keeps for
         reuse: `set_block_cache_limit`'s, else
         ``TESSERA_ALLOC_CACHE_BYTES`` or 256 MiB; ``block_cache_max_age_seconds``: how long an unused
