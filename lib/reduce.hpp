@@ -128,33 +128,37 @@ inline constexpr int kReduceKernelCount = static_cast<int>(ReduceKernel::count_)
 enum class ReduceTargets : uint8_t { any, fixed, fixed_slots, scalable };
 
 /// A row of kReduceKernels: the name Plan::kernel_path() gives ("reduce.<path>.<kernel>", the path's
-/// name first), the path (the order of additions), the targets that choose it, and the kernel a
-/// target without its code runs instead (the same path, so the same bits; itself if on every target).
+/// name first), the path (the order of additions), the targets that choose it, the kernel a
+/// target without its code runs instead (the same path, so the same bits; itself if on every
+/// target), and whether it prefetches ReduceProblem::prefetch_items ahead (choose_reduce_kernel
+/// leaves prefetch_items 0 for a kernel that does not, and a kernel that runs another's problem,
+/// its general kernel, prefetches by its own row).
 struct ReduceKernelInfo {
   const char* name;
   ReducePath path;
   ReduceTargets targets;
   ReduceKernel general;
+  bool prefetches;
 };
 inline constexpr ReduceKernelInfo kReduceKernels[kReduceKernelCount] = {
-    {"reduce.none", ReducePath::none, ReduceTargets::any, ReduceKernel::none},
-    {"reduce.zeros", ReducePath::zeros, ReduceTargets::any, ReduceKernel::zeros},
-    {"reduce.lanes.reg.leaf", ReducePath::lanes, ReduceTargets::fixed, ReduceKernel::lanes_leaf},
-    {"reduce.lanes.reg.tree4", ReducePath::lanes, ReduceTargets::fixed, ReduceKernel::lanes_leaves},
-    {"reduce.lanes.reg.tree16", ReducePath::lanes, ReduceTargets::fixed, ReduceKernel::lanes_leaves},
-    {"reduce.lanes.leaf", ReducePath::lanes, ReduceTargets::scalable, ReduceKernel::lanes_leaf},
-    {"reduce.lanes.leaf.dst_stride", ReducePath::lanes, ReduceTargets::any, ReduceKernel::lanes_leaf_dst_stride},
-    {"reduce.lanes.leaves", ReducePath::lanes, ReduceTargets::any, ReduceKernel::lanes_leaves},
-    {"reduce.strided", ReducePath::strided, ReduceTargets::any, ReduceKernel::strided},
-    {"reduce.interleaved.pair_f32", ReducePath::interleaved, ReduceTargets::any, ReduceKernel::interleaved_pair_f32},
-    {"reduce.interleaved.row", ReducePath::interleaved, ReduceTargets::any, ReduceKernel::interleaved_row},
-    {"reduce.periodic.rows.w1", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves},
-    {"reduce.periodic.rows", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves},
-    {"reduce.periodic.shortrun", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves},
-    {"reduce.periodic.reg16", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves},
-    {"reduce.periodic.leaves", ReducePath::periodic, ReduceTargets::any, ReduceKernel::periodic_leaves},
-    {"reduce.segments", ReducePath::segments, ReduceTargets::any, ReduceKernel::segments},
-    {"reduce.segments.runs", ReducePath::segments, ReduceTargets::fixed_slots, ReduceKernel::segments},
+    {"reduce.none", ReducePath::none, ReduceTargets::any, ReduceKernel::none, false},
+    {"reduce.zeros", ReducePath::zeros, ReduceTargets::any, ReduceKernel::zeros, false},
+    {"reduce.lanes.reg.leaf", ReducePath::lanes, ReduceTargets::fixed, ReduceKernel::lanes_leaf, true},
+    {"reduce.lanes.reg.tree4", ReducePath::lanes, ReduceTargets::fixed, ReduceKernel::lanes_leaves, true},
+    {"reduce.lanes.reg.tree16", ReducePath::lanes, ReduceTargets::fixed, ReduceKernel::lanes_leaves, true},
+    {"reduce.lanes.leaf", ReducePath::lanes, ReduceTargets::scalable, ReduceKernel::lanes_leaf, true},
+    {"reduce.lanes.leaf.dst_stride", ReducePath::lanes, ReduceTargets::any, ReduceKernel::lanes_leaf_dst_stride, true},
+    {"reduce.lanes.leaves", ReducePath::lanes, ReduceTargets::any, ReduceKernel::lanes_leaves, true},
+    {"reduce.strided", ReducePath::strided, ReduceTargets::any, ReduceKernel::strided, false},
+    {"reduce.interleaved.pair_f32", ReducePath::interleaved, ReduceTargets::any, ReduceKernel::interleaved_pair_f32, false},
+    {"reduce.interleaved.row", ReducePath::interleaved, ReduceTargets::any, ReduceKernel::interleaved_row, false},
+    {"reduce.periodic.rows.w1", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves, true},
+    {"reduce.periodic.rows", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves, false},
+    {"reduce.periodic.shortrun", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves, false},
+    {"reduce.periodic.reg16", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves, true},
+    {"reduce.periodic.leaves", ReducePath::periodic, ReduceTargets::any, ReduceKernel::periodic_leaves, false},
+    {"reduce.segments", ReducePath::segments, ReduceTargets::any, ReduceKernel::segments, false},
+    {"reduce.segments.runs", ReducePath::segments, ReduceTargets::fixed_slots, ReduceKernel::segments, false},
 };
 
 /// The table's promises, checked at compile time: row k describes kernel k, and a general kernel
@@ -291,7 +295,9 @@ struct ReduceProblem {
   //   (a fold per item) keep too few lines in flight (column_bwd read at 60% of the limit without);
   //   periodic path, w = 1, one dense run of more than one leaf per item (reduce.periodic.reg16),
   //   where reduce_prefetch_long_runs(): the kernel prefetches the item this many on leaf by leaf.
-  //   A target without the item's kernel (KernelFor) runs it unprefetched.
+  //   choose_reduce_kernel sets it back to 0 where the chosen kernel has no prefetch (the column
+  //   `prefetches` of kReduceKernels: e.g. reduce.periodic.leaves, which a scalable target
+  //   chooses for those runs). A target without the item's kernel (KernelFor) runs it unprefetched.
   int64_t prefetch_items = 0;
   // Lanes path, 2 ... kLeaf addends, items of at most kWholeRowsItemBytes (set by lay_out_reduce):
   // the reg.leaf kernel reads an item's addend rows one after another, each from its start to its

@@ -65,6 +65,9 @@ int main(int argc, char** argv) {
     std::printf("tessera_tests: %d test cases ran; TESSERA_TEST_SCALE = %d (randomized sweeps and lists of large "
                 "cases at 1/%d; TESSERA_TEST_SCALE_OFFSET = %d)\n",
                 test_cases_run, test::test_scale(), test::test_scale(), test::test_scale_offset());
+  if (!listing && !test::skipped_targets().empty())
+    std::printf("tessera_tests: the per-target loops left out %s (TESSERA_TEST_SKIP_TARGETS: another run tests them)\n",
+                test::skipped_targets().c_str());
   if (result == 0 && test_cases_run == 0 && !listing) {
     std::fprintf(stderr, "tessera_tests: no test case ran (do the --test-case filters match any?)\n");
     result = 1;

@@ -197,11 +197,21 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   // lanes path (nchw_bwd's 512 B rows, 4 addends: 2 KiB items) and long periodic runs (bc_cols_bwd's
   // rows of 16 KiB, each summed to one value), where they take it, and short runs of single
   // elements (column_bwd's 64 B runs); never long rows (outer_bwd) nor runs of rows of 3 (narrow_bwd).
+  // Only where the plan's kernel has a prefetch (reduce.lanes.*, reduce.periodic.rows.w1,
+  // reduce.periodic.reg16): a target without reduce.periodic.reg16 for the element (accumulators of
+  // more than 16 lanes: uint8 on AVX2 and AVX3, uint16 on AVX3; scalable targets) sums those runs
+  // with reduce.periodic.leaves, unprefetched, and its plan must not say "prefetched".
   const auto prefetched = [](const tessera::Plan& plan) -> int64_t {
     const std::string d = plan.describe();
     const std::size_t at = d.find(", prefetched ");
-    return at == std::string::npos ? 0 : std::atoll(d.c_str() + at + std::strlen(", prefetched "));
+    const int64_t items = at == std::string::npos ? 0 : std::atoll(d.c_str() + at + std::strlen(", prefetched "));
+    const std::string kernel = plan.kernel_path();
+    const bool has_prefetch =
+        kernel.rfind("reduce.lanes.", 0) == 0 || kernel == "reduce.periodic.rows.w1" || kernel == "reduce.periodic.reg16";
+    CHECK_MESSAGE((items == 0 || has_prefetch), kernel << " has no prefetch, but its plan says: " << d);
+    return items;
   };
+  const auto runs_reg16 = [](const tessera::Plan& plan) { return std::string(plan.kernel_path()) == "reduce.periodic.reg16"; };
   using tessera::DType;
   const tessera::Plan nchw =
       tessera::Plan::tile_backward({64, 4, 256, 256}, {}, DType::float32, {64, 4, 128, 128}, {1, 1, 2, 2});
@@ -209,7 +219,13 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(prefetched(nchw) == (short_rows ? (bytes + 2047) / 2048 : 0));
   CHECK(prefetched(column) == (bytes + 63) / 64);
   const tessera::Plan bc_cols = tessera::Plan::sum_to_shape({256, 4096}, {}, DType::float32, {256, 1});
-  CHECK(prefetched(bc_cols) == (long_runs ? (bytes + 16383) / 16384 : 0));
+  CHECK(prefetched(bc_cols) == (long_runs && runs_reg16(bc_cols) ? (bytes + 16383) / 16384 : 0));
+  // uint8 rows of 4096: reduce.periodic.reg16 where a vector holds at most 16 uint8 lanes (SSE4,
+  // NEON), reduce.periodic.leaves on AVX2 and AVX3 (32 and 64 lanes)
+  const tessera::Plan bc_cols_u8 = tessera::Plan::sum_to_shape({256, 4096}, {}, DType::uint8, {256, 1});
+  CHECK(prefetched(bc_cols_u8) == (long_runs && runs_reg16(bc_cols_u8) ? (bytes + 4095) / 4096 : 0));
+  const std::string best = tessera::active_target();
+  if (best == "AVX2" || best.rfind("AVX3", 0) == 0) CHECK(std::string(bc_cols_u8.kernel_path()) == "reduce.periodic.leaves");
   CHECK(prefetched(tessera::Plan::tile_backward({8, 1 << 20}, {}, DType::float32, {1, 1 << 20}, {8, 1})) == 0);
   CHECK(prefetched(tessera::Plan::tile_backward({131072, 120}, {}, DType::float32, {131072, 3}, {1, 40})) == 0);
 }

@@ -486,7 +486,7 @@ TEST_CASE("repeat: the planner's scan of per-element counts, on every target") {
                       (std::string(tessera::active_target()) != "SCALAR"),
                   native.describe());
   }
-  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+  for (const int64_t target : test::targets_to_test()) {
     hwy::SetSupportedTargetsForTest(target);
     INFO(std::string(hwy::TargetName(target)));
     for (const int64_t five_at : {int64_t{-1}, int64_t{4097}}) {
@@ -551,7 +551,7 @@ TEST_CASE("repeat: per-element counts planned compact give numpy.repeat's output
       CHECK_MESSAGE((best.describe().find("(one-byte counts, every 16th prefix sum)") != std::string::npos) == vectors,
                     best.describe());
       const int64_t total = out_shape[0];
-      for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      for (const int64_t target : test::targets_to_test()) {
         hwy::SetSupportedTargetsForTest(target);
         INFO(hwy::TargetName(target));
         for (const bool split : {false, true}) {

@@ -1062,7 +1062,7 @@ TEST_CASE("guard pages: the allocator faults exactly outside the buffer") {
 TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on every Highway target") {
   TargetGuard guard;
   hwy::SetSupportedTargetsForTest(0);
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> targets = test::targets_to_test();
   REQUIRE(!targets.empty());
 
   // The cases, built once: itemsizes 1..32, outputs of 0..192 bytes; long runs; large outputs.
@@ -1242,7 +1242,7 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
 TEST_CASE("guard pages: the reductions, every path, dtype and misalignment on every Highway target") {
   TargetGuard guard;
   hwy::SetSupportedTargetsForTest(0);
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> targets = test::targets_to_test();
   REQUIRE(!targets.empty());
 
   // The cases, prepared once (their gradients and expected results): every small geometry for

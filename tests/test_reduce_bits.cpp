@@ -422,7 +422,7 @@ std::string first_difference(DType d, const std::vector<unsigned char>& got, con
 
 TEST_CASE("accumulation width: sums that round in the element type are the wide sum rounded once, on every path and target") {
   TargetGuard guard;
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> targets = test::targets_to_test();
   tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
   tbb::task_arena arena(4);
   std::set<std::string> paths;
@@ -568,7 +568,7 @@ struct PCase {
 
 TEST_CASE("the periodic order is the documented order: blocks, leaves, tree and fold, on every SIMD target") {
   TargetGuard guard;
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> targets = test::targets_to_test();
   tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
   tbb::task_arena arena(4);
   // Runs of 16 (the short-run loops), 37 (a partial block), widths 2 to 15 (P = 16, 48, 80, 112,
@@ -829,7 +829,7 @@ GoldenCheck golden_check(const Layout& l, DType d, const std::vector<unsigned ch
 
 TEST_CASE("golden bits: fixed reductions give the committed bits on every SIMD target and thread count") {
   TargetGuard guard;
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> targets = test::targets_to_test();
   tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
   tbb::task_arena arena(4);
   const bool print = std::getenv("TESSERA_GOLDEN_PRINT") != nullptr;
@@ -888,7 +888,7 @@ TEST_CASE("per-element counts: each segment's sum has the bits of the same count
   TargetGuard guard;
   Rng rng(4242);
   std::set<std::string> kernels;
-  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+  for (const int64_t target : test::targets_to_test()) {
     hwy::SetSupportedTargetsForTest(target);
     const std::string tname = hwy::TargetName(target);
     INFO(tname);
@@ -1011,7 +1011,7 @@ TEST_CASE("per-element counts: compact prefix sums give the documented bits, in 
 #if HWY_ARCH_X86
     CHECK_MESSAGE(compact == c.compact, best.describe());  // every x86 target but SCALAR has the groups
 #endif
-    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    for (const int64_t target : test::targets_to_test()) {
       hwy::SetSupportedTargetsForTest(target);
       INFO(hwy::TargetName(target));
       check(best, "planned for the best target");

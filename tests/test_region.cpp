@@ -146,7 +146,7 @@ TEST_CASE("regions: every Highway target, chunked") {
   struct TargetGuard {  // restores Highway's normal target choice even when a REQUIRE throws
     ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
   } guard;
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+  for (int64_t target : test::targets_to_test()) {
     hwy::SetSupportedTargetsForTest(target);
     CAPTURE(std::string(hwy::TargetName(target)));
     REQUIRE(std::string(tessera::active_target()) == hwy::TargetName(target));

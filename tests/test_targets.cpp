@@ -15,6 +15,7 @@
 #include <cstring>
 #include <iomanip>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -78,10 +79,11 @@ TEST_CASE("every Highway target: dispatch really switches and results match the 
   // Ask for the dispatched target before SupportedTargets(): in Highway 1.0.3 that call re-chooses
   // the dispatch target without the vector-length-specific SVE_256 / SVE2_128 (see first_target).
   const std::string best = tessera::active_target();
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  REQUIRE(!targets.empty());
+  const std::vector<int64_t> all = hwy::SupportedAndGeneratedTargets();
+  REQUIRE(!all.empty());
   // Without a mock, tessera runs the best target (Highway orders better targets first).
-  CHECK(best == hwy::TargetName(targets.front()));
+  CHECK(best == hwy::TargetName(all.front()));
+  const std::vector<int64_t> targets = test::targets_to_test();  // less TESSERA_TEST_SKIP_TARGETS
 
   std::vector<std::string> exercised;
   for (int64_t target : targets) {
@@ -111,7 +113,7 @@ TEST_CASE("every Highway target: dispatch really switches and results match the 
 
   // Back to normal dispatch (also needed before asking which targets the CPU supports).
   hwy::SetSupportedTargetsForTest(0);
-  CHECK(std::string(tessera::active_target()) == hwy::TargetName(targets.front()));
+  CHECK(std::string(tessera::active_target()) == hwy::TargetName(all.front()));
 
   std::string names;
   for (const auto& n : exercised) names += n + " ";
@@ -134,9 +136,12 @@ TEST_CASE("every Highway target: dispatch really switches and results match the 
   if (supported & HWY_SVE) expected.push_back("SVE");
   expected.push_back("NEON");
 #endif
+  // (but those TESSERA_TEST_SKIP_TARGETS names: another run exercises them)
+  const std::string skipped = "," + test::skipped_targets() + ",";
   for (const char* name : expected)
-    CHECK_MESSAGE(std::find(exercised.begin(), exercised.end(), name) != exercised.end(),
-                  name << " was not exercised");
+    if (skipped.find("," + std::string(name) + ",") == std::string::npos)
+      CHECK_MESSAGE(std::find(exercised.begin(), exercised.end(), name) != exercised.end(),
+                    name << " was not exercised");
 }
 
 // The first call into tessera of this process, made during static initialization (before any test
@@ -201,6 +206,42 @@ TEST_CASE("the compiled Highway targets are the expected set") {
 #else
   MESSAGE("no expectation for this architecture and compiler; HWY_TARGETS: " << names);
 #endif
+}
+
+TEST_CASE("the compiled Highway targets less TESSERA_TEST_SKIP_TARGETS are the per-target loops' (test::targets_to_test)") {
+  TargetGuard guard;
+  hwy::SetSupportedTargetsForTest(0);
+  const std::vector<int64_t> all = hwy::SupportedAndGeneratedTargets();
+  REQUIRE(!all.empty());
+  // The run's own setting (the emulated runs set it), restored at the end.
+  const char* set = std::getenv("TESSERA_TEST_SKIP_TARGETS");
+  const std::string before = set ? set : "";
+  struct Restore {
+    std::string value;
+    bool was_set;
+    ~Restore() { was_set ? setenv("TESSERA_TEST_SKIP_TARGETS", value.c_str(), 1) : unsetenv("TESSERA_TEST_SKIP_TARGETS"); }
+  } restore{before, set != nullptr};
+  unsetenv("TESSERA_TEST_SKIP_TARGETS");
+  CHECK(test::targets_to_test() == all);
+  setenv("TESSERA_TEST_SKIP_TARGETS", "", 1);
+  CHECK(test::targets_to_test() == all);
+  // Leaving out the best target, or the last one: the others, in order.
+  const std::string best = hwy::TargetName(all.front()), last = hwy::TargetName(all.back());
+  if (all.size() >= 2) {
+    setenv("TESSERA_TEST_SKIP_TARGETS", best.c_str(), 1);
+    CHECK(test::targets_to_test() == std::vector<int64_t>(all.begin() + 1, all.end()));
+  }
+  if (all.size() >= 3) {
+    setenv("TESSERA_TEST_SKIP_TARGETS", (last + "," + best).c_str(), 1);
+    CHECK(test::targets_to_test() == std::vector<int64_t>(all.begin() + 1, all.end() - 1));
+  }
+  // A name that is not a target of this build and CPU, or none left: an error naming it.
+  setenv("TESSERA_TEST_SKIP_TARGETS", "NOSUCHTARGET", 1);
+  CHECK_THROWS_WITH_AS(test::targets_to_test(), doctest::Contains("'NOSUCHTARGET'"), std::runtime_error);
+  std::string every;
+  for (const int64_t t : all) every += std::string(every.empty() ? "" : ",") + hwy::TargetName(t);
+  setenv("TESSERA_TEST_SKIP_TARGETS", every.c_str(), 1);
+  CHECK_THROWS_AS(test::targets_to_test(), std::runtime_error);
 }
 
 // The sub-kernels the kernels choose inside a path (lib/kernels/path_counters.hpp, Variant):
@@ -477,7 +518,7 @@ std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
 TEST_CASE("every Highway target: each sub-kernel (variant) the kernels choose ran, per target") {
   TargetGuard guard;
   hwy::SetSupportedTargetsForTest(0);
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> targets = test::targets_to_test();
   REQUIRE(!targets.empty());
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   namespace td = tessera::detail;

@@ -10,6 +10,9 @@
 #include <exception>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
+
+#include <hwy/targets.h>
 
 namespace test {
 namespace {
@@ -441,6 +444,30 @@ int test_scale_offset() {
 }
 
 bool scale_takes(int index) { return index % test_scale() == test_scale_offset(); }
+
+std::string skipped_targets() {
+  const char* env = std::getenv("TESSERA_TEST_SKIP_TARGETS");
+  return env ? env : "";
+}
+
+std::vector<int64_t> targets_to_test() {
+  const std::vector<int64_t> all = hwy::SupportedAndGeneratedTargets();
+  std::vector<std::string> skip;
+  std::stringstream names(skipped_targets());
+  for (std::string name; std::getline(names, name, ',');)
+    if (!name.empty()) skip.push_back(name);
+  std::vector<int64_t> targets;
+  for (const int64_t t : all)
+    if (std::find(skip.begin(), skip.end(), hwy::TargetName(t)) == skip.end()) targets.push_back(t);
+  for (const std::string& name : skip) {
+    const bool known = std::any_of(all.begin(), all.end(), [&](int64_t t) { return name == hwy::TargetName(t); });
+    if (!known)
+      throw std::runtime_error("TESSERA_TEST_SKIP_TARGETS names '" + name +
+                               "', which is not a target this build compiles and this CPU runs");
+  }
+  if (targets.empty()) throw std::runtime_error("TESSERA_TEST_SKIP_TARGETS leaves no target to test");
+  return targets;
+}
 
 int scaled(int count) {
   const int n = count / test_scale();

@@ -170,6 +170,20 @@ int test_scale_offset();
 /// emulated whole-suite runs different offsets, so that together they take more of each list.
 bool scale_takes(int index);
 
+/// The Highway targets the suite's per-target loops run, best first: hwy::SupportedAndGeneratedTargets()
+/// (ask with no target forced: under hwy::SetSupportedTargetsForTest it lists the forced one only)
+/// less those the environment variable TESSERA_TEST_SKIP_TARGETS names (Highway's target names,
+/// comma-separated, e.g. "NEON"; read at each call). The emulated runs of the cross suite (the qemu_*
+/// setups of tests/meson.build) name the targets another run tests on the same code: NEON in
+/// the SVE runs (its vectors are 128 bits whatever the SVE length; the NEON run has the whole
+/// suite), and under an emulated x86 CPU the older targets a CPU model of their own runs. Throws
+/// std::runtime_error naming a name that is not one of those targets (a typo must not pass), or
+/// if no target is left.
+std::vector<int64_t> targets_to_test();
+
+/// TESSERA_TEST_SKIP_TARGETS as set ("" if not): printed by tests/main.cpp after every run.
+std::string skipped_targets();
+
 }  // namespace test
 
 #endif  // TESSERA_TESTS_UTIL_HPP

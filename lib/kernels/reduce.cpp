@@ -1568,12 +1568,13 @@ struct Kernels {
 #endif
     // The addends' offsets, the same for every item: the lanes.reg kernels' and the prefetch's.
     int64_t qoff[kRegLeaves * kLeaf];
-    // The planner's: short rows of the lanes path (0 or with nred <= kRegLeaves * kLeaf), each
-    // item's rows prefetched whole; long runs of periodic.reg16, prefetched leaf by leaf by the
-    // kernel; a periodic problem's is otherwise reduce.periodic.rows.w1's (kernels without code
-    // for those run here, unprefetched).
+    // The planner's, for the kernels whose row of kReduceKernels says they prefetch: short rows of
+    // the lanes path (0 or with nred <= kRegLeaves * kLeaf), each item's rows prefetched whole;
+    // long runs of periodic.reg16, prefetched leaf by leaf by the kernel (periodic.rows.w1's:
+    // RowsW1). A plan run by its kernel's general kernel (a target without the kernel's code)
+    // runs unprefetched where that kernel's row says so.
     const bool reg16 = k == ReduceKernel::periodic_reg16;
-    const int64_t ahead = p.path == ReducePath::lanes || reg16 ? p.prefetch_items : 0;
+    const int64_t ahead = kReduceKernels[static_cast<int>(k)].prefetches ? p.prefetch_items : 0;
     if ((ahead > 0 && !reg16) || k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4 ||
         k == ReduceKernel::lanes_reg_tree16) {
       Odometer odo(p, p.reduced, p.nreduced, 0);
