@@ -225,7 +225,7 @@ TEST_CASE("the compiled Highway targets less TESSERA_TEST_SKIP_TARGETS are the p
   CHECK(test::targets_to_test() == all);
   setenv("TESSERA_TEST_SKIP_TARGETS", "", 1);
   CHECK(test::targets_to_test() == all);
-  // Leaving out the best target, or the last one: the others, in order.
+  // Leaving out the best target, then the last and the best: the others, in order.
   const std::string best = hwy::TargetName(all.front()), last = hwy::TargetName(all.back());
   if (all.size() >= 2) {
     setenv("TESSERA_TEST_SKIP_TARGETS", best.c_str(), 1);
