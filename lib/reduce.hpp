@@ -296,8 +296,8 @@ struct ReduceProblem {
   //   periodic path, w = 1, one dense run of more than one leaf per item (reduce.periodic.reg16),
   //   where reduce_prefetch_long_runs(): the kernel prefetches the item this many on leaf by leaf.
   //   choose_reduce_kernel sets it back to 0 where the chosen kernel has no prefetch (the column
-  //   `prefetches` of kReduceKernels: e.g. reduce.periodic.leaves, which a scalable target
-  //   chooses for those runs). A target without the item's kernel (KernelFor) runs it unprefetched.
+  //   `prefetches` of kReduceKernels: e.g. reduce.periodic.leaves, which a scalable target, or
+  //   an element whose accumulators have more than 16 lanes, gets for both kinds of periodic runs). A target without the item's kernel (KernelFor) runs it unprefetched.
   int64_t prefetch_items = 0;
   // Lanes path, 2 ... kLeaf addends, items of at most kWholeRowsItemBytes (set by lay_out_reduce):
   // the reg.leaf kernel reads an item's addend rows one after another, each from its start to its

@@ -462,9 +462,9 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
     default: p.kernel = ReduceKernel::segments; break;
   }
   // lay_out_reduce chose the items to prefetch by their shape; a kernel without a prefetch (the
-  // table's column: reduce.periodic.leaves where a target has no reduce.periodic.reg16, on
-  // scalable targets and for accumulators of more than 16 lanes) reads them unprefetched, and
-  // the plan says so (describe()).
+  // table's column: reduce.periodic.leaves where a target has neither reduce.periodic.rows.w1 nor
+  // reduce.periodic.reg16, on scalable targets and for accumulators of more than 16 lanes) reads
+  // them unprefetched, and the plan says so (describe()).
   if (!kReduceKernels[static_cast<int>(p.kernel)].prefetches) p.prefetch_items = 0;
 }
 
