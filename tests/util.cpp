@@ -450,15 +450,28 @@ std::string skipped_targets() {
   return env ? env : "";
 }
 
-std::vector<int64_t> targets_to_test() {
-  const std::vector<int64_t> all = hwy::SupportedAndGeneratedTargets();
+namespace {
+// The names TESSERA_TEST_SKIP_TARGETS lists.
+std::vector<std::string> skip_list() {
   std::vector<std::string> skip;
   std::stringstream names(skipped_targets());
   for (std::string name; std::getline(names, name, ',');)
     if (!name.empty()) skip.push_back(name);
+  return skip;
+}
+}  // namespace
+
+bool target_skipped(const std::string& name) {
+  const std::vector<std::string> skip = skip_list();
+  return std::find(skip.begin(), skip.end(), name) != skip.end();
+}
+
+std::vector<int64_t> targets_to_test() {
+  const std::vector<int64_t> all = hwy::SupportedAndGeneratedTargets();
+  const std::vector<std::string> skip = skip_list();
   std::vector<int64_t> targets;
   for (const int64_t t : all)
-    if (std::find(skip.begin(), skip.end(), hwy::TargetName(t)) == skip.end()) targets.push_back(t);
+    if (!target_skipped(hwy::TargetName(t))) targets.push_back(t);
   for (const std::string& name : skip) {
     const bool known = std::any_of(all.begin(), all.end(), [&](int64_t t) { return name == hwy::TargetName(t); });
     if (!known)

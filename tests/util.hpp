@@ -184,6 +184,9 @@ std::vector<int64_t> targets_to_test();
 /// TESSERA_TEST_SKIP_TARGETS as set ("" if not): printed by tests/main.cpp after every run.
 std::string skipped_targets();
 
+/// Whether TESSERA_TEST_SKIP_TARGETS names the Highway target `name` (targets_to_test leaves it out).
+bool target_skipped(const std::string& name);
+
 }  // namespace test
 
 #endif  // TESSERA_TESTS_UTIL_HPP
