@@ -153,7 +153,7 @@ inline constexpr ReduceKernelInfo kReduceKernels[kReduceKernelCount] = {
     {"reduce.interleaved.pair_f32", ReducePath::interleaved, ReduceTargets::any, ReduceKernel::interleaved_pair_f32, false},
     {"reduce.interleaved.row", ReducePath::interleaved, ReduceTargets::any, ReduceKernel::interleaved_row, false},
     {"reduce.periodic.rows.w1", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves, true},
-    {"reduce.periodic.rows", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves, false},
+    {"reduce.periodic.rows", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves, true},
     {"reduce.periodic.shortrun", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves, false},
     {"reduce.periodic.reg16", ReducePath::periodic, ReduceTargets::fixed_slots, ReduceKernel::periodic_leaves, true},
     {"reduce.periodic.leaves", ReducePath::periodic, ReduceTargets::any, ReduceKernel::periodic_leaves, false},
@@ -204,7 +204,7 @@ constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int ac
 }
 
 /// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long (where
-/// reduce_prefetch_short_rows()), periodic items (w = 1) of one dense run of one leaf and at most
+/// reduce_prefetch_short_rows()), periodic items (any w) of one dense run of one leaf and at most
 /// kPrefetchRowBytes, and periodic items (w = 1) of one dense run of more than one leaf (where
 /// reduce_prefetch_long_runs()) are prefetched ReduceProblem::prefetch_items ahead: about
 /// reduce_prefetch_bytes() of source in flight, where that is not 0.
@@ -290,9 +290,10 @@ struct ReduceProblem {
   //   lanes path, items of short rows (they follow runs within a 4 KiB page; an item of short
   //   rows is a few lines in each of its pages), where reduce_prefetch_short_rows(); only with
   //   nred <= kRegLeaves * kLeaf (the kernels hold the addends' offsets);
-  //   periodic path, w = 1, one dense run of one leaf per item (no other reduced axis) of at most
-  //   kPrefetchRowBytes along one kept axis (reduce.periodic.rows.w1): many instructions per line
-  //   (a fold per item) keep too few lines in flight (column_bwd read at 60% of the limit without);
+  //   periodic path, any w, one dense run of one leaf per item (no other reduced axis) of at most
+  //   kPrefetchRowBytes along one kept axis (reduce.periodic.rows.w1, reduce.periodic.rows): many
+  //   instructions per line (a fold per item) keep too few lines in flight (column_bwd read at 60%
+  //   of the limit without, narrow_bwd's rows of w = 3 at 57%);
   //   periodic path, w = 1, one dense run of more than one leaf per item (reduce.periodic.reg16),
   //   where reduce_prefetch_long_runs(): the kernel prefetches the item this many on leaf by leaf.
   //   choose_reduce_kernel sets it back to 0 where the chosen kernel has no prefetch (the column

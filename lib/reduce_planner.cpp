@@ -337,23 +337,24 @@ void lay_out_periodic(ReduceProblem& p) noexcept {
   p.strip = p.width;
   p.inner_dst_stride = p.width > 1 ? p.axes[n - 1].dst_stride : 1;
   p.nitems = p.out_elems / p.width;
-  // Items of one dense run of single elements (w = 1, no other reduced axis), prefetched items
-  // ahead: runs of one leaf and at most kPrefetchRowBytes along one kept axis
-  // (reduce.periodic.rows.w1's items) wherever the distance is not 0; runs of more than one leaf,
-  // summed in registers (reduce.periodic.reg16's items: bc_cols_bwd's rows, the item
-  // prefetch_items on prefetched leaf by leaf as each leaf is summed), where
-  // reduce_prefetch_long_runs(). On the Intel Xeon of family 6 model 207, rows of 16 KiB summed in
-  // a plain loop of the kernel's instructions read at 66% of `read` and at 88-89% prefetching 4 or
-  // 16 KiB ahead; tessera's plan at 61%, and at 179% with its gradient in L2 (tessera_probes
-  // --probe bc_cols_bwd, 2026-12-02). Not for w > 1: narrow_bwd's runs of rows of 3 measured the
-  // same with and without (its deinterleaving, not the memory, set its pace there), and rows of
-  // w = 2, 4, 8 in reg16 were not measured.
-  const int64_t item_bytes = p.run * static_cast<int64_t>(p.elsize);
-  const bool dense_w1 = p.width == 1 && p.nreduced == 0 && p.run_stride == static_cast<int64_t>(p.elsize) &&
-                        p.nitems > 1 && reduce_prefetch_bytes() > 0;
+  // Items of one dense run (no other reduced axis: the run's w-element rows follow each other),
+  // prefetched items ahead: runs of one leaf and at most kPrefetchRowBytes along one kept axis
+  // (reduce.periodic.rows.w1's and reduce.periodic.rows' items) wherever the distance is not 0;
+  // runs of single elements (w = 1) of more than one leaf, summed in registers
+  // (reduce.periodic.reg16's items: bc_cols_bwd's rows, the item prefetch_items on prefetched leaf
+  // by leaf as each leaf is summed), where reduce_prefetch_long_runs(). On the Intel Xeon of
+  // family 6 model 207, rows of 16 KiB summed in a plain loop of the kernel's instructions read at
+  // 66% of `read` and at 88-89% prefetching 4 or 16 KiB ahead; tessera's plan at 61%, and at 179%
+  // with its gradient in L2 (tessera_probes --probe bc_cols_bwd, 2026-12-02); narrow_bwd's rows of
+  // 40 runs of w = 3 at 57-60% without and 73-84% with 4-16 KiB ahead, 175-204% in L2 (--probe
+  // narrow_bwd, 2026-12-02; an earlier measurement of the deinterleaving kernel, ShortRun3N, had
+  // found them the same with and without). Long runs of w = 2, 4, 8 in reg16 were not measured.
+  const int64_t item_bytes = p.run * p.width * static_cast<int64_t>(p.elsize);
+  const bool dense = p.nreduced == 0 && p.run_stride == p.width * static_cast<int64_t>(p.elsize) && p.nitems > 1 &&
+                     reduce_prefetch_bytes() > 0;
   const bool short_run = p.nleaves == 1 && p.nouter == 1 && item_bytes <= kPrefetchRowBytes;
-  const bool long_run = p.nleaves > 1 && reduce_prefetch_long_runs();
-  if (dense_w1 && (short_run || long_run)) p.prefetch_items = ceil_div(reduce_prefetch_bytes(), item_bytes);
+  const bool long_run = p.width == 1 && p.nleaves > 1 && reduce_prefetch_long_runs();
+  if (dense && (short_run || long_run)) p.prefetch_items = ceil_div(reduce_prefetch_bytes(), item_bytes);
 }
 
 // Levels of the binary counter over `leaves` leaves: bit_width(leaves).

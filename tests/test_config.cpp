@@ -196,9 +196,10 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   // The plans prefetch that far ahead, in items (rounded up), or not at all: short rows of the
   // lanes path (nchw_bwd's 512 B rows, 4 addends: 2 KiB items) and long periodic runs (bc_cols_bwd's
   // rows of 16 KiB, each summed to one value), where they take it, and short runs of single
-  // elements (column_bwd's 64 B runs); never long rows (outer_bwd) nor runs of rows of 3 (narrow_bwd).
+  // elements (column_bwd's 64 B runs) and of rows of 3 (narrow_bwd's 480 B runs); never long rows
+  // (outer_bwd) nor a run of more than 4 KiB of rows of 3.
   // Only where the plan's kernel has a prefetch (reduce.lanes.*, reduce.periodic.rows.w1,
-  // reduce.periodic.reg16): a target without reduce.periodic.reg16 for the element (accumulators of
+  // reduce.periodic.rows, reduce.periodic.reg16): a target without reduce.periodic.reg16 for the element (accumulators of
   // more than 16 lanes: uint8 on AVX2 and AVX3, uint16 on AVX3; scalable targets) sums those runs
   // with reduce.periodic.leaves, unprefetched, and its plan must not say "prefetched".
   const auto prefetched = [](const tessera::Plan& plan) -> int64_t {
@@ -207,7 +208,8 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
     const int64_t items = at == std::string::npos ? 0 : std::atoll(d.c_str() + at + std::strlen(", prefetched "));
     const std::string kernel = plan.kernel_path();
     const bool has_prefetch =
-        kernel.rfind("reduce.lanes.", 0) == 0 || kernel == "reduce.periodic.rows.w1" || kernel == "reduce.periodic.reg16";
+        kernel.rfind("reduce.lanes.", 0) == 0 || kernel == "reduce.periodic.rows.w1" || kernel == "reduce.periodic.rows" ||
+        kernel == "reduce.periodic.reg16";
     CHECK_MESSAGE((items == 0 || has_prefetch), kernel << " has no prefetch, but its plan says: " << d);
     return items;
   };
@@ -233,7 +235,21 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   const std::string best = tessera::active_target();
   if (best == "AVX2" || best.rfind("AVX3", 0) == 0) CHECK(std::string(bc_cols_u8.kernel_path()) == "reduce.periodic.leaves");
   CHECK(prefetched(tessera::Plan::tile_backward({8, 1 << 20}, {}, DType::float32, {1, 1 << 20}, {8, 1})) == 0);
-  CHECK(prefetched(tessera::Plan::tile_backward({131072, 120}, {}, DType::float32, {131072, 3}, {1, 40})) == 0);
+  const tessera::Plan narrow = tessera::Plan::tile_backward({131072, 120}, {}, DType::float32, {131072, 3}, {1, 40});
+  CHECK(prefetched(narrow) == (runs(narrow, "reduce.periodic.rows") ? (bytes + 479) / 480 : 0));
+#if HWY_ARCH_X86
+  CHECK(runs(narrow, "reduce.periodic.rows"));
+#endif
+  // Runs of rows of 5 float64 (one leaf of 80 slots): 102 copies are 4080 B, prefetched; 103 are
+  // 4120 B, more than kPrefetchRowBytes, never.
+  const tessera::Plan rows5 = tessera::Plan::tile_backward({64, 510}, {}, DType::float64, {64, 5}, {1, 102});
+  const tessera::Plan rows5_long = tessera::Plan::tile_backward({64, 515}, {}, DType::float64, {64, 5}, {1, 103});
+  CHECK(prefetched(rows5) == (runs(rows5, "reduce.periodic.rows") ? (bytes + 4079) / 4080 : 0));
+  CHECK(prefetched(rows5_long) == 0);
+#if HWY_ARCH_X86
+  CHECK(runs(rows5, "reduce.periodic.rows"));
+  CHECK(runs(rows5_long, "reduce.periodic.rows"));
+#endif
 }
 
 TEST_CASE("config: block_cache_limit_bytes() is what the block cache keeps (TESSERA_ALLOC_CACHE_BYTES)") {

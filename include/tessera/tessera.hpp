@@ -710,8 +710,9 @@ TESSERA_API std::vector<std::string> supported_targets();
 TESSERA_API int64_t streaming_threshold_bytes();
 
 /// Bytes of gradient the reductions (tile_backward, sum_to_shape, repeat_backward) prefetch ahead
-/// of the item they are summing, where an item is one dense run summed to one output element (of
-/// at most 4 KiB; on some cores also longer runs, prefetched as they are summed) or, on some
+/// of the item they are summing, where an item is one dense run summed to one output element, or
+/// to a row of a few (of at most 4 KiB; on some cores also longer runs of single elements,
+/// prefetched as they are summed) or, on some
 /// cores, the output rows' strips of at most 4 KiB; 0: none, the hardware
 /// prefetchers alone. A property of the core, measured per kind: 16384 on AMD CPU family 26
 /// (Zen 5), whose prefetchers stop at each item's few lines per page (short runs and strips), and

@@ -783,7 +783,8 @@ def show_config(mode="stdout"):
         sysfs does not give the cache's size), or the environment variable
         ``TESSERA_STREAM_MIN_BYTES``; a gradient's result streams from 2/3 of it;
         ``reduce_prefetch_bytes``: how far ahead the gradients' kernels prefetch the dense runs
-        each summed to one output element (and, on some CPUs, short strips of output rows),
+        each summed to one output element or to a short row of them (and, on some CPUs, short
+        strips of output rows),
         16384 on AMD CPU family 26 (Zen 5: runs of at most 4 KiB and short strips) and on Intel
         CPUs with a last-level cache over 64 MiB (runs of any length, not short strips), 0 (none)
         on other CPUs, or the environment variable ``TESSERA_PREFETCH_BYTES`` (for every kind);
