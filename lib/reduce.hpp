@@ -238,6 +238,17 @@ bool reduce_prefetch_short_rows() noexcept;
 /// it). Read once.
 bool reduce_prefetch_long_runs() noexcept;
 
+/// Whether the lanes path's short items read row by row (ReduceProblem::rows_whole: 2 ... kLeaf
+/// addend rows of at most kWholeRowsItemBytes in all) take reduce_prefetch_bytes() too, each line
+/// prefetched as the same line of the item before it is read (ReduceProblem::prefetch_along_rows):
+/// with TESSERA_PREFETCH_BYTES set, and on Intel CPUs with a mesh L3 (intel_mesh_l3). On a Xeon
+/// of family 6 model 207 (tessera_probes, 2026-12-02: rep_mid_bwd's items of four 1 KiB rows,
+/// nchw_bwd's of four 512-byte rows) the plans read at 48-52% and 65-67% of `read` without and at
+/// 68-79% and 72-98% so prefetched 2-16 KiB ahead; the items' lines all prefetched before each item
+/// (reduce_prefetch_short_rows) had measured as often slower. Not on AMD family 26, whose short
+/// items keep that (measured) way, nor elsewhere. Read once.
+bool reduce_prefetch_rows_along() noexcept;
+
 /// Lanes-order items of 2 ... kLeaf addend rows of at most kWholeRowsItemBytes in all are read a
 /// row at a time, each from its start to its end (ReduceProblem::rows_whole).
 inline constexpr int64_t kWholeRowsItemBytes = 16 << 10;
@@ -309,6 +320,12 @@ struct ReduceProblem {
   // Longer items keep that walk: the scratch row's loads and stores cost more than it saves
   // (rows of 4 KiB x 8 addends: 1.2x slower; 8 KiB x 4: 1.35x). The same additions either way.
   bool rows_whole = false;
+  // Lanes path, rows_whole items prefetched (prefetch_items > 0) by reduce.lanes.reg.leaf as they
+  // are read: each line of item prefetch_items on as the same line of this item is read (a steady
+  // stream of prefetches, as the rows are read), not all of that item's lines before this one.
+  // Set by lay_out_reduce where reduce_prefetch_rows_along(), cleared by choose_reduce_kernel for
+  // any other kernel.
+  bool prefetch_along_rows = false;
   // segments_runs (the plan's seg_many; set by lay_out_segments): 1 ... kSegGroupMaxCount where
   // every count is at most this, the element float32, the outputs contiguous and the one-byte
   // counts kept (Prefix::counts8); 0 otherwise. The kernel then sums 2N segments per step

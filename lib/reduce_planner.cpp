@@ -205,13 +205,14 @@ struct PrefetchPolicy {
   int64_t bytes = 0;
   bool short_rows = false;
   bool long_runs = false;
+  bool rows_along = false;
 };
 const PrefetchPolicy& prefetch_policy() noexcept {
   static const PrefetchPolicy policy = [] {
     const int64_t n = env_int64("TESSERA_PREFETCH_BYTES", -1);
-    if (n >= 0) return PrefetchPolicy{n, true, true};
-    if (amd_family_26_or_later()) return PrefetchPolicy{kPrefetchAheadBytes, true, false};
-    if (intel_mesh_l3()) return PrefetchPolicy{kPrefetchAheadBytes, false, true};
+    if (n >= 0) return PrefetchPolicy{n, true, true, true};
+    if (amd_family_26_or_later()) return PrefetchPolicy{kPrefetchAheadBytes, true, false, false};
+    if (intel_mesh_l3()) return PrefetchPolicy{kPrefetchAheadBytes, false, true, true};
     return PrefetchPolicy{};
   }();
   return policy;
@@ -222,6 +223,7 @@ const PrefetchPolicy& prefetch_policy() noexcept {
 int64_t reduce_prefetch_bytes() noexcept { return prefetch_policy().bytes; }
 bool reduce_prefetch_short_rows() noexcept { return prefetch_policy().short_rows; }
 bool reduce_prefetch_long_runs() noexcept { return prefetch_policy().long_runs; }
+bool reduce_prefetch_rows_along() noexcept { return prefetch_policy().rows_along; }
 
 Elem elem_of(DType dtype) noexcept {
   switch (dtype) {
@@ -371,6 +373,7 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
   p.scratch_bytes = 0;
   p.prefetch_items = 0;
   p.rows_whole = false;
+  p.prefetch_along_rows = false;
   if (p.path == ReducePath::none || p.path == ReducePath::zeros) return;
   if (p.path == ReducePath::periodic) {
     lay_out_periodic(p);
@@ -404,13 +407,18 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     // quarter of the read limit), and there the kernels prefetch the rows of the item
     // prefetch_items ahead (reduce_prefetch_bytes(), where reduce_prefetch_short_rows()).
     const int64_t row_bytes = p.strip * static_cast<int64_t>(p.elsize);
-    if (p.path == ReducePath::lanes && p.nred <= kRegLeaves * kLeaf && row_bytes <= kPrefetchRowBytes &&
-        p.nitems > 1 && reduce_prefetch_bytes() > 0 && reduce_prefetch_short_rows())
-      p.prefetch_items = ceil_div(reduce_prefetch_bytes(), p.nred * row_bytes);
     // Short items read a row at a time (ReduceProblem::rows_whole; strip <= 2^16 elements, so no
     // overflow).
     p.rows_whole = p.path == ReducePath::lanes && p.nred > 1 && p.nred <= kLeaf &&
                    p.nred * row_bytes <= kWholeRowsItemBytes;
+    // Short rows (both kinds of item): all of the item's lines before each item where
+    // reduce_prefetch_short_rows(); rows_whole items line by line as they are read where
+    // reduce_prefetch_rows_along() (ReduceProblem::prefetch_along_rows).
+    const bool short_rows = p.path == ReducePath::lanes && p.nred <= kRegLeaves * kLeaf &&
+                            row_bytes <= kPrefetchRowBytes && p.nitems > 1 && reduce_prefetch_bytes() > 0;
+    p.prefetch_along_rows = short_rows && p.rows_whole && reduce_prefetch_rows_along();
+    if (short_rows && (reduce_prefetch_short_rows() || p.prefetch_along_rows))
+      p.prefetch_items = ceil_div(reduce_prefetch_bytes(), p.nred * row_bytes);
   }
   // The counter's levels (bit_width(nleaves) and a spare), a leaf row and a result row.
   const int64_t row = p.path == ReducePath::periodic ? p.slots : p.strip;
@@ -467,6 +475,12 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
   // reduce.periodic.reg16, on scalable targets and for accumulators of more than 16 lanes) reads
   // them unprefetched, and the plan says so (describe()).
   if (!kReduceKernels[static_cast<int>(p.kernel)].prefetches) p.prefetch_items = 0;
+  // Only reduce.lanes.reg.leaf reads rows_whole items row by row with the prefetch along them;
+  // another kernel prefetches them all at once where short rows take that, else not at all.
+  if (p.prefetch_along_rows && p.kernel != ReduceKernel::lanes_reg_leaf) {
+    p.prefetch_along_rows = false;
+    if (!reduce_prefetch_short_rows()) p.prefetch_items = 0;
+  }
 }
 
 void plan_problem(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noexcept {
@@ -632,7 +646,9 @@ std::string describe_reduce(const ReducePlan& r) {
   // the kernel that runs it (Plan::kernel_path()) and its layout.
   const char* kernel = kReduceKernels[static_cast<int>(p.kernel)].name;
   const std::string prefetch =
-      p.prefetch_items > 0 ? ", prefetched " + std::to_string(p.prefetch_items) + " items ahead" : std::string();
+      p.prefetch_items > 0 ? ", prefetched " + std::to_string(p.prefetch_items) + " items ahead" +
+                                 (p.prefetch_along_rows ? " along the rows" : "")
+                           : std::string();
   s << "  kernel: " << kReducePathNames[static_cast<int>(p.path)];
   if (p.path == ReducePath::periodic)
     s << " (" << kernel << ": runs of " << p.run << (p.width > 1 ? " rows of " + std::to_string(p.width) : std::string())

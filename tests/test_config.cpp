@@ -19,6 +19,10 @@
 #include <string>
 #include <vector>
 
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+#include "kernels/path_counters.hpp"  // lib/, on the include path with -Dpath_counters=true
+#endif
+
 #include "alloc_spy.hpp"
 
 namespace {
@@ -171,9 +175,9 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   const int64_t bytes = tessera::reduce_prefetch_bytes();
   CAPTURE(bytes);
   CHECK(tessera::reduce_prefetch_bytes() == bytes);  // fixed for the process
-  // Whether the lanes path's short rows and the periodic path's long runs take it too (the short
-  // runs per output element always do).
-  bool short_rows = true, long_runs = true;
+  // Whether the lanes path's short rows, its short items read row by row (along the rows) and the
+  // periodic path's long runs take it too (the short runs per output element always do).
+  bool short_rows = true, long_runs = true, rows_along = true;
   if (const char* env = std::getenv("TESSERA_PREFETCH_BYTES")) {
     CHECK(bytes == std::atoll(env));  // the variable's distance, for every kind of item
   } else {
@@ -191,6 +195,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
     CHECK(bytes == (amd26 || intel_mesh ? 16384 : 0));
     short_rows = !intel_mesh;
     long_runs = intel_mesh;
+    rows_along = intel_mesh;
 #endif
   }
   // The plans prefetch that far ahead, in items (rounded up), or not at all: short rows of the
@@ -219,7 +224,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   const tessera::Plan nchw =
       tessera::Plan::tile_backward({64, 4, 256, 256}, {}, DType::float32, {64, 4, 128, 128}, {1, 1, 2, 2});
   const tessera::Plan column = tessera::Plan::tile_backward({1 << 20, 16}, {}, DType::float32, {1 << 20, 1}, {1, 16});
-  CHECK(prefetched(nchw) == (short_rows ? (bytes + 2047) / 2048 : 0));
+  CHECK(prefetched(nchw) == (short_rows || (rows_along && runs(nchw, "reduce.lanes.reg.leaf")) ? (bytes + 2047) / 2048 : 0));
   // (reduce.periodic.rows.w1 on fixed-width targets; a scalable one sums them with
   // reduce.periodic.leaves, unprefetched)
   CHECK(prefetched(column) == (runs(column, "reduce.periodic.rows.w1") ? (bytes + 63) / 64 : 0));
@@ -239,6 +244,35 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(prefetched(narrow) == (runs(narrow, "reduce.periodic.rows") ? (bytes + 479) / 480 : 0));
 #if HWY_ARCH_X86
   CHECK(runs(narrow, "reduce.periodic.rows"));
+#endif
+  // Items of four short rows read row by row (rows_whole): along the rows where they take it (Intel
+  // CPUs with a mesh L3, the variable), all at once where short rows do (AMD family 26).
+  const bool along = rows_along && runs(nchw, "reduce.lanes.reg.leaf") && bytes > 0;
+  CHECK((nchw.describe().find("along the rows") != std::string::npos) == along);
+  // Items of short rows not read row by row (16 addends of 64 B: mixed3d_bwd's kind) are never
+  // prefetched along the rows: all at once where short rows take it, else not at all.
+  const tessera::Plan mixed = tessera::Plan::tile_backward({64, 64, 64}, {}, DType::float32, {32, 32, 16}, {2, 2, 4});
+  CHECK(mixed.describe().find("each row read whole") == std::string::npos);
+  CHECK(mixed.describe().find("along the rows") == std::string::npos);
+  CHECK(prefetched(mixed) == (short_rows ? (bytes + 1023) / 1024 : 0));
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  {  // ... and its kernel prefetches along them exactly then (the dispatched target's counter)
+    namespace td = tessera::detail;
+    int64_t best = 0;  // the target the kernels dispatch to
+    for (const int64_t t : hwy::SupportedAndGeneratedTargets())
+      if (std::string(hwy::TargetName(t)) == tessera::active_target()) best = t;
+    REQUIRE(best != 0);
+    const int along_rows = static_cast<int>(td::Variant::lanes_reg_leaf_rows_along);
+    const tessera::Plan small =
+        tessera::Plan::tile_backward({2, 4, 64, 64}, {}, DType::float32, {2, 4, 32, 32}, {1, 1, 2, 2});
+    const bool small_along = rows_along && runs(small, "reduce.lanes.reg.leaf") && bytes > 0;
+    CHECK((small.describe().find("along the rows") != std::string::npos) == small_along);
+    std::vector<float> grad(2 * 4 * 64 * 64, 1.0f), sums(2 * 4 * 32 * 32, 0.0f);
+    const uint64_t before = td::executed_variant_count(best, along_rows);
+    small.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
+    CHECK((td::executed_variant_count(best, along_rows) > before) == small_along);
+    CHECK(std::count(sums.begin(), sums.end(), 4.0f) == static_cast<std::ptrdiff_t>(sums.size()));
+  }
 #endif
   // Runs of rows of 5 float64 (one leaf of 80 slots): 102 copies are 4080 B, prefetched; 103 are
   // 4120 B, more than kPrefetchRowBytes, never.

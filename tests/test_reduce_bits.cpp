@@ -322,6 +322,10 @@ const std::vector<Case>& width_cases() {
       // items' outputs 1200 bytes apart: streamed two vectors of sums a store where aligned to it.
       {"lanes, 3 addends of 300, rows read whole", 0, {21, 300}, {7, 300}, {3, 1}, 0, {}, "reduce.lanes"},
       {"segments of 0-4 rows of 300, read whole", 2, {13, 300}, {6, 300}, {3, 0, 4, 2, 1, 3}, 0, {}, "reduce.segments"},
+      // 1000 items of 4 short rows read whole: more items per range than the prefetch distance,
+      // so that they are prefetched along the rows where the planner says so (its sub-kernel
+      // must then run on every target).
+      {"lanes, 4 neighbouring rows of 24, 1000 items read whole", 2, {4000, 24}, {1000, 24}, {4}, 0, {}, "reduce.lanes"},
   };
   return c;
 }

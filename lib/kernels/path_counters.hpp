@@ -93,6 +93,9 @@ enum class Variant : int {
   // Kernels::RegTreeItem, reduce.lanes.reg.leaf and reduce.lanes.reg.tree4
   lanes_reg_leaf_rows,       // RegTreeItem<K>, a short item: its K rows read one after another
   lanes_reg_leaf_rows_scratch,  // RegTreeItem<K>, rows_whole past kRowVecs vectors: the sums in scratch
+  lanes_reg_leaf_rows_along,  // RegTreeItem<K>, rows_whole, an item prefetched along its rows
+                              // (prefetch_along_rows: compiled_variants() has it only where the
+                              // process's prefetch policy plans it, reduce_prefetch_rows_along())
   lanes_reg_tree_n_rows,     // RegTreeItem<0, NL>, a short item: the leaves' rows one after another
   // Kernels::LanesLeaves: a leaf's addend rows
   leaves_rows,               // contiguous rows: LeafRows
@@ -125,6 +128,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "ShortRunAny:ShortRun<80>",
     "lanes:RegTreeItem<K>.rows",
     "lanes:RegTreeItem<K>.rows_scratch",
+    "lanes:RegTreeItem<K>.rows_along",
     "lanes:RegTreeItem<0,NL>.rows",
     "LanesLeaves:LeafRows",
     "LanesLeaves:AccRowStrided",

@@ -465,15 +465,26 @@ struct Kernels {
   // kUnrolledLeaves (RegTreeN); else both 0 (RegTree: any nred up to kRegLeaves leaves).
   // Vectors of sums a short item keeps in registers (RegTreeItem's rows read one after another).
   static constexpr int64_t kRowVecs = 16;
+  // ahead: the source of the item the planner prefetches along the rows (prefetch_along_rows), or
+  // nullptr: as row t's vector v is read (rows_whole), the line of row t of that item at the same
+  // offset is prefetched, once per line.
   template <int K, int NL = 0>
   static void RegTreeItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
-                          bool stream, bool rows_whole, A* tail) {
+                          bool stream, bool rows_whole, A* tail, const uint8_t* ahead) {
     const DA da;
     const int64_t N = static_cast<int64_t>(hn::Lanes(da));
     int64_t j = 0;
     const T* x[K > 0 ? K : 1];
     if constexpr (K > 0)
       for (int t = 0; t < K; ++t) x[t] = reinterpret_cast<const T*>(src + qoff[t]);
+    // Vector v of row t's line prefetched ahead, where v is the first vector of a line (vectors of
+    // at most 64 bytes: every line of the row once).
+    const int64_t vec_bytes = N * static_cast<int64_t>(sizeof(T));
+    const int64_t line_every = vec_bytes >= 64 ? 1 : 64 / vec_bytes;
+    [[maybe_unused]] const auto prefetch = [&](int t, int64_t v) HWY_ATTR {
+      if (ahead != nullptr && v % line_every == 0) hwy::Prefetch(ahead + qoff[t] + v * vec_bytes);
+    };
+    if (ahead != nullptr && rows_whole && K > 1 && n >= N) TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows_along);
     const int64_t last = nred - (nred - 1) / kLeaf * kLeaf;  // addends of the last leaf
     // Vector j's sums finished into dst (accumulated, +0.0, rounded, stored or streamed).
     const auto finish = [&](hn::Vec<DA> acc, int64_t j) HWY_ATTR {
@@ -543,10 +554,16 @@ struct Kernels {
           constexpr bool kWhole = decltype(whole)::value;
           hn::Vec<DA> acc[kRowVecs];
           for (int64_t v = 0; v < kRowVecs; ++v)
-            if (kWhole || v < nv) acc[v] = LoadAs(da, x[0] + v * N);
+            if (kWhole || v < nv) {
+              prefetch(0, v);
+              acc[v] = LoadAs(da, x[0] + v * N);
+            }
           for (int t = 1; t < K; ++t)
             for (int64_t v = 0; v < kRowVecs; ++v)
-              if (kWhole || v < nv) acc[v] = hn::Add(acc[v], LoadAs(da, x[t] + v * N));
+              if (kWhole || v < nv) {
+                prefetch(t, v);
+                acc[v] = hn::Add(acc[v], LoadAs(da, x[t] + v * N));
+              }
           for (int64_t v = 0; v < kRowVecs; ++v)
             if (kWhole || v < nv) finish(acc[v], v * N);
         };
@@ -556,12 +573,20 @@ struct Kernels {
       } else if (rows_whole) {
         TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows_scratch);
         const int64_t nv = n / N;
-        for (int64_t v = 0; v < nv; ++v) hn::StoreU(LoadAs(da, x[0] + v * N), da, tail + v * N);
+        for (int64_t v = 0; v < nv; ++v) {
+          prefetch(0, v);
+          hn::StoreU(LoadAs(da, x[0] + v * N), da, tail + v * N);
+        }
         for (int t = 1; t + 1 < K; ++t)
-          for (int64_t v = 0; v < nv; ++v)
+          for (int64_t v = 0; v < nv; ++v) {
+            prefetch(t, v);
             hn::StoreU(hn::Add(hn::LoadU(da, tail + v * N), LoadAs(da, x[t] + v * N)), da, tail + v * N);
+          }
         // The last row added as the sums are finished, two vectors a step where streamed.
-        const auto sum = [&](int64_t at) HWY_ATTR { return hn::Add(hn::LoadU(da, tail + at), LoadAs(da, x[K - 1] + at)); };
+        const auto sum = [&](int64_t at) HWY_ATTR {
+          prefetch(K - 1, at / N);
+          return hn::Add(hn::LoadU(da, tail + at), LoadAs(da, x[K - 1] + at));
+        };
         int64_t v = stream_pairs(0, nv * N, sum) / N;
         for (; v < nv; ++v) finish(sum(v * N), v * N);
         j = nv * N;
@@ -620,24 +645,24 @@ struct Kernels {
     }
   }
   static void RegItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
-                      bool stream, bool rows_whole, A* tail) {
+                      bool stream, bool rows_whole, A* tail, const uint8_t* ahead) {
     static_assert(kLeaf == 8, "RegItem dispatches nred = 1 ... 8");
     switch (nred) {
-      case 1: RegTreeItem<1>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-      case 2: RegTreeItem<2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-      case 3: RegTreeItem<3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-      case 4: RegTreeItem<4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-      case 5: RegTreeItem<5>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-      case 6: RegTreeItem<6>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-      case 7: RegTreeItem<7>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-      case 8: RegTreeItem<8>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+      case 1: RegTreeItem<1>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+      case 2: RegTreeItem<2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+      case 3: RegTreeItem<3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+      case 4: RegTreeItem<4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+      case 5: RegTreeItem<5>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+      case 6: RegTreeItem<6>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+      case 7: RegTreeItem<7>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+      case 8: RegTreeItem<8>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
       default:
         static_assert(kUnrolledLeaves == 4, "RegItem dispatches 2 ... 4 leaves unrolled");
         switch ((nred + kLeaf - 1) / kLeaf) {
-          case 2: RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-          case 3: RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-          case 4: RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
-          default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail); break;
+          case 2: RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+          case 3: RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+          case 4: RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+          default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
         }
         break;
     }
@@ -1514,8 +1539,8 @@ struct Kernels {
 #endif
 
   // The kernels that run item by item: item `pos` of p by kernel k (KernelFor(p)). qoff: the
-  // lanes.reg kernels' addend offsets. ahead: where periodic.reg16 prefetches (the source of the
-  // item prefetch_items on), or nullptr.
+  // lanes.reg kernels' addend offsets. ahead: where periodic.reg16, or lanes.reg.leaf along the
+  // rows, prefetches (the source of the item prefetch_items on), or nullptr.
   static HWY_INLINE void Item(const ReduceProblem& p, ReduceKernel k, const ItemPos& pos, const uint8_t* src, T* out,
                               bool accumulate, Scratch& s, const int64_t* qoff, const uint8_t* ahead = nullptr) {
     switch (k) {
@@ -1523,7 +1548,7 @@ struct Kernels {
       case ReduceKernel::lanes_reg_leaf:
       case ReduceKernel::lanes_reg_tree4:
       case ReduceKernel::lanes_reg_tree16:
-        RegItem(src + pos.src, qoff, p.nred, pos.n, out + pos.dst, accumulate, p.stream, p.rows_whole, s.tmp);
+        RegItem(src + pos.src, qoff, p.nred, pos.n, out + pos.dst, accumulate, p.stream, p.rows_whole, s.tmp, ahead);
         break;
 #endif
       case ReduceKernel::lanes_leaf:
@@ -1595,7 +1620,10 @@ struct Kernels {
     // long runs of periodic.reg16, prefetched leaf by leaf by the kernel (periodic.rows.w1's:
     // RowsW1). A plan run by its kernel's general kernel (a target without the kernel's code)
     // runs unprefetched where that kernel's row says so.
+    // rows_whole items of reduce.lanes.reg.leaf where the planner says so (prefetch_along_rows):
+    // item + ahead's rows line by line as the kernel reads the same lines of item.
     const bool reg16 = k == ReduceKernel::periodic_reg16;
+    const bool along = p.prefetch_along_rows && k == ReduceKernel::lanes_reg_leaf;
     const int64_t ahead = kReduceKernels[static_cast<int>(k)].prefetches ? p.prefetch_items : 0;
     if ((ahead > 0 && !reg16) || k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4 ||
         k == ReduceKernel::lanes_reg_tree16) {
@@ -1607,13 +1635,14 @@ struct Kernels {
     if (ahead > 0 && end - begin > ahead) {
       // Each item's rows fetched `ahead` items before it is summed (PrefetchRows), the last
       // `ahead` items without; for reg16, item + ahead's run leaf by leaf while item is summed
-      // (the first `ahead` items are not prefetched).
+      // (the first `ahead` items are not prefetched); along the rows, the first `ahead` items'
+      // rows at once, then item + ahead's as item's are read.
       ItemCursor next(p, begin);
       for (int64_t i = 0; i < ahead; ++i, next.Next())
         if (!reg16) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
       for (; item + ahead < end; ++item, cursor.Next(), next.Next()) {
-        if (!reg16) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
-        Item(p, k, cursor.pos, src, out, accumulate, s, qoff, reg16 ? src + next.pos.src : nullptr);
+        if (!reg16 && !along) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
+        Item(p, k, cursor.pos, src, out, accumulate, s, qoff, reg16 || along ? src + next.pos.src : nullptr);
       }
     }
     for (; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff);
@@ -1781,6 +1810,8 @@ struct Kernels {
                  bit(Variant::split_periodic_leaves) | bit(Variant::split_finish);
 #if !HWY_HAVE_SCALABLE
     m |= bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_leaf_rows_scratch) | bit(Variant::lanes_reg_tree_n_rows);
+    // Taken only where the planner prefetches along the rows (this process's prefetch policy).
+    if (reduce_prefetch_rows_along() && reduce_prefetch_bytes() > 0) m |= bit(Variant::lanes_reg_leaf_rows_along);
     if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
       m |= bit(Variant::periodic_run1) | bit(Variant::periodic_rows_shortrun) | bit(Variant::shortrun_16) |
            bit(Variant::shortrun_48) | bit(Variant::shortrun_80);
