@@ -204,7 +204,8 @@ constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int ac
 }
 
 /// Lanes-order items whose rows (strips) are at most kPrefetchRowBytes long (where
-/// reduce_prefetch_short_rows()), periodic items (any w) of one dense run of one leaf and at most
+/// reduce_prefetch_short_rows(), or, read row by row, where reduce_prefetch_rows_along()),
+/// periodic items (any w) of one dense run of one leaf and at most
 /// kPrefetchRowBytes, and periodic items (w = 1) of one dense run of more than one leaf (where
 /// reduce_prefetch_long_runs()) are prefetched ReduceProblem::prefetch_items ahead: about
 /// reduce_prefetch_bytes() of source in flight, where that is not 0.
@@ -222,7 +223,8 @@ inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
 /// vCPUs of an Intel Xeon of family 6 model 207 (L3 300 MiB; 2026-11-29,
 /// bench/results/2026-11-29-xeon-f6m207/prefetch-distance-df8fa22.txt): column_bwd 1.32x (1
 /// thread) and 1.36x (2) faster at 16 KiB, but the lanes path's short rows mixed (mixed3d_bwd
-/// 0.85x, nchw_bwd 1.13x, rep_mid_bwd 0.88-0.97x): there only the periodic runs take it.
+/// 0.85x, nchw_bwd 1.13x, rep_mid_bwd 0.88-0.97x) with each item's lines prefetched at once:
+/// there the periodic runs take it, and the short items read row by row, along their rows.
 int64_t reduce_prefetch_bytes() noexcept;
 
 /// Whether the lanes path's items of short rows take reduce_prefetch_bytes() too (the periodic
@@ -240,11 +242,13 @@ bool reduce_prefetch_long_runs() noexcept;
 
 /// Whether the lanes path's short items read row by row (ReduceProblem::rows_whole: 2 ... kLeaf
 /// addend rows of at most kWholeRowsItemBytes in all) take reduce_prefetch_bytes() too, each line
-/// prefetched as the same line of the item before it is read (ReduceProblem::prefetch_along_rows):
-/// with TESSERA_PREFETCH_BYTES set, and on Intel CPUs with a mesh L3 (intel_mesh_l3). On a Xeon
-/// of family 6 model 207 (tessera_probes, 2026-12-02: rep_mid_bwd's items of four 1 KiB rows,
-/// nchw_bwd's of four 512-byte rows) the plans read at 48-52% and 65-67% of `read` without and at
-/// 68-79% and 72-98% so prefetched 2-16 KiB ahead; the items' lines all prefetched before each item
+/// prefetched as the same line of the item prefetch_items before it is read
+/// (ReduceProblem::prefetch_along_rows): with TESSERA_PREFETCH_BYTES set (which so changes how AMD
+/// family 26 prefetches these items too), and on Intel CPUs with a mesh L3 (intel_mesh_l3). On a
+/// Xeon of family 6 model 207 (tessera_probes, 2026-12-02,
+/// bench/results/2026-12-02-xeon-f6m207/probes-rows-along.txt: rep_mid_bwd's items of four 1 KiB
+/// rows, nchw_bwd's of four 512-byte rows) the plans read at 55% and 67% of `read` without and at
+/// 75% and 92% so, 16 KiB of items ahead; the items' lines all prefetched before each item
 /// (reduce_prefetch_short_rows) had measured as often slower. Not on AMD family 26, whose short
 /// items keep that (measured) way, nor elsewhere. Read once.
 bool reduce_prefetch_rows_along() noexcept;
@@ -299,8 +303,10 @@ struct ReduceProblem {
   // lay_out_reduce, on cores whose hardware prefetchers do not run far enough ahead on their own
   // (reduce_prefetch_bytes() > 0), for:
   //   lanes path, items of short rows (they follow runs within a 4 KiB page; an item of short
-  //   rows is a few lines in each of its pages), where reduce_prefetch_short_rows(); only with
-  //   nred <= kRegLeaves * kLeaf (the kernels hold the addends' offsets);
+  //   rows is a few lines in each of its pages), where reduce_prefetch_short_rows(), or, for
+  //   rows_whole items, along their rows where reduce_prefetch_rows_along()
+  //   (prefetch_along_rows); only with nred <= kRegLeaves * kLeaf (the kernels hold the addends'
+  //   offsets);
   //   periodic path, any w, one dense run of one leaf per item (no other reduced axis) of at most
   //   kPrefetchRowBytes along one kept axis (reduce.periodic.rows.w1, reduce.periodic.rows): many
   //   instructions per line (a fold per item) keep too few lines in flight (column_bwd read at 60%
@@ -309,7 +315,8 @@ struct ReduceProblem {
   //   where reduce_prefetch_long_runs(): the kernel prefetches the item this many on leaf by leaf.
   //   choose_reduce_kernel sets it back to 0 where the chosen kernel has no prefetch (the column
   //   `prefetches` of kReduceKernels: e.g. reduce.periodic.leaves, which a scalable target, or
-  //   an element whose accumulators have more than 16 lanes, gets for both kinds of periodic runs). A target without the item's kernel (KernelFor) runs it unprefetched.
+  //   an element whose accumulators have more than 16 lanes, gets for both kinds of periodic
+  //   runs). A target without the item's kernel (KernelFor) runs it unprefetched.
   int64_t prefetch_items = 0;
   // Lanes path, 2 ... kLeaf addends, items of at most kWholeRowsItemBytes (set by lay_out_reduce):
   // the reg.leaf kernel reads an item's addend rows one after another, each from its start to its

@@ -348,9 +348,10 @@ void lay_out_periodic(ReduceProblem& p) noexcept {
   // family 6 model 207, rows of 16 KiB summed in a plain loop of the kernel's instructions read at
   // 66% of `read` and at 88-89% prefetching 4 or 16 KiB ahead; tessera's plan at 61%, and at 179%
   // with its gradient in L2 (tessera_probes --probe bc_cols_bwd, 2026-12-02); narrow_bwd's rows of
-  // 40 runs of w = 3 at 57-60% without and 73-84% with 4-16 KiB ahead, 175-204% in L2 (--probe
-  // narrow_bwd, 2026-12-02; an earlier measurement of the deinterleaving kernel, ShortRun3N, had
-  // found them the same with and without). Long runs of w = 2, 4, 8 in reg16 were not measured.
+  // 40 runs of w = 3 at 62% without and 86% 16 KiB ahead, 187-198% in L2 (--probe narrow_bwd,
+  // 2026-12-02, bench/results/2026-12-02-xeon-f6m207/probes-narrow-prefetch.txt; an earlier
+  // measurement of the deinterleaving kernel, ShortRun3N, had found them the same with and
+  // without). Long runs of w = 2, 4, 8 in reg16 were not measured.
   const int64_t item_bytes = p.run * p.width * static_cast<int64_t>(p.elsize);
   const bool dense = p.nreduced == 0 && p.run_stride == p.width * static_cast<int64_t>(p.elsize) && p.nitems > 1 &&
                      reduce_prefetch_bytes() > 0;

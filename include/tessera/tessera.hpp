@@ -710,20 +710,21 @@ TESSERA_API std::vector<std::string> supported_targets();
 TESSERA_API int64_t streaming_threshold_bytes();
 
 /// Bytes of gradient the reductions (tile_backward, sum_to_shape, repeat_backward) prefetch ahead
-/// of the item they are summing, where an item is one dense run summed to one output element, or
-/// to a row of a few (of at most 4 KiB; on some cores also longer runs of single elements,
-/// prefetched as they are summed) or, on some
-/// cores, the output rows' strips of at most 4 KiB; 0: none, the hardware
-/// prefetchers alone. A property of the core, measured per kind: 16384 on AMD CPU family 26
-/// (Zen 5), whose prefetchers stop at each item's few lines per page (short runs and strips), and
-/// on Intel CPUs with a last-level cache over 64 MiB (a Xeon's mesh L3: short and long runs, and
-/// the strips of 2-8 short rows read one row after another, each line prefetched as the same line
-/// of an earlier item is read; the strips' lines all fetched before each strip were as often
-/// slower); 0 on every other CPU (on AMD family 25 any distance was slower). A plan's describe() says "prefetched N items ahead" where it prefetches. The
-/// environment variable TESSERA_PREFETCH_BYTES (decimal digits: a count of bytes, 0 for none)
-/// overrides, for every kind of item. Read on the first call (or the first
-/// reduction plan) and fixed for the process; plans keep the distance they were made with.
-/// Neither value changes a result's bits. Never throws.
+/// of the item they are summing, where an item is one dense run of at most 4 KiB summed to one
+/// output element or to a row of a few (on some cores also longer runs of single elements,
+/// prefetched as they are summed) or, on some cores, the output rows' strips of at most 4 KiB;
+/// 0: none, the hardware prefetchers alone. A property of the core, measured per kind: 16384 on
+/// AMD CPU family 26 (Zen 5), whose prefetchers stop at each item's few lines per page (short
+/// runs and strips), and on Intel CPUs with a last-level cache over 64 MiB (a Xeon's mesh L3:
+/// short and long runs, and the strips of 2-8 short rows read one row after another, each line
+/// prefetched as the same line of an earlier item is read; the strips' lines all fetched before
+/// each strip were as often slower); 0 on every other CPU (on AMD family 25 any distance was
+/// slower). A plan's describe() says "prefetched N items ahead" where it prefetches, followed by
+/// " along the rows" where it prefetches a strip's rows line by line. The environment variable
+/// TESSERA_PREFETCH_BYTES (decimal digits: a count of bytes, 0 for none) overrides, for every
+/// kind of item (strips read row by row then prefetched along the rows on every core). Read on
+/// the first call (or the first reduction plan) and fixed for the process; plans keep the
+/// distance they were made with. Neither value changes a result's bits. Never throws.
 TESSERA_API int64_t reduce_prefetch_bytes() noexcept;
 
 /// Bytes: the most the allocating calls' block cache keeps of the outputs tessera_free released,

@@ -409,7 +409,8 @@ struct Kernels {
   };
   // No software prefetch within an item: ahead of each addend row it cost 10-40% on lanes items
   // here (AMD family 25, outer/inner/mixed3d_bwd), where the hardware prefetchers follow the rows
-  // on their own. Items of short rows are prefetched whole, items ahead (Items, prefetch_items).
+  // on their own. Items of short rows are prefetched whole, items ahead (Items, prefetch_items),
+  // or, read row by row, along their rows (RegTreeItem, prefetch_along_rows).
   static HWY_INLINE hn::Vec<DA> RegTree(DA da, const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t j) {
     VecLevels<1, kRegLevels> c;
     uint64_t count = 0;
@@ -477,14 +478,28 @@ struct Kernels {
     const T* x[K > 0 ? K : 1];
     if constexpr (K > 0)
       for (int t = 0; t < K; ++t) x[t] = reinterpret_cast<const T*>(src + qoff[t]);
-    // Vector v of row t's line prefetched ahead, where v is the first vector of a line (vectors of
-    // at most 64 bytes: every line of the row once).
+    // As row t's vector v is read, the lines of row t of the item at `ahead` that this vector's
+    // bytes reach first: the line of its last byte where that line starts within the vector (and
+    // the row's first line with vector 0), so every line of the row once whatever its alignment
+    // (vectors of at most 64 bytes); prefetch_tail: the lines of the elements past the last
+    // vector (all of a row shorter than a vector).
     const int64_t vec_bytes = N * static_cast<int64_t>(sizeof(T));
-    const int64_t line_every = vec_bytes >= 64 ? 1 : 64 / vec_bytes;
     [[maybe_unused]] const auto prefetch = [&](int t, int64_t v) HWY_ATTR {
-      if (ahead != nullptr && v % line_every == 0) hwy::Prefetch(ahead + qoff[t] + v * vec_bytes);
+      if (ahead == nullptr) return;
+      const uint8_t* row = ahead + qoff[t];
+      if (v == 0) hwy::Prefetch(row);
+      const uint8_t* end = row + (v + 1) * vec_bytes - 1;
+      if (static_cast<int64_t>(reinterpret_cast<uintptr_t>(end) % 64) < vec_bytes) hwy::Prefetch(end);
     };
-    if (ahead != nullptr && rows_whole && K > 1 && n >= N) TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows_along);
+    [[maybe_unused]] const auto prefetch_tail = [&](int64_t nv) HWY_ATTR {
+      if (ahead == nullptr || nv * N == n) return;
+      for (int t = 0; t < (K > 0 ? K : 1); ++t) {
+        const uint8_t* row = ahead + qoff[t];
+        if (nv == 0) hwy::Prefetch(row);
+        hwy::Prefetch(row + n * static_cast<int64_t>(sizeof(T)) - 1);
+      }
+    };
+    if (ahead != nullptr && rows_whole && K > 1) TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows_along);
     const int64_t last = nred - (nred - 1) / kLeaf * kLeaf;  // addends of the last leaf
     // Vector j's sums finished into dst (accumulated, +0.0, rounded, stored or streamed).
     const auto finish = [&](hn::Vec<DA> acc, int64_t j) HWY_ATTR {
@@ -569,6 +584,7 @@ struct Kernels {
         };
         if (nv == kRowVecs) rows(std::true_type());
         else rows(std::false_type());
+        prefetch_tail(nv);
         j = nv * N;
       } else if (rows_whole) {
         TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows_scratch);
@@ -589,6 +605,7 @@ struct Kernels {
         };
         int64_t v = stream_pairs(0, nv * N, sum) / N;
         for (; v < nv; ++v) finish(sum(v * N), v * N);
+        prefetch_tail(nv);
         j = nv * N;
       }
     } else if constexpr (NL > 0) {

@@ -251,8 +251,9 @@ def test_streaming_threshold_is_where_plans_stream():
 
 def test_reduce_prefetch_is_what_gradient_plans_prefetch():
     # show_config's distance and three gradient plans' prefetch in a new interpreter: nchw_bwd's
-    # shape, smaller (lanes items of 4 rows of 512 B, 2 KiB: prefetched ceil(bytes / 2 KiB) items
-    # ahead, where short rows take it), column_bwd's (periodic items of one 64 B run:
+    # shape, smaller (lanes items of 4 rows of 512 B, 2 KiB, read row by row: prefetched
+    # ceil(bytes / 2 KiB) items ahead, where short rows or such items along their rows take it),
+    # column_bwd's (periodic items of one 64 B run:
     # ceil(bytes / 64) items ahead, wherever the distance is not 0) and bc_cols_bwd's, smaller
     # (periodic items of one 16 KiB run: ceil(bytes / 16 KiB) items ahead, where long runs take it).
     code = ("import re, tessera\n"
@@ -273,10 +274,10 @@ def test_reduce_prefetch_is_what_gradient_plans_prefetch():
     assert child("0") == ["0", "None", "None", "None"]
     assert child("4096") == ["4096", "2", "64", "1"]  # the variable's distance for every kind of item
     # 16 KiB on AMD family 26 (short rows and runs) and on Intel CPUs with a mesh L3 (short and
-    # long runs), else none
+    # long runs, and short items read row by row, along their rows), else none
     amd26 = cpu_vendor() == "AuthenticAMD" and int(cpuinfo("cpu family") or 0) >= 26
     expected = (["16384", "8", "256", "None"] if amd26 else
-                ["16384", "None", "256", "1"] if intel_mesh_l3() else ["0", "None", "None", "None"])
+                ["16384", "8", "256", "1"] if intel_mesh_l3() else ["0", "None", "None", "None"])
     assert child(None) == expected
     if "TESSERA_PREFETCH_BYTES" not in os.environ:
         assert config()["Memory"]["reduce_prefetch_bytes"] == int(expected[0])

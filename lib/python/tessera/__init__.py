@@ -786,8 +786,9 @@ def show_config(mode="stdout"):
         each summed to one output element or to a short row of them (and, on some CPUs, short
         strips of output rows),
         16384 on AMD CPU family 26 (Zen 5: runs of at most 4 KiB and short strips) and on Intel
-        CPUs with a last-level cache over 64 MiB (runs of any length, and strips of 2-8 short rows
-        read one row after another, prefetched along the rows), 0 (none)
+        CPUs with a last-level cache over 64 MiB (runs of at most 4 KiB, longer runs of single
+        elements, and strips of 2-8 short rows read one row after another, prefetched along the
+        rows), 0 (none)
         on other CPUs, or the environment variable ``TESSERA_PREFETCH_BYTES`` (for every kind);
         ``block_cache_limit_bytes``: the most bytes of freed large outputs tessera keeps for
         reuse: `set_block_cache_limit`'s, else
