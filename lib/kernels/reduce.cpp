@@ -478,22 +478,20 @@ struct Kernels {
     const T* x[K > 0 ? K : 1];
     if constexpr (K > 0)
       for (int t = 0; t < K; ++t) x[t] = reinterpret_cast<const T*>(src + qoff[t]);
-    // As row t's vector v is read, the lines of row t of the item at `ahead` that this vector's
-    // bytes reach first: the line of its last byte where that line starts within the vector (and
-    // the row's first line with vector 0), so every line of the row once whatever its alignment
-    // (vectors of at most 64 bytes); prefetch_tail: the lines of the elements past the last
-    // vector (all of a row shorter than a vector).
+    // As row t's vector v is read, row t of the item at `ahead` at the same offset, once per 64
+    // bytes (vectors of at most 64 bytes: every line of a row on a 64-byte boundary once; a row
+    // off it may miss its last line: the line-exact form, the line of each vector's last byte,
+    // took rep_mid_bwd's prefetch from 75% back to 48% of `read`, tessera_probes 2026-12-02);
+    // prefetch_tail: the lines of the elements past the last vector (all of a row shorter than a
+    // vector).
     const int64_t vec_bytes = N * static_cast<int64_t>(sizeof(T));
+    const int64_t line_every = vec_bytes >= 64 ? 1 : 64 / vec_bytes;
     [[maybe_unused]] const auto prefetch = [&](int t, int64_t v) HWY_ATTR {
-      if (ahead == nullptr) return;
-      const uint8_t* row = ahead + qoff[t];
-      if (v == 0) hwy::Prefetch(row);
-      const uint8_t* end = row + (v + 1) * vec_bytes - 1;
-      if (static_cast<int64_t>(reinterpret_cast<uintptr_t>(end) % 64) < vec_bytes) hwy::Prefetch(end);
+      if (ahead != nullptr && v % line_every == 0) hwy::Prefetch(ahead + qoff[t] + v * vec_bytes);
     };
     [[maybe_unused]] const auto prefetch_tail = [&](int64_t nv) HWY_ATTR {
       if (ahead == nullptr || nv * N == n) return;
-      for (int t = 0; t < (K > 0 ? K : 1); ++t) {
+      for (int t = 0; t < K; ++t) {  // called by the rows_whole loops only (K > 1)
         const uint8_t* row = ahead + qoff[t];
         if (nv == 0) hwy::Prefetch(row);
         hwy::Prefetch(row + n * static_cast<int64_t>(sizeof(T)) - 1);
@@ -690,8 +688,8 @@ struct Kernels {
   // LoadAs of the first n elements at p (n < N; n <= 0: none), the other lanes the identity;
   // reads nothing past p + n. AVX-512 loads under a mask (its masked-off lanes are never read);
   // other targets gather the n elements in memory (their MaskedLoad may read the whole vector).
-  // The pad in memory kept AVX-512's accumulators of a partial block on the stack: a narrow
-  // tile's gradient (w = 3, rows of 120 floats) spent ~30% of its time there.
+  // The pad in memory kept AVX-512's accumulators of a partial block on the stack (perf annotate
+  // of a narrow tile's gradient, w = 3, rows of 120 floats: its hottest instructions).
   static HWY_INLINE hn::Vec<DA> LoadAsFirst(DA da, const T* p, int64_t n) {
     constexpr size_t N = hn::MaxLanes(DA());
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
