@@ -208,9 +208,13 @@ constexpr ReduceKernel reduce_kernel_on(ReduceKernel k, bool fixed_width, int ac
 /// periodic items (any w) of one dense run of one leaf and at most
 /// kPrefetchRowBytes, and periodic items (w = 1) of one dense run of more than one leaf (where
 /// reduce_prefetch_long_runs()) are prefetched ReduceProblem::prefetch_items ahead: about
-/// reduce_prefetch_bytes() of source in flight, where that is not 0.
+/// reduce_prefetch_bytes() of source in flight (along the rows: reduce_prefetch_along_bytes()),
+/// where that is not 0.
 inline constexpr int64_t kPrefetchRowBytes = 4096;
 inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
+/// The distance of the prefetch along the rows (reduce_prefetch_along_bytes) where
+/// TESSERA_PREFETCH_BYTES does not set it.
+inline constexpr int64_t kPrefetchAlongBytes = 4 << 10;
 
 /// Bytes of source the reduction kernels prefetch ahead of the item they sum (items as above), 0
 /// for none: a property of the core's hardware prefetchers, measured per kind of core. The
@@ -235,7 +239,10 @@ bool reduce_prefetch_short_rows() noexcept;
 /// Whether the periodic path's long runs (w = 1: one dense run of more than one leaf per item,
 /// reduce.periodic.reg16: bc_cols_bwd's rows) take reduce_prefetch_bytes() too: with
 /// TESSERA_PREFETCH_BYTES set, and on Intel CPUs with a mesh L3 (intel_mesh_l3), whose hardware
-/// prefetchers left such runs at 61-66% of the read limit; not elsewhere (on AMD family 25 the
+/// prefetchers left such runs at 61-66% of the read limit (on a Xeon reporting family 6 model
+/// 167, L3 480 MiB: bc_cols_bwd at 100-102% without, at 73-76% with each leaf's lines prefetched
+/// at once, at 97-108% with them spread among the loads, as now: tessera_probes, 2026-12-02,
+/// bench/results/2026-12-02-xeon-f6m167/); not elsewhere (on AMD family 25 the
 /// periodic paths read at 103-113% of it without; family 26's long runs are not measured with
 /// it). Read once.
 bool reduce_prefetch_long_runs() noexcept;
@@ -252,6 +259,14 @@ bool reduce_prefetch_long_runs() noexcept;
 /// (reduce_prefetch_short_rows) had measured as often slower. Not on AMD family 26, whose short
 /// items keep that (measured) way, nor elsewhere. Read once.
 bool reduce_prefetch_rows_along() noexcept;
+
+/// How far ahead the items prefetched along their rows are (bytes of items, rounded up to whole
+/// items; 0 where reduce_prefetch_rows_along() is false): TESSERA_PREFETCH_BYTES if set, else
+/// kPrefetchAlongBytes. On the Xeon of family 6 model 207 any distance of 2-16 KiB read the same
+/// (rep_mid_bwd 68-79%, nchw_bwd 72-98% of `read`); on 2 vCPUs of an Intel Xeon reporting family 6
+/// model 167 (L3 480 MiB, 2026-12-02, tessera_probes, prefetches into L2) nchw_bwd read at 86% of
+/// `read` 16 KiB ahead, 95% 4 KiB ahead and 98% without, rep_mid_bwd at 104%, 105% and 92%.
+int64_t reduce_prefetch_along_bytes() noexcept;
 
 /// Lanes-order items of 2 ... kLeaf addend rows of at most kWholeRowsItemBytes in all are read a
 /// row at a time, each from its start to its end (ReduceProblem::rows_whole).
@@ -312,7 +327,11 @@ struct ReduceProblem {
   //   instructions per line (a fold per item) keep too few lines in flight (column_bwd read at 60%
   //   of the limit without, narrow_bwd's rows of w = 3 at 57%);
   //   periodic path, w = 1, one dense run of more than one leaf per item (reduce.periodic.reg16),
-  //   where reduce_prefetch_long_runs(): the kernel prefetches the item this many on leaf by leaf.
+  //   where reduce_prefetch_long_runs(): the kernel prefetches the item this many on block by
+  //   block, as it sums the same block of this item.
+  //   The distance is reduce_prefetch_bytes() of items, rounded up to whole items, but for items
+  //   prefetched along their rows: reduce_prefetch_along_bytes(). Every prefetch brings its line
+  //   into L2 (the kernels' PrefetchLine).
   //   choose_reduce_kernel sets it back to 0 where the chosen kernel has no prefetch (the column
   //   `prefetches` of kReduceKernels: e.g. reduce.periodic.leaves, which a scalable target, or
   //   an element whose accumulators have more than 16 lanes, gets for both kinds of periodic

@@ -205,14 +205,14 @@ struct PrefetchPolicy {
   int64_t bytes = 0;
   bool short_rows = false;
   bool long_runs = false;
-  bool rows_along = false;
+  int64_t along_bytes = 0;  // the distance along the rows; 0: not along the rows
 };
 const PrefetchPolicy& prefetch_policy() noexcept {
   static const PrefetchPolicy policy = [] {
     const int64_t n = env_int64("TESSERA_PREFETCH_BYTES", -1);
-    if (n >= 0) return PrefetchPolicy{n, true, true, true};
-    if (amd_family_26_or_later()) return PrefetchPolicy{kPrefetchAheadBytes, true, false, false};
-    if (intel_mesh_l3()) return PrefetchPolicy{kPrefetchAheadBytes, false, true, true};
+    if (n >= 0) return PrefetchPolicy{n, true, true, n};
+    if (amd_family_26_or_later()) return PrefetchPolicy{kPrefetchAheadBytes, true, false, 0};
+    if (intel_mesh_l3()) return PrefetchPolicy{kPrefetchAheadBytes, false, true, kPrefetchAlongBytes};
     return PrefetchPolicy{};
   }();
   return policy;
@@ -223,7 +223,8 @@ const PrefetchPolicy& prefetch_policy() noexcept {
 int64_t reduce_prefetch_bytes() noexcept { return prefetch_policy().bytes; }
 bool reduce_prefetch_short_rows() noexcept { return prefetch_policy().short_rows; }
 bool reduce_prefetch_long_runs() noexcept { return prefetch_policy().long_runs; }
-bool reduce_prefetch_rows_along() noexcept { return prefetch_policy().rows_along; }
+bool reduce_prefetch_rows_along() noexcept { return prefetch_policy().along_bytes > 0; }
+int64_t reduce_prefetch_along_bytes() noexcept { return prefetch_policy().along_bytes; }
 
 Elem elem_of(DType dtype) noexcept {
   switch (dtype) {
@@ -418,7 +419,9 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     const bool short_rows = p.path == ReducePath::lanes && p.nred <= kRegLeaves * kLeaf &&
                             row_bytes <= kPrefetchRowBytes && p.nitems > 1 && reduce_prefetch_bytes() > 0;
     p.prefetch_along_rows = short_rows && p.rows_whole && reduce_prefetch_rows_along();
-    if (short_rows && (reduce_prefetch_short_rows() || p.prefetch_along_rows))
+    if (p.prefetch_along_rows)
+      p.prefetch_items = ceil_div(reduce_prefetch_along_bytes(), p.nred * row_bytes);
+    else if (short_rows && reduce_prefetch_short_rows())
       p.prefetch_items = ceil_div(reduce_prefetch_bytes(), p.nred * row_bytes);
   }
   // The counter's levels (bit_width(nleaves) and a spare), a leaf row and a result row.

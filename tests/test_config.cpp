@@ -178,6 +178,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   // Whether the lanes path's short rows, its short items read row by row (along the rows) and the
   // periodic path's long runs take it too (the short runs per output element always do).
   bool short_rows = true, long_runs = true, rows_along = true;
+  int64_t along_bytes = bytes;  // the distance along the rows (the variable's, where it is set)
   if (const char* env = std::getenv("TESSERA_PREFETCH_BYTES")) {
     CHECK(bytes == std::atoll(env));  // the variable's distance, for every kind of item
   } else {
@@ -196,6 +197,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
     short_rows = !intel_mesh;
     long_runs = intel_mesh;
     rows_along = intel_mesh;
+    along_bytes = intel_mesh ? 4096 : 0;  // 4 KiB along the rows
 #endif
   }
   // The plans prefetch that far ahead, in items (rounded up), or not at all: short rows of the
@@ -224,7 +226,8 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   const tessera::Plan nchw =
       tessera::Plan::tile_backward({64, 4, 256, 256}, {}, DType::float32, {64, 4, 128, 128}, {1, 1, 2, 2});
   const tessera::Plan column = tessera::Plan::tile_backward({1 << 20, 16}, {}, DType::float32, {1 << 20, 1}, {1, 16});
-  CHECK(prefetched(nchw) == (short_rows || (rows_along && runs(nchw, "reduce.lanes.reg.leaf")) ? (bytes + 2047) / 2048 : 0));
+  const bool nchw_along = rows_along && runs(nchw, "reduce.lanes.reg.leaf") && bytes > 0;
+  CHECK(prefetched(nchw) == (nchw_along ? (along_bytes + 2047) / 2048 : short_rows ? (bytes + 2047) / 2048 : 0));
   // (reduce.periodic.rows.w1 on fixed-width targets; a scalable one sums them with
   // reduce.periodic.leaves, unprefetched)
   CHECK(prefetched(column) == (runs(column, "reduce.periodic.rows.w1") ? (bytes + 63) / 64 : 0));
@@ -247,8 +250,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
 #endif
   // Items of four short rows read row by row (rows_whole): along the rows where they take it (Intel
   // CPUs with a mesh L3, the variable), all at once where short rows do (AMD family 26).
-  const bool along = rows_along && runs(nchw, "reduce.lanes.reg.leaf") && bytes > 0;
-  CHECK((nchw.describe().find("along the rows") != std::string::npos) == along);
+  CHECK((nchw.describe().find("along the rows") != std::string::npos) == nchw_along);
   // Items of short rows not read row by row (16 addends of 64 B: mixed3d_bwd's kind) are never
   // prefetched along the rows: all at once where short rows take it, else not at all.
   const tessera::Plan mixed = tessera::Plan::tile_backward({64, 64, 64}, {}, DType::float32, {32, 32, 16}, {2, 2, 4});

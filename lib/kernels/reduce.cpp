@@ -346,11 +346,17 @@ struct Kernels {
   static HWY_INLINE void PrefetchRows(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n) {
     for (int64_t q = 0; q < nred; ++q) PrefetchLines(src + qoff[q], static_cast<uintptr_t>(n) * sizeof(T));
   }
+  // Every prefetch of the reductions: the line at p, for reading, into L2 (locality 2: x86's
+  // prefetcht1, aarch64's PRFM PLDL2KEEP), as the gather's. Into L1 (hwy::Prefetch, prefetcht0)
+  // the same prefetches ran slower on an Intel Xeon of family 6 model 167 (narrow_bwd 78% of
+  // `read` against 87%, 2026-12-02): the lines come from DRAM; L2 to L1 the core's own
+  // prefetchers keep up.
+  static HWY_INLINE void PrefetchLine(const void* p) { __builtin_prefetch(p, 0, 2); }
   // Prefetches every cache line of the `bytes` bytes from p.
   static HWY_INLINE void PrefetchLines(const uint8_t* p, uintptr_t bytes) {
     constexpr uintptr_t kLine = 64;
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    for (uintptr_t l = a & ~(kLine - 1); l < a + bytes; l += kLine) hwy::Prefetch(reinterpret_cast<const uint8_t*>(l));
+    for (uintptr_t l = a & ~(kLine - 1); l < a + bytes; l += kLine) PrefetchLine(reinterpret_cast<const uint8_t*>(l));
   }
 
   // Scratch rows for one call, in this thread's arena (p.scratch_bytes, laid out by the planner):
@@ -487,14 +493,14 @@ struct Kernels {
     const int64_t vec_bytes = N * static_cast<int64_t>(sizeof(T));
     const int64_t line_every = vec_bytes >= 64 ? 1 : 64 / vec_bytes;
     [[maybe_unused]] const auto prefetch = [&](int t, int64_t v) HWY_ATTR {
-      if (ahead != nullptr && v % line_every == 0) hwy::Prefetch(ahead + qoff[t] + v * vec_bytes);
+      if (ahead != nullptr && v % line_every == 0) PrefetchLine(ahead + qoff[t] + v * vec_bytes);
     };
     [[maybe_unused]] const auto prefetch_tail = [&](int64_t nv) HWY_ATTR {
       if (ahead == nullptr || nv * N == n) return;
       for (int t = 0; t < K; ++t) {  // called by the rows_whole loops only (K > 1)
         const uint8_t* row = ahead + qoff[t];
-        if (nv == 0) hwy::Prefetch(row);
-        hwy::Prefetch(row + n * static_cast<int64_t>(sizeof(T)) - 1);
+        if (nv == 0) PrefetchLine(row);
+        PrefetchLine(row + n * static_cast<int64_t>(sizeof(T)) - 1);
       }
     };
     if (ahead != nullptr && rows_whole && K > 1) TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows_along);
@@ -730,21 +736,35 @@ struct Kernels {
   // The periodic order's blocks of P = V * N slots over `elems` contiguous elements at src, added
   // in order into acc (the first block overwrites it): the whole blocks without AddBlock's tests
   // per vector (a column's or a narrow tile's gradient is one to a few whole blocks), then the
-  // partial one.
+  // partial one. `ahead` (or nullptr): the same block of the item prefetched is prefetched as each
+  // block is added, its lines spread among the loads. Before each leaf all at once, the same lines
+  // left bc_cols_bwd at 73-76% of `read` where this way reads at 102-108% (tessera_probes, the
+  // Xeon reporting family 6 model 167, 2026-12-02).
   template <size_t V>
-  static HWY_INLINE void AddBlocks(hn::Vec<DA> (&acc)[V], const T* src, int64_t elems) {
+  static HWY_INLINE void AddBlocks(hn::Vec<DA> (&acc)[V], const T* src, int64_t elems, const T* ahead = nullptr) {
     const DA da;
     constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
     constexpr int64_t P = static_cast<int64_t>(V) * N;
+    constexpr int64_t kBlockBytes = P * static_cast<int64_t>(sizeof(T));
     const int64_t full = elems / P;
+    const auto prefetch_block = [&](int64_t b) HWY_ATTR {
+      if (ahead == nullptr) return;
+      for (int64_t l = 0; l < kBlockBytes; l += 64) PrefetchLine(reinterpret_cast<const uint8_t*>(ahead + b * P) + l);
+    };
     if (full > 0) {
+      prefetch_block(0);
       for (size_t v = 0; v < V; ++v) acc[v] = LoadAs(da, src + v * N);
-      for (int64_t b = 1; b < full; ++b)
+      for (int64_t b = 1; b < full; ++b) {
+        prefetch_block(b);
         for (size_t v = 0; v < V; ++v) acc[v] = hn::Add(acc[v], LoadAs(da, src + b * P + v * N));
+      }
     } else {
       for (auto& a : acc) a = hn::Zero(da);  // the partial block overwrites them
     }
-    if (elems > full * P) AddBlock(acc, src + full * P, elems - full * P, full == 0);
+    if (elems > full * P) {
+      prefetch_block(full);
+      AddBlock(acc, src + full * P, elems - full * P, full == 0);
+    }
   }
 
   // Periodic order for short contiguous runs (at most kLeaf blocks, no other reduced axis: a
@@ -753,12 +773,12 @@ struct Kernels {
   // Writes the w sums to out.
   static constexpr size_t kMaxSlotVectors = kFoldMaxWidth * kPeriodicSlots;  // P <= 240 slots
   template <int64_t P>
-  static HWY_INLINE void ShortRun(const T* src, int64_t elems, int64_t w, A* out) {
+  static HWY_INLINE void ShortRun(const T* src, int64_t elems, int64_t w, A* out, const T* ahead = nullptr) {
     const DA da;
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = static_cast<size_t>(P) / N;  // called only when N <= 16 (N divides P)
     hn::Vec<DA> acc[V];
-    AddBlocks(acc, src, elems);
+    AddBlocks(acc, src, elems, ahead);
     // Halving over the m = P / w copies: slot u*w + c gets slot (u + h)*w + c, h = m/2 ... 1.
     int64_t h = P / w / 2;
     size_t live = V;
@@ -914,12 +934,12 @@ struct Kernels {
   // ConcatLowerUpper) to 0-7 and 20-23 to 8-11; h = 2 and 1 take slots 6-11 and 3-5 down with a
   // TableLookupLanes each. The same additions as ShortRun<48>, slot by slot. out[0, 8) is written
   // (the 3 sums first).
-  static HWY_INLINE void ShortRun3x8(const T* src, int64_t elems, A* out) {
+  static HWY_INLINE void ShortRun3x8(const T* src, int64_t elems, A* out, const T* ahead = nullptr) {
     const DA da;
     const hn::Half<DA> dh;
     using TI = hwy::MakeSigned<A>;
     hn::Vec<DA> acc[6];
-    AddBlocks(acc, src, elems);
+    AddBlocks(acc, src, elems, ahead);
     for (size_t v = 0; v < 3; ++v) acc[v] = hn::Add(acc[v], acc[v + 3]);                 // h = 8
     const auto t0 = hn::Add(acc[0], hn::ConcatLowerUpper(da, acc[2], acc[1]));           // h = 4: slots 0-7
     const auto t8 = hn::Add(hn::LowerHalf(dh, acc[1]), hn::UpperHalf(dh, acc[2]));       //        slots 8-11
@@ -947,8 +967,8 @@ struct Kernels {
   // leaf (a row summed to one value, bc_cols_bwd): PeriodicLeaves and its counter with the leaf's
   // 16 slots and the counter's levels in vectors — the same additions, block by block and leaf by
   // leaf. Writes the 16 slots (before the fold) to out. `ahead`: the run of the item the plan
-  // prefetches (ReduceProblem::prefetch_items on), or nullptr: each leaf's lines there are
-  // prefetched as the leaf is summed (a steady stream, not the whole run at once).
+  // prefetches (ReduceProblem::prefetch_items on), or nullptr: each block's lines there are
+  // prefetched as the same block here is summed (AddBlocks: a steady stream, not a leaf at once).
   static HWY_INLINE void RegPeriodic16(const T* src, int64_t elems, A* out, const T* ahead = nullptr) {
     const DA da;
     constexpr size_t N = hn::MaxLanes(DA());
@@ -959,9 +979,7 @@ struct Kernels {
     for (int64_t b0 = 0; b0 < nb; b0 += kLeaf) {
       const int64_t b1 = std::min(nb, b0 + kLeaf);
       const int64_t leaf = std::min<int64_t>((b1 - b0) * kPeriodicSlots, elems - b0 * kPeriodicSlots);
-      if (ahead != nullptr)
-        PrefetchLines(reinterpret_cast<const uint8_t*>(ahead + b0 * kPeriodicSlots), static_cast<uintptr_t>(leaf) * sizeof(T));
-      AddBlocks(c.cur, src + b0 * kPeriodicSlots, leaf);
+      AddBlocks(c.cur, src + b0 * kPeriodicSlots, leaf, ahead == nullptr ? nullptr : ahead + b0 * kPeriodicSlots);
       CounterPush(c, count++);
     }
     CounterResult(c, count);
@@ -971,20 +989,21 @@ struct Kernels {
   // ShortRun for the common slot counts (w = 1, 2, 4, 8: 16; w = 3, 6, 12: 48; w = 5, 10: 80);
   // false for the others. w = 3 on 8-lane float64 accumulators: ShortRun3x8.
   static constexpr bool kFold3x8 = hn::MaxLanes(DA()) == 8 && (E == Elem::f32 || E == Elem::f64);
-  static HWY_INLINE bool ShortRunAny(const T* src, int64_t elems, int64_t P, int64_t w, A* out) {
+  static HWY_INLINE bool ShortRunAny(const T* src, int64_t elems, int64_t P, int64_t w, A* out,
+                                     const T* ahead = nullptr) {
 #if HWY_TARGET != HWY_SCALAR
     if constexpr (kFold3x8) {
       if (P == 48 && w == 3) {
         TESSERA_COUNT_VARIANT(shortrun_3x8);
-        ShortRun3x8(src, elems, out);
+        ShortRun3x8(src, elems, out, ahead);
         return true;
       }
     }
 #endif
     switch (P) {
-      case 16: TESSERA_COUNT_VARIANT(shortrun_16); ShortRun<16>(src, elems, w, out); return true;
-      case 48: TESSERA_COUNT_VARIANT(shortrun_48); ShortRun<48>(src, elems, w, out); return true;
-      case 80: TESSERA_COUNT_VARIANT(shortrun_80); ShortRun<80>(src, elems, w, out); return true;
+      case 16: TESSERA_COUNT_VARIANT(shortrun_16); ShortRun<16>(src, elems, w, out, ahead); return true;
+      case 48: TESSERA_COUNT_VARIANT(shortrun_48); ShortRun<48>(src, elems, w, out, ahead); return true;
+      case 80: TESSERA_COUNT_VARIANT(shortrun_80); ShortRun<80>(src, elems, w, out, ahead); return true;
       default: return false;
     }
   }
@@ -1518,11 +1537,12 @@ struct Kernels {
     static_cast<void>(s);  // not used where these kernels are not compiled
     if constexpr (kSlotsInVectors) {
       const RAxis& a = p.axes[p.outer[0]];
-      const int64_t ahead = p.prefetch_items, bytes = p.run * p.width * static_cast<int64_t>(sizeof(T));
+      const int64_t ahead = p.prefetch_items;
       int64_t item = begin;
 #if HWY_TARGET != HWY_SCALAR
       if constexpr (hn::MaxLanes(DA()) >= 2 && (E == Elem::f32 || E == Elem::f64) && !kFold3x8) {
         constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
+        const int64_t bytes = p.run * p.width * static_cast<int64_t>(sizeof(T));
         if (p.width == 3 && p.slots == 48) {  // N items at a time: 3 vectors of results
           for (; item + N <= end; item += N) {
             TESSERA_COUNT_VARIANT(periodic_run3_n);
@@ -1541,8 +1561,8 @@ struct Kernels {
 #endif
       for (; item < end; ++item) {
         TESSERA_COUNT_VARIANT(periodic_rows_shortrun);
-        if (ahead > 0) PrefetchItems(src, a.src_stride, bytes, item + ahead, 1, end);
-        ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out);
+        const T* next = ahead > 0 && item + ahead < end ? reinterpret_cast<const T*>(src + (item + ahead) * a.src_stride) : nullptr;
+        ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out, next);
         T* d = out + item * a.dst_stride;
         for (int64_t c = 0; c < p.width; ++c) {
           const A v = s.out[c];

@@ -274,10 +274,10 @@ def test_reduce_prefetch_is_what_gradient_plans_prefetch():
     assert child("0") == ["0", "None", "None", "None"]
     assert child("4096") == ["4096", "2", "64", "1"]  # the variable's distance for every kind of item
     # 16 KiB on AMD family 26 (short rows and runs) and on Intel CPUs with a mesh L3 (short and
-    # long runs, and short items read row by row, along their rows), else none
+    # long runs; short items read row by row 4 KiB ahead, along their rows), else none
     amd26 = cpu_vendor() == "AuthenticAMD" and int(cpuinfo("cpu family") or 0) >= 26
     expected = (["16384", "8", "256", "None"] if amd26 else
-                ["16384", "8", "256", "1"] if intel_mesh_l3() else ["0", "None", "None", "None"])
+                ["16384", "2", "256", "1"] if intel_mesh_l3() else ["0", "None", "None", "None"])
     assert child(None) == expected
     if "TESSERA_PREFETCH_BYTES" not in os.environ:
         assert config()["Memory"]["reduce_prefetch_bytes"] == int(expected[0])
