@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -288,6 +289,22 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(runs(rows5, "reduce.periodic.rows"));
   CHECK(runs(rows5_long, "reduce.periodic.rows"));
 #endif
+  // Per-element counts of 0-4 float32 elements (rep_counts_bwd's kind) summed in groups from their
+  // one-byte counts: the gradient prefetched min(bytes, 4 KiB) of float32 ahead wherever the
+  // reductions prefetch, else not at all (and never where the groups do not run).
+  std::vector<int64_t> counts(4096);
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<int64_t>(i % 5);
+  const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t{0});
+  const tessera::Plan seg = tessera::Plan::repeat_backward({total}, {}, DType::float32, {4096}, counts, 0);
+  const std::string seg_d = seg.describe();
+  CAPTURE(seg_d);
+  const bool groups = seg_d.find("two groups of segments at a time") != std::string::npos;
+  const std::size_t seg_at = seg_d.find(", prefetched ");
+  const int64_t seg_ahead =
+      seg_at == std::string::npos ? 0 : std::atoll(seg_d.c_str() + seg_at + std::strlen(", prefetched "));
+  CHECK(seg_ahead == (groups ? std::min<int64_t>(bytes, 4096) / 4 : 0));
+  // every x86 SIMD target has the groups' code (fixed-width vectors of 2 or more doubles)
+  if (best == "AVX2" || best.rfind("AVX3", 0) == 0 || best == "SSE4" || best == "SSSE3") CHECK(groups);
 }
 
 TEST_CASE("config: block_cache_limit_bytes() is what the block cache keeps (TESSERA_ALLOC_CACHE_BYTES)") {

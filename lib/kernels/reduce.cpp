@@ -1306,11 +1306,11 @@ struct Kernels {
   // first segment's not summed. Stops where the next step's windows would reach past the row (the
   // caller sums the rest one segment, or N, at a time); returns the first segment not summed.
   static int64_t SegmentGroups(int64_t c, const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t* base,
-                               int64_t row_elems, T* o, bool accumulate, bool stream) {
+                               int64_t row_elems, T* o, bool accumulate, bool stream, int64_t ahead) {
     if constexpr (!kSegGroups) {
       static_cast<void>(c), static_cast<void>(row), static_cast<void>(c8), static_cast<void>(ke);
       static_cast<void>(base), static_cast<void>(row_elems), static_cast<void>(o), static_cast<void>(accumulate);
-      static_cast<void>(stream);
+      static_cast<void>(stream), static_cast<void>(ahead);
       return k;
     } else {
       // Streamed where the plan streams the output and the step's outputs are whole vectors
@@ -1319,10 +1319,10 @@ struct Kernels {
       const bool nt = stream && !accumulate && reinterpret_cast<uintptr_t>(o + k) % kVectorBytes == 0;
       int64_t next;
       switch (c) {
-        case 1: next = SegmentGroupsC<1>(row, c8, k, ke, base, row_elems, o, accumulate, nt); break;
-        case 2: next = SegmentGroupsC<2>(row, c8, k, ke, base, row_elems, o, accumulate, nt); break;
-        case 3: next = SegmentGroupsC<3>(row, c8, k, ke, base, row_elems, o, accumulate, nt); break;
-        default: next = SegmentGroupsC<4>(row, c8, k, ke, base, row_elems, o, accumulate, nt); break;
+        case 1: next = SegmentGroupsC<1>(row, c8, k, ke, base, row_elems, o, accumulate, nt, ahead); break;
+        case 2: next = SegmentGroupsC<2>(row, c8, k, ke, base, row_elems, o, accumulate, nt, ahead); break;
+        case 3: next = SegmentGroupsC<3>(row, c8, k, ke, base, row_elems, o, accumulate, nt, ahead); break;
+        default: next = SegmentGroupsC<4>(row, c8, k, ke, base, row_elems, o, accumulate, nt, ahead); break;
       }
       if (nt) hwy::FlushStream();
       return next;
@@ -1330,8 +1330,11 @@ struct Kernels {
   }
   template <int C>
   static int64_t SegmentGroupsC(const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t* base_io,
-                                int64_t row_elems, T* o, bool accumulate, bool stream) {
+                                int64_t row_elems, T* o, bool accumulate, bool stream, int64_t ahead) {
     int64_t base = *base_io;
+    // The prefetch (ahead > 0): each line of the row `ahead` elements past the step's first
+    // element, once, as the steps reach it (pf: the next element to prefetch from).
+    int64_t pf = std::min(base + ahead, row_elems);
     static_assert(C >= 1 && C <= kSegGroupMaxCount, "a group's segments fit its window");
     const hn::ScalableTag<float> df;
     const hn::Half<decltype(df)> dh;
@@ -1341,6 +1344,7 @@ struct Kernels {
     constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
     constexpr int64_t NF = 2 * N;
     constexpr int G = static_cast<int>(N);  // segments per group
+    constexpr int64_t kLineElems = 64 / static_cast<int64_t>(sizeof(float));
     static_assert(static_cast<int64_t>(hn::MaxLanes(df)) == NF && (G == 2 || G == 4 || G == 8),
                   "two groups per vector");
     for (; k + NF <= ke; k += NF) {
@@ -1350,6 +1354,8 @@ struct Kernels {
       const int64_t bb = base + ta;  // group B's first element
       if (bb + 2 * NF > row_elems) break;
       TESSERA_COUNT_VARIANT(segment_groups);
+      if (ahead > 0)
+        for (const int64_t to = std::min(bb + tb + ahead, row_elems); pf < to; pf += kLineElems) PrefetchLine(row + pf);
       // Each group in lanes 0..G-1 of its own vectors (the lanes above: unused): lane r's offset in
       // the group's window and its count.
       const auto offs_a = hn::PromoteTo(di, PairBytes<G>(d8, ea, 0));
@@ -1510,7 +1516,8 @@ struct Kernels {
 #if HWY_TARGET != HWY_SCALAR
         if constexpr (kSegGroups) {
           if (q.seg_group_count > 0 && counts8 != nullptr && reinterpret_cast<uintptr_t>(row) % alignof(T) == 0)
-            k = SegmentGroups(q.seg_group_count, row, counts8, kb, ke, &at, row_elems, o, accumulate, q.stream);
+            k = SegmentGroups(q.seg_group_count, row, counts8, kb, ke, &at, row_elems, o, accumulate, q.stream,
+                              q.prefetch_items);
         }
 #endif
         if (prefix != nullptr) {
