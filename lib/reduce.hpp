@@ -240,17 +240,18 @@ bool reduce_prefetch_short_rows() noexcept;
 /// reduce.periodic.reg16: bc_cols_bwd's rows) take reduce_prefetch_bytes() too: with
 /// TESSERA_PREFETCH_BYTES set, and on Intel CPUs with a mesh L3 (intel_mesh_l3), whose hardware
 /// prefetchers left such runs at 61-66% of the read limit (on a Xeon reporting family 6 model
-/// 167, L3 480 MiB: bc_cols_bwd at 100-102% without, at 73-76% with each leaf's lines prefetched
-/// at once, at 97-108% with them spread among the loads, as now: tessera_probes, 2026-12-02,
+/// 167, L3 480 MiB: bc_cols_bwd at 100-109% without, at 73-76% with each leaf's lines prefetched
+/// at once, at 97-108% with them spread among the loads, as now: tessera_probes, 2026-12-02
+/// 17:30-18:05 UTC on f092360's tree and the change in turn,
 /// bench/results/2026-12-02-xeon-f6m167/); not elsewhere (on AMD family 25 the
 /// periodic paths read at 103-113% of it without; family 26's long runs are not measured with
 /// it). Read once.
 bool reduce_prefetch_long_runs() noexcept;
 
 /// Whether the lanes path's short items read row by row (ReduceProblem::rows_whole: 2 ... kLeaf
-/// addend rows of at most kWholeRowsItemBytes in all) take reduce_prefetch_bytes() too, each line
-/// prefetched as the same line of the item prefetch_items before it is read
-/// (ReduceProblem::prefetch_along_rows): with TESSERA_PREFETCH_BYTES set (which so changes how AMD
+/// addend rows of at most kWholeRowsItemBytes in all) are prefetched reduce_prefetch_along_bytes()
+/// ahead, each line prefetched as the same line of the item prefetch_items before it is read
+/// (ReduceProblem::prefetch_along_rows): with TESSERA_PREFETCH_BYTES set above 0 (which so changes how AMD
 /// family 26 prefetches these items too), and on Intel CPUs with a mesh L3 (intel_mesh_l3). On a
 /// Xeon of family 6 model 207 (tessera_probes, 2026-12-02,
 /// bench/results/2026-12-02-xeon-f6m207/probes-rows-along.txt: rep_mid_bwd's items of four 1 KiB
@@ -264,8 +265,9 @@ bool reduce_prefetch_rows_along() noexcept;
 /// items; 0 where reduce_prefetch_rows_along() is false): TESSERA_PREFETCH_BYTES if set, else
 /// kPrefetchAlongBytes. On the Xeon of family 6 model 207 any distance of 2-16 KiB read the same
 /// (rep_mid_bwd 68-79%, nchw_bwd 72-98% of `read`); on 2 vCPUs of an Intel Xeon reporting family 6
-/// model 167 (L3 480 MiB, 2026-12-02, tessera_probes, prefetches into L2) nchw_bwd read at 86% of
-/// `read` 16 KiB ahead, 95% 4 KiB ahead and 98% without, rep_mid_bwd at 104%, 105% and 92%.
+/// model 167 (L3 480 MiB, 2026-12-02 17:50-18:00 UTC, tessera_probes on f092360's tree with the
+/// prefetches into L2) nchw_bwd read at 86% of `read` 16 KiB ahead, 95% 4 KiB ahead and 98%
+/// without, rep_mid_bwd at 104%, 105% and 92%.
 int64_t reduce_prefetch_along_bytes() noexcept;
 
 /// Lanes-order items of 2 ... kLeaf addend rows of at most kWholeRowsItemBytes in all are read a

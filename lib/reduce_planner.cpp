@@ -210,8 +210,9 @@ bool amd_family_26_or_later() noexcept {
 }
 
 // Which items the reduction kernels prefetch, and how far ahead (reduce_prefetch_bytes,
-// reduce_prefetch_short_rows and reduce_prefetch_long_runs): the variable's distance for every
-// such item, else by the kind of core.
+// reduce_prefetch_short_rows, reduce_prefetch_long_runs and, along the rows,
+// reduce_prefetch_along_bytes): the variable's distance for every such item, else by the kind of
+// core.
 struct PrefetchPolicy {
   int64_t bytes = 0;
   bool short_rows = false;
@@ -494,7 +495,9 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
   // another kernel prefetches them all at once where short rows take that, else not at all.
   if (p.prefetch_along_rows && p.kernel != ReduceKernel::lanes_reg_leaf) {
     p.prefetch_along_rows = false;
-    if (!reduce_prefetch_short_rows()) p.prefetch_items = 0;
+    p.prefetch_items = reduce_prefetch_short_rows()
+                           ? ceil_div(reduce_prefetch_bytes(), p.nred * p.strip * static_cast<int64_t>(p.elsize))
+                           : 0;
   }
 }
 

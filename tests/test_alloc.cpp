@@ -133,8 +133,9 @@ void check_fresh_and_reused(const AllocCase& c) {
 
 }  // namespace
 
-// Under emulation (TESSERA_TEST_SCALE > 1: the cross suite's aarch64 runs) the two test cases
-// below take every scale-th of their 34 MiB cases (test::scale_takes): their reference outputs,
+// Under emulation (TESSERA_TEST_SCALE > 1: the cross suite's NEON run, the aarch64 run of the
+// whole suite) the two test cases below take every scale-th of their 34 MiB cases
+// (test::scale_takes): their reference outputs,
 // compared byte for byte, were most of an emulated run's time (49 s of the 2048-bit SVE2 run's
 // 349, with --duration=true, 0bc3663's build/cross-aarch64 on the Intel Xeon of family 6 model
 // 207, 2026-12-02). Full scale everywhere else (the unit and sanitize suites).

@@ -13,7 +13,8 @@
 //  - golden bits: the hashes of fixed cases' results committed in tests/golden/reduce_bits.inc
 //    (on data whose results are not all zero and tell the order and the accumulator's width:
 //    checked there), checked on every target here, and so on aarch64 (NEON, SVE, SVE2 under
-//    qemu, tests/cross/run runs the whole suite there): the same bits across architectures, not
+//    qemu: tests/cross/run runs the whole suite under NEON and this file's test cases, which say
+//    "target", under SVE2 at 2048 bits): the same bits across architectures, not
 //    only within a process.
 #include <doctest/doctest.h>
 #include <hwy/highway.h>

@@ -166,8 +166,9 @@ int scaled(int count);
 int test_scale_offset();
 
 /// Whether the list's case `index` runs at this scale: every test_scale()-th, from
-/// test_scale_offset() (all of them at full scale). The test setups of tests/meson.build give two
-/// emulated whole-suite runs different offsets, so that together they take more of each list.
+/// test_scale_offset() (all of them at full scale). The test setups of tests/meson.build give the
+/// emulated runs different offsets (NEON, the one emulated whole-suite run, the odd cases), so that
+/// the per-target test cases of the SVE runs take other cases of their lists.
 bool scale_takes(int index);
 
 /// The Highway targets the suite's per-target loops run, best first: hwy::SupportedAndGeneratedTargets()

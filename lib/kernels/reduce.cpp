@@ -747,8 +747,8 @@ struct Kernels {
     constexpr int64_t P = static_cast<int64_t>(V) * N;
     constexpr int64_t kBlockBytes = P * static_cast<int64_t>(sizeof(T));
     const int64_t full = elems / P;
-    const auto prefetch_block = [&](int64_t b) HWY_ATTR {
-      if (ahead == nullptr) return;
+    const auto prefetch_block = [&](int64_t b) HWY_ATTR {  // one prefetch per 64 bytes of blocks
+      if (ahead == nullptr || (kBlockBytes < 64 && (b * kBlockBytes) % 64 != 0)) return;
       for (int64_t l = 0; l < kBlockBytes; l += 64) PrefetchLine(reinterpret_cast<const uint8_t*>(ahead + b * P) + l);
     };
     if (full > 0) {
@@ -1203,7 +1203,8 @@ struct Kernels {
   }
 
 #if !HWY_HAVE_SCALABLE
-  // reduce.periodic.rows.w1's and .rows' prefetch (ReduceProblem::prefetch_items): every line of the n dense items
+  // reduce.periodic.rows.w1's prefetch and that of .rows' N-items loop (ShortRun3N, targets without
+  // kFold3x8; its per-item loop prefetches through AddBlocks) (ReduceProblem::prefetch_items): every line of the n dense items
   // from `item` (item r at src + r * stride, each `bytes` long), if they lie before `end`.
   static HWY_INLINE void PrefetchItems(const uint8_t* src, int64_t stride, int64_t bytes, int64_t item, int64_t n,
                                        int64_t end) {
@@ -1659,7 +1660,7 @@ struct Kernels {
     int64_t qoff[kRegLeaves * kLeaf];
     // The planner's, for the kernels whose row of kReduceKernels says they prefetch: short rows of
     // the lanes path (0 or with nred <= kRegLeaves * kLeaf), each item's rows prefetched whole;
-    // long runs of periodic.reg16, prefetched leaf by leaf by the kernel (periodic.rows.w1's:
+    // long runs of periodic.reg16, prefetched block by block by the kernel (periodic.rows.w1's:
     // RowsW1). A plan run by its kernel's general kernel (a target without the kernel's code)
     // runs unprefetched where that kernel's row says so.
     // rows_whole items of reduce.lanes.reg.leaf where the planner says so (prefetch_along_rows):
@@ -1676,7 +1677,7 @@ struct Kernels {
     int64_t item = begin;
     if (ahead > 0 && end - begin > ahead) {
       // Each item's rows fetched `ahead` items before it is summed (PrefetchRows), the last
-      // `ahead` items without; for reg16, item + ahead's run leaf by leaf while item is summed
+      // `ahead` items without; for reg16, item + ahead's run block by block while item is summed
       // (the first `ahead` items are not prefetched); along the rows, the first `ahead` items'
       // rows at once, then item + ahead's as item's are read.
       ItemCursor next(p, begin);

@@ -252,7 +252,8 @@ def test_streaming_threshold_is_where_plans_stream():
 def test_reduce_prefetch_is_what_gradient_plans_prefetch():
     # show_config's distance and three gradient plans' prefetch in a new interpreter: nchw_bwd's
     # shape, smaller (lanes items of 4 rows of 512 B, 2 KiB, read row by row: prefetched
-    # ceil(bytes / 2 KiB) items ahead, where short rows or such items along their rows take it),
+    # ceil(bytes / 2 KiB) items ahead where short rows take it, ceil(4 KiB / 2 KiB) along their
+    # rows on Intel CPUs with a mesh L3),
     # column_bwd's (periodic items of one 64 B run:
     # ceil(bytes / 64) items ahead, wherever the distance is not 0) and bc_cols_bwd's, smaller
     # (periodic items of one 16 KiB run: ceil(bytes / 16 KiB) items ahead, where long runs take it).

@@ -788,7 +788,7 @@ def show_config(mode="stdout"):
         16384 on AMD CPU family 26 (Zen 5: runs of at most 4 KiB and short strips) and on Intel
         CPUs with a last-level cache over 64 MiB (runs of at most 4 KiB, longer runs of single
         elements, and strips of 2-8 short rows read one row after another, prefetched along the
-        rows), 0 (none)
+        rows 4096 bytes ahead), 0 (none)
         on other CPUs, or the environment variable ``TESSERA_PREFETCH_BYTES`` (for every kind);
         ``block_cache_limit_bytes``: the most bytes of freed large outputs tessera keeps for
         reuse: `set_block_cache_limit`'s, else
