@@ -352,9 +352,11 @@ struct Kernels {
   // `read` against 87%, 2026-12-02): the lines come from DRAM; L2 to L1 the core's own
   // prefetchers keep up.
   static HWY_INLINE void PrefetchLine(const void* p) { __builtin_prefetch(p, 0, 2); }
+  // The cache line the prefetches step by (bytes).
+  static constexpr int64_t kLineBytes = 64;
   // Prefetches every cache line of the `bytes` bytes from p.
   static HWY_INLINE void PrefetchLines(const uint8_t* p, uintptr_t bytes) {
-    constexpr uintptr_t kLine = 64;
+    constexpr uintptr_t kLine = kLineBytes;
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     for (uintptr_t l = a & ~(kLine - 1); l < a + bytes; l += kLine) PrefetchLine(reinterpret_cast<const uint8_t*>(l));
   }
@@ -748,8 +750,8 @@ struct Kernels {
     constexpr int64_t kBlockBytes = P * static_cast<int64_t>(sizeof(T));
     const int64_t full = elems / P;
     const auto prefetch_block = [&](int64_t b) HWY_ATTR {  // one prefetch per 64 bytes of blocks
-      if (ahead == nullptr || (kBlockBytes < 64 && (b * kBlockBytes) % 64 != 0)) return;
-      for (int64_t l = 0; l < kBlockBytes; l += 64) PrefetchLine(reinterpret_cast<const uint8_t*>(ahead + b * P) + l);
+      if (ahead == nullptr || (kBlockBytes < kLineBytes && (b * kBlockBytes) % kLineBytes != 0)) return;
+      for (int64_t l = 0; l < kBlockBytes; l += kLineBytes) PrefetchLine(reinterpret_cast<const uint8_t*>(ahead + b * P) + l);
     };
     if (full > 0) {
       prefetch_block(0);
@@ -1345,7 +1347,7 @@ struct Kernels {
     constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
     constexpr int64_t NF = 2 * N;
     constexpr int G = static_cast<int>(N);  // segments per group
-    constexpr int64_t kLineElems = 64 / static_cast<int64_t>(sizeof(float));
+    constexpr int64_t kLineElems = kLineBytes / static_cast<int64_t>(sizeof(float));
     static_assert(static_cast<int64_t>(hn::MaxLanes(df)) == NF && (G == 2 || G == 4 || G == 8),
                   "two groups per vector");
     for (; k + NF <= ke; k += NF) {
