@@ -50,9 +50,10 @@
 //               L2; the plain loop (a segment's rows added 16 columns at a time in double,
 //               streamed); the rows read in memory order into an L1 row of doubles; the plain
 //               loop with each segment's rows prefetched 4 KiB ahead, also 8 columns a step with
-//               32-byte streams and 16 columns with two 32-byte streams; 128-column blocks of a
-//               segment summed in registers, each row's block read in order, without and with the
-//               prefetch; the prefetching loop from L2
+//               32-byte streams and 16 columns with two 32-byte streams; the plain loop with each
+//               load's line prefetched 2, 4, 8 or 16 KiB ahead into L2 (spread among the loads);
+//               128-column blocks of a segment summed in registers, each row's block read in
+//               order, without and with the prefetch; the prefetching loop from L2
 // Limits in the same rounds: `stream` (non-temporal fill of the output) and `read` (a sum of the
 // gradient, eight accumulators, its copies taken in turn, as many as keep the one read out of L3,
 // whose size is read from sysfs); and for the two gradients of half-size results,
@@ -1191,6 +1192,27 @@ PROBE_TARGET void ragged_rows(const float* g, float* out, const uint8_t* c8, int
   _mm_sfence();
 }
 
+// The plain loop with each load's line prefetched kAhead bytes further along the gradient (into
+// L2: prefetcht1), spread among the loads instead of a burst per segment.
+template <int kAhead>
+PROBE_TARGET void ragged_rows_spread(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
+  const float* row = g;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t c = c8[j];
+    float* o = out + j * W;
+    for (int64_t x = 0; x < W; x += 16) {
+      __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+      for (int64_t k = 0; k < c; ++k) {
+        _mm_prefetch(reinterpret_cast<const char*>(row + k * W + x) + kAhead, _MM_HINT_T1);
+        add_promoted(lo, hi, _mm512_loadu_ps(row + k * W + x));
+      }
+      _mm512_stream_ps(o + x, demote(lo, hi));
+    }
+    row += c * W;
+  }
+  _mm_sfence();
+}
+
 // The same sums with the reads in memory order: each row of the segment added in turn into a row
 // of W doubles in L1 (the same additions per column, so the same bits), then demoted and streamed.
 PROBE_TARGET void ragged_rows_in_order(const float* g, float* out, const uint8_t* c8, int64_t n, int64_t W) {
@@ -1294,6 +1316,8 @@ void probe_rep_ragged_bwd(int rounds) {
   same("the prefetching loop of 128-column blocks");
   ragged_rows<true, true>(g0, out, c8.data(), n, W);
   same("the prefetching loop of 32-byte streams");
+  ragged_rows_spread<4096>(g0, out, c8.data(), n, W);
+  same("the loop prefetching each load's line");
   const auto next = [&] { return copies.next(); };  // each call reads a copy L3 does not hold
   volatile float sink = 0;
   std::vector<Row> rows = {
@@ -1314,6 +1338,18 @@ void probe_rep_ragged_bwd(int rounds) {
        }, {}},
       {"plain loop, the rows prefetched 4 KiB ahead", [&] {
          ragged_rows<true, false>(next(), out, c8.data(), n, W);
+       }, {}},
+      {"plain loop, each load's line prefetched 2 KiB ahead (L2)", [&] {
+         ragged_rows_spread<2048>(next(), out, c8.data(), n, W);
+       }, {}},
+      {"plain loop, each load's line prefetched 4 KiB ahead (L2)", [&] {
+         ragged_rows_spread<4096>(next(), out, c8.data(), n, W);
+       }, {}},
+      {"plain loop, each load's line prefetched 8 KiB ahead (L2)", [&] {
+         ragged_rows_spread<8192>(next(), out, c8.data(), n, W);
+       }, {}},
+      {"plain loop, each load's line prefetched 16 KiB ahead (L2)", [&] {
+         ragged_rows_spread<16384>(next(), out, c8.data(), n, W);
        }, {}},
       {"the same, 8 columns a step, 32-byte streams", [&] {
          ragged_rows_prefetch8(next(), out, c8.data(), n, W);

@@ -407,6 +407,14 @@ struct ReducePlan : PlanBase {
   int64_t seg_max_count = 0;  // the largest count
   // The sub-problems of counts 1..size() (kernel segments): planned[c - 1] is segment_problem(c).
   std::shared_ptr<const std::vector<ReduceProblem>> seg_planned;
+  // Bytes of gradient the segments' kernel (reduce.segments) prefetches ahead of what it reads, 0
+  // for none (set by lay_out_segments): where every planned sub-problem is one item of
+  // reduce.lanes.reg.leaf whose addend rows, of at most kPrefetchRowBytes, lie back to back (the
+  // segments then read the gradient as one stream from its start to its end), each line is
+  // prefetched as the line this many bytes before it is read: the following segments' rows
+  // (reduce_prefetch_along_bytes(), where reduce_prefetch_rows_along()). Those sub-problems are
+  // then read a vector at a time across their rows (rows_whole cleared).
+  int64_t seg_prefetch_bytes = 0;
   ReduceCaps caps;
 };
 

@@ -131,7 +131,7 @@ void run_segments(const ReducePlan& r, const unsigned char* in, unsigned char* o
     for (int64_t k = begin; k < end;) {
       if (nplanned > 0)
         k = reduce_segment_items(planned, nplanned, whole, c8, k, end, &first, r.seg_stride, dst_step, in, out,
-                                 r.options.accumulate);
+                                 r.options.accumulate, r.seg_prefetch_bytes, total * r.seg_stride);
       if (k == end) break;
       const int64_t count = count_of_segment(k);
       if (count == 0) {  // only without planned sub-problems (the kernel call takes them)

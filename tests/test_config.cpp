@@ -305,6 +305,30 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(seg_ahead == (groups ? std::min<int64_t>(bytes, 4096) / 4 : 0));
   // every x86 SIMD target has the groups' code (fixed-width vectors of 2 or more doubles)
   if (best == "AVX2" || best.rfind("AVX3", 0) == 0 || best == "SSE4" || best == "SSSE3") CHECK(groups);
+  // Segments of 0-4 rows of 1 KiB float32 back to back (rep_ragged_bwd's kind), each one item of
+  // reduce.lanes.reg.leaf on a fixed-width target: prefetched along_bytes ahead along the gradient
+  // wherever the reductions prefetch along the rows, else not at all; never where a row is longer
+  // than kPrefetchRowBytes (4 KiB), nor where the rows are not back to back (a padded gradient).
+  const auto seg_prefetch = [](const tessera::Plan& plan) -> int64_t {
+    const std::string d = plan.describe();
+    CAPTURE(d);
+    const std::size_t at = d.find(", prefetched ");
+    if (at == std::string::npos) return 0;
+    CHECK(d.find(" bytes ahead along the rows", at) != std::string::npos);
+    return std::atoll(d.c_str() + at + std::strlen(", prefetched "));
+  };
+  std::vector<int64_t> rows_counts(64);
+  for (std::size_t i = 0; i < rows_counts.size(); ++i) rows_counts[i] = static_cast<int64_t>(i % 5);
+  const int64_t nrows = std::accumulate(rows_counts.begin(), rows_counts.end(), int64_t{0});
+  const tessera::Plan ragged = tessera::Plan::repeat_backward({nrows, 256}, {}, DType::float32, {64, 256}, rows_counts, 0);
+  const tessera::Plan ragged_long =
+      tessera::Plan::repeat_backward({nrows, 1025}, {}, DType::float32, {64, 1025}, rows_counts, 0);
+  const tessera::Plan ragged_padded =
+      tessera::Plan::repeat_backward({nrows, 256}, {1280, 4}, DType::float32, {64, 256}, rows_counts, 0);
+  const bool ragged_ahead = rows_along && along_bytes > 0 && best.rfind("SVE", 0) != 0;
+  CHECK(seg_prefetch(ragged) == (ragged_ahead ? along_bytes : 0));
+  CHECK(seg_prefetch(ragged_long) == 0);
+  CHECK(seg_prefetch(ragged_padded) == 0);
 }
 
 TEST_CASE("config: block_cache_limit_bytes() is what the block cache keeps (TESSERA_ALLOC_CACHE_BYTES)") {

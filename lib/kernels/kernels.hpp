@@ -85,10 +85,13 @@ bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, const 
 /// (*first then its first element), else returns k_end. `prefix`: the whole prefix sums, or null
 /// where they are compact (then `counts8`, the one-byte counts). Takes the largest sub-problem's
 /// scratch_bytes from the thread's arena; throws std::bad_alloc if it cannot grow. The caller
-/// fences a streamed output (reduce_fence).
+/// fences a streamed output (reduce_fence). prefetch_bytes (the plan's seg_prefetch_bytes; 0 for
+/// none): as each line of a segment is read, the line that many bytes further on is prefetched,
+/// where that segment's rows so shifted end within the src_bytes bytes of the gradient from src.
 int64_t reduce_segment_items(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* counts8,
                              int64_t k_begin, int64_t k_end, int64_t* first, int64_t seg_stride, int64_t dst_step,
-                             const unsigned char* src, unsigned char* dst, bool accumulate);
+                             const unsigned char* src, unsigned char* dst, bool accumulate, int64_t prefetch_bytes,
+                             int64_t src_bytes);
 
 /// What the target the kernels dispatch to now can do (choose_path's input).
 KernelCaps kernel_caps();

@@ -83,6 +83,9 @@ enum class Variant : int {
   periodic_run1,             // ShortRun1: w = 1, one item
   segment_runs_n,            // SegmentRuns: N segments per vector of results
   segment_groups,            // SegmentGroups: 2N float32 segments per step from the one-byte counts
+  segment_items_ahead,       // SegmentItems: a segment's rows read with the lines prefetch_bytes on
+                             // prefetched (the plan's seg_prefetch_bytes: compiled_variants() has it
+                             // only where the process's prefetch policy plans it)
   periodic_run3_n,           // ShortRun3N: w = 3, N items at once (not on 8-lane accumulators)
   periodic_rows_shortrun,    // ShortRunAny per item
   // Kernels::ShortRunAny: which fold
@@ -120,6 +123,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "periodic.rows:ShortRun1",
     "segments.runs:N",
     "segments.runs:groups",
+    "segments:SegmentItems.ahead",
     "periodic.rows:ShortRun3N",
     "periodic.rows:ShortRunAny",
     "ShortRunAny:ShortRun3x8",

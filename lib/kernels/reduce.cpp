@@ -475,8 +475,9 @@ struct Kernels {
   // Vectors of sums a short item keeps in registers (RegTreeItem's rows read one after another).
   static constexpr int64_t kRowVecs = 16;
   // ahead: the source of the item the planner prefetches along the rows (prefetch_along_rows), or
-  // nullptr: as row t's vector v is read (rows_whole), the line of row t of that item at the same
-  // offset is prefetched, once per line.
+  // of the segments' rows prefetch_bytes on (SegmentItems), or nullptr: as row t's vector v is read
+  // (rows_whole, or for SegmentItems a vector at a time across the rows), the line of row t of that
+  // item at the same offset is prefetched, once per line.
   template <int K, int NL = 0>
   static void RegTreeItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
                           bool stream, bool rows_whole, A* tail, const uint8_t* ahead) {
@@ -627,18 +628,26 @@ struct Kernels {
     }
     if constexpr (K > 0) {
       // One leaf a vector at a time across the rows (of one row: a segment of count 1, a copy),
-      // two vectors a step where streamed.
+      // prefetched `ahead` as they are read (SegmentItems), two vectors a step where streamed.
       j = stream_pairs(j, n, [&](int64_t at) HWY_ATTR {
+        prefetch(0, at / N);
         hn::Vec<DA> acc = LoadAs(da, x[0] + at);
-        for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + at));
+        for (int t = 1; t < K; ++t) {
+          prefetch(t, at / N);
+          acc = hn::Add(acc, LoadAs(da, x[t] + at));
+        }
         return acc;
       });
     }
     for (; j + N <= n; j += N) {
       hn::Vec<DA> acc;
       if constexpr (K > 0) {  // RegTree's one leaf
+        prefetch(0, j / N);
         acc = LoadAs(da, x[0] + j);
-        for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + j));
+        for (int t = 1; t < K; ++t) {
+          prefetch(t, j / N);
+          acc = hn::Add(acc, LoadAs(da, x[t] + j));
+        }
       } else if constexpr (NL > 0) {
         hn::Vec<DA> one[1] = {hn::Zero(da)};  // written by RegTreeN (nv = 1)
         RegTreeN<NL>(da, src, qoff, last, j, 1, N, one);
@@ -1736,9 +1745,14 @@ struct Kernels {
   // segment: rep_ragged_bwd's segments of 0-4 rows of 1 KiB spent a fifth of their time there.
   // Sub-problems of more than one item run through Items. Returns the first segment not summed:
   // one whose count is above nsubs (the caller's), or ke. Never fences (the caller does, once).
+  // prefetch_bytes > 0 (the planner's seg_prefetch_bytes: every sub-problem one item of
+  // reduce.lanes.reg.leaf, the segments' rows back to back): each line prefetched as the line that
+  // many bytes before it is read (RegTreeItem's `ahead`), where the segment's rows so shifted end
+  // within the src_bytes of the gradient.
   static int64_t SegmentItems(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* c8,
                               int64_t kb, int64_t ke, int64_t* first_io, int64_t seg_stride, int64_t dst_step,
-                              const uint8_t* src, uint8_t* dst, bool accumulate) {
+                              const uint8_t* src, uint8_t* dst, bool accumulate, int64_t prefetch_bytes,
+                              int64_t src_bytes) {
     struct Sub {
       bool ready = false;
       ReduceKernel kernel = ReduceKernel::none;
@@ -1784,7 +1798,10 @@ struct Kernels {
         sub.ready = true;
       }
       TESSERA_COUNT_REDUCE_KERNEL(sub.kernel);
-      Item(p, sub.kernel, sub.pos, from, reinterpret_cast<T*>(to), accumulate, sub.scratch, sub.qoff);
+      const bool ahead = prefetch_bytes > 0 && first * seg_stride + prefetch_bytes <= src_bytes;  // first: past it
+      if (ahead) TESSERA_COUNT_VARIANT(segment_items_ahead);
+      Item(p, sub.kernel, sub.pos, from, reinterpret_cast<T*>(to), accumulate, sub.scratch, sub.qoff,
+           ahead ? from + prefetch_bytes : nullptr);
     }
     *first_io = first;
     return k;
@@ -1857,6 +1874,9 @@ struct Kernels {
     m |= bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_leaf_rows_scratch) | bit(Variant::lanes_reg_tree_n_rows);
     // Taken only where the planner prefetches along the rows (this process's prefetch policy).
     if (reduce_prefetch_rows_along() && reduce_prefetch_bytes() > 0) m |= bit(Variant::lanes_reg_leaf_rows_along);
+    // ... and the segments' prefetch along the gradient (lay_out_segments: reduce.lanes.reg.leaf's
+    // sub-problems, which every fixed-width target has).
+    if (reduce_prefetch_rows_along() && reduce_prefetch_along_bytes() > 0) m |= bit(Variant::segment_items_ahead);
     if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
       m |= bit(Variant::periodic_run1) | bit(Variant::periodic_rows_shortrun) | bit(Variant::shortrun_16) |
            bit(Variant::shortrun_48) | bit(Variant::shortrun_80);
@@ -1906,12 +1926,13 @@ bool ReduceSegmentRuns(const ReduceProblem& q, const int64_t* prefix, const uint
 
 int64_t ReduceSegmentItems(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* counts8,
                            int64_t kb, int64_t ke, int64_t* first, int64_t seg_stride, int64_t dst_step,
-                           const uint8_t* src, uint8_t* dst, bool accumulate) {
+                           const uint8_t* src, uint8_t* dst, bool accumulate, int64_t prefetch_bytes,
+                           int64_t src_bytes) {
   TESSERA_VARIANT_SCOPE();
   int64_t next = kb;
   with_elem(subs[0].elem, [&](auto e) {
     next = Kernels<decltype(e)::value>::SegmentItems(subs, nsubs, prefix, counts8, kb, ke, first, seg_stride,
-                                                      dst_step, src, dst, accumulate);
+                                                      dst_step, src, dst, accumulate, prefetch_bytes, src_bytes);
   });
   return next;
 }
@@ -1995,9 +2016,10 @@ bool reduce_segment_runs(const ReduceProblem& run, const int64_t* prefix, const 
 }
 int64_t reduce_segment_items(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* counts8,
                              int64_t k_begin, int64_t k_end, int64_t* first, int64_t seg_stride, int64_t dst_step,
-                             const unsigned char* src, unsigned char* dst, bool accumulate) {
+                             const unsigned char* src, unsigned char* dst, bool accumulate, int64_t prefetch_bytes,
+                             int64_t src_bytes) {
   return HWY_DYNAMIC_DISPATCH(ReduceSegmentItems)(subs, nsubs, prefix, counts8, k_begin, k_end, first, seg_stride,
-                                                  dst_step, src, dst, accumulate);
+                                                  dst_step, src, dst, accumulate, prefetch_bytes, src_bytes);
 }
 void reduce_partial(const ReduceProblem& p, const unsigned char* src, int64_t item, int64_t leaf_begin,
                     int64_t leaf_end, unsigned char* acc) {
