@@ -357,6 +357,13 @@ struct ReduceProblem {
   // Set by lay_out_reduce where reduce_prefetch_rows_along(), cleared by choose_reduce_kernel for
   // any other kernel.
   bool prefetch_along_rows = false;
+  // reduce.interleaved.pair_f32 (set by choose_reduce_kernel where reduce_prefetch_rows_along()):
+  // bytes of an item's source prefetched ahead of its loads, each line as the line this many bytes
+  // before it is read (within the item), 0 for none. rep2_bwd's pairs, 16 KiB items of contiguous
+  // float32, read at 74% of `read` without and 80-82% 4 KiB ahead, 79-80% 2 KiB, 82-83% 8 KiB
+  // (bench/run --filter rep2_bwd, alternating, 2026-12-02, the Xeon reporting family 6 model 167):
+  // one load and one streamed store per 128 bytes leave the hardware prefetchers behind too.
+  int64_t prefetch_ahead_bytes = 0;
   // segments_runs (the plan's seg_many; set by lay_out_segments): 1 ... kSegGroupMaxCount where
   // every count is at most this, the element float32, the outputs contiguous and the one-byte
   // counts kept (Prefix::counts8); 0 otherwise. The kernel then sums 2N segments per step

@@ -411,6 +411,7 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
   p.nouter = p.nreduced = 0;
   p.scratch_bytes = 0;
   p.prefetch_items = 0;
+  p.prefetch_ahead_bytes = 0;
   p.rows_whole = false;
   p.prefetch_along_rows = false;
   if (p.path == ReducePath::none || p.path == ReducePath::zeros) return;
@@ -511,6 +512,11 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
       break;
     default: p.kernel = ReduceKernel::segments; break;
   }
+  // The float32 pairs prefetch their item's source along it where the reductions prefetch along
+  // the rows (ReduceProblem::prefetch_ahead_bytes).
+  p.prefetch_ahead_bytes = p.kernel == ReduceKernel::interleaved_pair_f32 && reduce_prefetch_rows_along()
+                               ? reduce_prefetch_along_bytes()
+                               : 0;
   // lay_out_reduce chose the items to prefetch by their shape; a kernel without a prefetch (the
   // table's column: reduce.periodic.leaves where a target has neither reduce.periodic.rows.w1 nor
   // reduce.periodic.reg16, on scalable targets and for accumulators of more than 16 lanes) reads
@@ -691,7 +697,8 @@ std::string describe_reduce(const ReducePlan& r) {
   const std::string prefetch =
       p.prefetch_items > 0 ? ", prefetched " + std::to_string(p.prefetch_items) + " items ahead" +
                                  (p.prefetch_along_rows ? " along the rows" : "")
-                           : std::string();
+      : p.prefetch_ahead_bytes > 0 ? ", prefetched " + std::to_string(p.prefetch_ahead_bytes) + " bytes ahead along the rows"
+                                   : std::string();
   s << "  kernel: " << kReducePathNames[static_cast<int>(p.path)];
   if (p.path == ReducePath::periodic)
     s << " (" << kernel << ": runs of " << p.run << (p.width > 1 ? " rows of " + std::to_string(p.width) : std::string())

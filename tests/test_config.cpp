@@ -329,6 +329,14 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(seg_prefetch(ragged) == (ragged_ahead ? along_bytes : 0));
   CHECK(seg_prefetch(ragged_long) == 0);
   CHECK(seg_prefetch(ragged_padded) == 0);
+  // Pairs of float32 summed (rep2_bwd's kind, reduce.interleaved.pair_f32 on every target):
+  // prefetched along_bytes ahead along their items wherever the reductions prefetch along the
+  // rows; float64 pairs (reduce.interleaved.row) never.
+  const tessera::Plan pairs = tessera::Plan::repeat_backward({64, 4096}, {}, DType::float32, {64, 2048}, 2, 1);
+  const tessera::Plan pairs64 = tessera::Plan::repeat_backward({64, 4096}, {}, DType::float64, {64, 2048}, 2, 1);
+  REQUIRE(std::string(pairs.kernel_path()) == "reduce.interleaved.pair_f32");
+  CHECK(seg_prefetch(pairs) == (rows_along ? along_bytes : 0));
+  CHECK(seg_prefetch(pairs64) == 0);
 }
 
 TEST_CASE("config: block_cache_limit_bytes() is what the block cache keeps (TESSERA_ALLOC_CACHE_BYTES)") {

@@ -426,6 +426,8 @@ const std::vector<VariantCase>& variant_cases() {
       {"strided columns, one output column", {20, 1}, {8, 8}, {1, 1}, DType::float32},
       // interleaved: a reduced run of 2-4 contiguous elements per output
       {"pairs, float32", {40, 2}, {}, {40, 1}, DType::float32},
+      // 32 KiB of pairs: where the policy prefetches along the rows, read 4 KiB ahead
+      {"pairs, float32, one item of 32 KiB", {4096, 2}, {}, {4096, 1}, DType::float32},
       {"pairs, float32, accumulate", {40, 2}, {}, {40, 1}, DType::float32, false, true},
       {"triples, float64", {40, 3}, {}, {40, 1}, DType::float64},
       // per-element counts (segments: each segment a sub-problem of its own)

@@ -86,6 +86,8 @@ enum class Variant : int {
   segment_items_ahead,       // SegmentItems: a segment's rows read with the lines prefetch_bytes on
                              // prefetched (the plan's seg_prefetch_bytes: compiled_variants() has it
                              // only where the process's prefetch policy plans it)
+  pair_f32_ahead,            // PairRowF32: an item's float32 pairs read with the lines
+                             // prefetch_ahead_bytes on prefetched (as segment_items_ahead)
   periodic_run3_n,           // ShortRun3N: w = 3, N items at once (not on 8-lane accumulators)
   periodic_rows_shortrun,    // ShortRunAny per item
   // Kernels::ShortRunAny: which fold
@@ -124,6 +126,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "segments.runs:N",
     "segments.runs:groups",
     "segments:SegmentItems.ahead",
+    "interleaved:PairRowF32.ahead",
     "periodic.rows:ShortRun3N",
     "periodic.rows:ShortRunAny",
     "ShortRunAny:ShortRun3x8",

@@ -1191,7 +1191,9 @@ struct Kernels {
   // rounded once (a float64 sum of two float32 values rounded to float32 is the correctly rounded
   // float32 sum: 53 >= 2 * 24 + 2 bits, so the double rounding is innocuous), without the
   // accumulator row. Not when accumulating (dst + sum is then a second float64 addition).
-  static void PairRowF32(const uint8_t* src, int64_t n, float* dst, bool stream) {
+  // ahead: ReduceProblem::prefetch_ahead_bytes (0: none): as the 8N bytes of a step are read, the
+  // lines that start among the 8N bytes `ahead` on are prefetched, while those lie in the item.
+  static void PairRowF32(const uint8_t* src, int64_t n, float* dst, bool stream, int64_t ahead) {
     const float* s = reinterpret_cast<const float*>(src);
     int64_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
@@ -1201,7 +1203,13 @@ struct Kernels {
     if (stream)
       for (; j < n && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) != 0; ++j)
         StoreT(dst + j, plus_zero(LoadT(s + 2 * j) + LoadT(s + 2 * j + 1)));
+    // Steps whose bytes `ahead` on end within the item's 8n bytes prefetch them.
+    const int64_t step_bytes = 8 * N, pf_end = ahead > 0 ? n - (ahead + step_bytes + 7) / 8 : 0;
+    if (ahead > 0 && j <= pf_end) TESSERA_COUNT_VARIANT(pair_f32_ahead);
     for (; j + N <= n; j += N) {
+      if (j <= pf_end)
+        for (int64_t b = (8 * j + kLineBytes - 1) / kLineBytes * kLineBytes; b < 8 * j + step_bytes; b += kLineBytes)
+          PrefetchLine(src + b + ahead);
       hn::LoadInterleaved2(df, s + 2 * j, v0, v1);
       const auto sum = hn::Add(hn::Add(v0, v1), hn::Zero(df));  // + 0.0: plus_zero
       if (stream) hn::Stream(sum, df, dst + j);
@@ -1209,6 +1217,7 @@ struct Kernels {
     }
 #else
     (void)stream;
+    (void)ahead;
 #endif
     for (; j < n; ++j) StoreT(dst + j, plus_zero(LoadT(s + 2 * j) + LoadT(s + 2 * j + 1)));  // any alignment
   }
@@ -1625,7 +1634,7 @@ struct Kernels {
                   p.stream && k == ReduceKernel::lanes_leaves);
         break;
       case ReduceKernel::interleaved_pair_f32:
-        if constexpr (E == Elem::f32) PairRowF32(src + pos.src, pos.n, out + pos.dst, p.stream);
+        if constexpr (E == Elem::f32) PairRowF32(src + pos.src, pos.n, out + pos.dst, p.stream, p.prefetch_ahead_bytes);
         break;
       case ReduceKernel::interleaved_row:
         InterleavedRow(src + pos.src, p.run, pos.n, s.out);
@@ -1870,6 +1879,11 @@ struct Kernels {
     const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
     uint64_t m = bit(Variant::leaves_rows) | bit(Variant::leaves_rows_strided) | bit(Variant::split_lanes_leaves) |
                  bit(Variant::split_periodic_leaves) | bit(Variant::split_finish);
+#if HWY_TARGET != HWY_SCALAR
+    // The float32 pairs' prefetch along their items, where the planner plans it (the policy).
+    if constexpr (E == Elem::f32)
+      if (reduce_prefetch_rows_along() && reduce_prefetch_along_bytes() > 0) m |= bit(Variant::pair_f32_ahead);
+#endif
 #if !HWY_HAVE_SCALABLE
     m |= bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_leaf_rows_scratch) | bit(Variant::lanes_reg_tree_n_rows);
     // Taken only where the planner prefetches along the rows (this process's prefetch policy).
