@@ -215,10 +215,14 @@ inline constexpr int64_t kPrefetchAheadBytes = 16 << 10;
 /// The distance of the prefetch along the rows (reduce_prefetch_along_bytes) where
 /// TESSERA_PREFETCH_BYTES does not set it.
 inline constexpr int64_t kPrefetchAlongBytes = 4 << 10;
+/// The largest distance TESSERA_PREFETCH_BYTES sets (a larger value means this one).
+inline constexpr int64_t kPrefetchMaxBytes = 1 << 20;
+/// The cache line the kernels' prefetches step by (bytes).
+inline constexpr int64_t kPrefetchLineBytes = 64;
 
 /// Bytes of source the reduction kernels prefetch ahead of the item they sum (items as above), 0
 /// for none: a property of the core's hardware prefetchers, measured per kind of core. The
-/// environment variable TESSERA_PREFETCH_BYTES (decimal digits) if set, else kPrefetchAheadBytes
+/// environment variable TESSERA_PREFETCH_BYTES (decimal digits, at most kPrefetchMaxBytes) if set, else kPrefetchAheadBytes
 /// on AMD CPU family 26 (Zen 5) and on Intel CPUs with a mesh L3 (intel_mesh_l3), 0 on every
 /// other CPU. Read once. Measured on 2 vCPUs of AMD EPYC (64 MiB float32 gradients, 1 thread): on
 /// family 26, nchw_bwd 2.6x and column_bwd ~1.5x faster with it; on family 25 (Zen 4) slower with

@@ -159,14 +159,19 @@ void lay_out_segments(ReducePlan& r) {
   // the plan read at 69% of `read` without, 84% so with its rows read whole, 86% across them (a
   // plain loop prefetching each load's line 2 KiB ahead 77%, 4-16 KiB 90-91%, all of a segment's
   // lines before it 72%); bench/compare: 1.21x (1 thread) and 1.24x (2) faster.
-  bool ahead = !runs && reduce_prefetch_rows_along() && reduce_prefetch_along_bytes() > 0;
+  // (Rows of at least a line, items of at most kWholeRowsItemBytes, a gradient longer than the
+  // distance.)
+  const int64_t distance = reduce_prefetch_along_bytes();
+  bool ahead = !runs && reduce_prefetch_rows_along() && distance > 0 && !r.seg_planned->empty() &&
+               r.seg_stride > 0 && r.prefix.back() > distance / r.seg_stride;
   for (const ReduceProblem& sub : *r.seg_planned) {
     const int64_t row_bytes = sub.width * static_cast<int64_t>(sub.elsize);
     ahead = ahead && sub.kernel == ReduceKernel::lanes_reg_leaf && sub.nitems == 1 && sub.strip == sub.width &&
-            (sub.rows_whole || sub.nred == 1) && sub.inner_stride == static_cast<int64_t>(sub.elsize) &&
-            row_bytes == r.seg_stride && row_bytes <= kPrefetchRowBytes;
+            sub.inner_stride == static_cast<int64_t>(sub.elsize) && row_bytes == r.seg_stride &&
+            row_bytes >= kPrefetchLineBytes && row_bytes <= kPrefetchRowBytes &&
+            sub.nred * row_bytes <= kWholeRowsItemBytes;
   }
-  r.seg_prefetch_bytes = ahead ? reduce_prefetch_along_bytes() : 0;
+  r.seg_prefetch_bytes = ahead ? distance : 0;
   if (ahead) {
     auto across = std::make_shared<std::vector<ReduceProblem>>(*r.seg_planned);
     for (ReduceProblem& sub : *across) sub.rows_whole = false;
@@ -246,7 +251,8 @@ struct PrefetchPolicy {
 };
 const PrefetchPolicy& prefetch_policy() noexcept {
   static const PrefetchPolicy policy = [] {
-    const int64_t n = env_int64("TESSERA_PREFETCH_BYTES", -1);
+    // The variable's distance, at most kPrefetchMaxBytes (the kernels add it to addresses).
+    const int64_t n = std::min(env_int64("TESSERA_PREFETCH_BYTES", -1), kPrefetchMaxBytes);
     if (n >= 0) return PrefetchPolicy{n, true, true, n};
     if (amd_family_26_or_later()) return PrefetchPolicy{kPrefetchAheadBytes, true, false, 0};
     if (intel_mesh_l3()) return PrefetchPolicy{kPrefetchAheadBytes, false, true, kPrefetchAlongBytes};

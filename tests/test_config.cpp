@@ -181,7 +181,8 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   bool short_rows = true, long_runs = true, rows_along = true;
   int64_t along_bytes = bytes;  // the distance along the rows (the variable's, where it is set)
   if (const char* env = std::getenv("TESSERA_PREFETCH_BYTES")) {
-    CHECK(bytes == std::atoll(env));  // the variable's distance, for every kind of item
+    // the variable's distance, for every kind of item, at most 1 MiB (kPrefetchMaxBytes)
+    CHECK(bytes == std::min<long long>(std::atoll(env), 1 << 20));
   } else {
     CHECK((bytes == 0 || bytes == 16384));
 #if defined(__x86_64__) && defined(__linux__)
@@ -308,7 +309,8 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   // Segments of 0-4 rows of 1 KiB float32 back to back (rep_ragged_bwd's kind), each one item of
   // reduce.lanes.reg.leaf on a fixed-width target: prefetched along_bytes ahead along the gradient
   // wherever the reductions prefetch along the rows, else not at all; never where a row is longer
-  // than kPrefetchRowBytes (4 KiB), nor where the rows are not back to back (a padded gradient).
+  // than kPrefetchRowBytes (4 KiB; counts 0-3, so that every item is at most 16 KiB), shorter
+  // than a line (rows of 8 float32), nor where the rows are not back to back (a padded gradient).
   const auto seg_prefetch = [](const tessera::Plan& plan) -> int64_t {
     const std::string d = plan.describe();
     CAPTURE(d);
@@ -321,13 +323,27 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   for (std::size_t i = 0; i < rows_counts.size(); ++i) rows_counts[i] = static_cast<int64_t>(i % 5);
   const int64_t nrows = std::accumulate(rows_counts.begin(), rows_counts.end(), int64_t{0});
   const tessera::Plan ragged = tessera::Plan::repeat_backward({nrows, 256}, {}, DType::float32, {64, 256}, rows_counts, 0);
+  std::vector<int64_t> counts03(64);
+  for (std::size_t i = 0; i < counts03.size(); ++i) counts03[i] = static_cast<int64_t>(i % 4);
+  const int64_t nrows03 = std::accumulate(counts03.begin(), counts03.end(), int64_t{0});
   const tessera::Plan ragged_long =
-      tessera::Plan::repeat_backward({nrows, 1025}, {}, DType::float32, {64, 1025}, rows_counts, 0);
+      tessera::Plan::repeat_backward({nrows03, 1025}, {}, DType::float32, {64, 1025}, counts03, 0);
+  const tessera::Plan ragged_4k =
+      tessera::Plan::repeat_backward({nrows03, 1024}, {}, DType::float32, {64, 1024}, counts03, 0);
+  std::vector<int64_t> many(1024);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<int64_t>(i % 5);
+  const int64_t nmany = std::accumulate(many.begin(), many.end(), int64_t{0});
+  const tessera::Plan ragged_narrow = tessera::Plan::repeat_backward({nmany, 8}, {}, DType::float32, {1024, 8}, many, 0);
   const tessera::Plan ragged_padded =
       tessera::Plan::repeat_backward({nrows, 256}, {1280, 4}, DType::float32, {64, 256}, rows_counts, 0);
-  const bool ragged_ahead = rows_along && along_bytes > 0 && best.rfind("SVE", 0) != 0;
+  // (lanes.reg.leaf: fixed-width targets, every one but SVE's and RVV's; a gradient of more than the
+  // distance: 128 KiB here)
+  const bool ragged_ahead = rows_along && along_bytes > 0 && along_bytes < nrows03 * 4096 &&
+                            best.rfind("SVE", 0) != 0 && best.rfind("RVV", 0) != 0;
   CHECK(seg_prefetch(ragged) == (ragged_ahead ? along_bytes : 0));
+  CHECK(seg_prefetch(ragged_4k) == (ragged_ahead ? along_bytes : 0));
   CHECK(seg_prefetch(ragged_long) == 0);
+  CHECK(seg_prefetch(ragged_narrow) == 0);
   CHECK(seg_prefetch(ragged_padded) == 0);
   // Pairs of float32 summed (rep2_bwd's kind, reduce.interleaved.pair_f32 on every target):
   // prefetched along_bytes ahead along their items wherever the reductions prefetch along the

@@ -450,6 +450,8 @@ const std::vector<VariantCase>& variant_cases() {
       // segments of 0-4 rows of 256 bytes, back to back (46 KiB of gradient): where the policy
       // prefetches along the rows, each line read with the line 4 KiB on prefetched (SegmentItems)
       {"repeat counts 0-4 along axis 0, rows of 64", {180, 64}, {}, {}, DType::float32, false, false, counts04, 0},
+      {"repeat counts 0-4 along axis 0, rows of 64, accumulate, split", {180, 64}, {}, {}, DType::float32, true, true,
+       counts04, 0},
       // the executor's split: few items, many leaves (partials over leaf ranges, then combined)
       {"split: one long row", {1 << 18}, {}, {1}, DType::float32, true},
       {"split: few columns", {1 << 14, 16}, {}, {1, 16}, DType::float32, true},

@@ -353,7 +353,7 @@ struct Kernels {
   // prefetchers keep up.
   static HWY_INLINE void PrefetchLine(const void* p) { __builtin_prefetch(p, 0, 2); }
   // The cache line the prefetches step by (bytes).
-  static constexpr int64_t kLineBytes = 64;
+  static constexpr int64_t kLineBytes = kPrefetchLineBytes;
   // Prefetches every cache line of the `bytes` bytes from p.
   static HWY_INLINE void PrefetchLines(const uint8_t* p, uintptr_t bytes) {
     constexpr uintptr_t kLine = kLineBytes;
@@ -1191,21 +1191,27 @@ struct Kernels {
   // rounded once (a float64 sum of two float32 values rounded to float32 is the correctly rounded
   // float32 sum: 53 >= 2 * 24 + 2 bits, so the double rounding is innocuous), without the
   // accumulator row. Not when accumulating (dst + sum is then a second float64 addition).
-  // ahead: ReduceProblem::prefetch_ahead_bytes (0: none): as the 8N bytes of a step are read, the
-  // lines that start among the 8N bytes `ahead` on are prefetched, while those lie in the item.
+  // ahead: ReduceProblem::prefetch_ahead_bytes (0: none; at most kPrefetchMaxBytes): as the 8N
+  // bytes of a step (N pairs; one pair on SCALAR) are read, the lines that start among the 8N bytes
+  // `ahead` on are prefetched, while those lie in the item.
   static void PairRowF32(const uint8_t* src, int64_t n, float* dst, bool stream, int64_t ahead) {
     const float* s = reinterpret_cast<const float*>(src);
     int64_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
     const hn::ScalableTag<float> df;
     const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+#else
+    constexpr int64_t N = 1;
+#endif
+    // The last step whose bytes `ahead` on end within the item's 8n bytes (-1: none).
+    const int64_t step_bytes = 8 * N;
+    const int64_t pf_end = ahead > 0 && 8 * n - step_bytes >= ahead ? n - (ahead + step_bytes + 7) / 8 : -1;
+#if HWY_TARGET != HWY_SCALAR
     hn::Vec<decltype(df)> v0, v1;
     if (stream)
       for (; j < n && reinterpret_cast<uintptr_t>(dst + j) % (N * sizeof(float)) != 0; ++j)
         StoreT(dst + j, plus_zero(LoadT(s + 2 * j) + LoadT(s + 2 * j + 1)));
-    // Steps whose bytes `ahead` on end within the item's 8n bytes prefetch them.
-    const int64_t step_bytes = 8 * N, pf_end = ahead > 0 ? n - (ahead + step_bytes + 7) / 8 : 0;
-    if (ahead > 0 && j <= pf_end) TESSERA_COUNT_VARIANT(pair_f32_ahead);
+    if (j <= pf_end) TESSERA_COUNT_VARIANT(pair_f32_ahead);
     for (; j + N <= n; j += N) {
       if (j <= pf_end)
         for (int64_t b = (8 * j + kLineBytes - 1) / kLineBytes * kLineBytes; b < 8 * j + step_bytes; b += kLineBytes)
@@ -1217,7 +1223,11 @@ struct Kernels {
     }
 #else
     (void)stream;
-    (void)ahead;
+    if (j <= pf_end) TESSERA_COUNT_VARIANT(pair_f32_ahead);
+    for (; j <= pf_end; ++j) {  // a pair a step, its line's prefetch where one starts
+      if ((8 * j) % kLineBytes == 0) PrefetchLine(src + 8 * j + ahead);
+      StoreT(dst + j, plus_zero(LoadT(s + 2 * j) + LoadT(s + 2 * j + 1)));
+    }
 #endif
     for (; j < n; ++j) StoreT(dst + j, plus_zero(LoadT(s + 2 * j) + LoadT(s + 2 * j + 1)));  // any alignment
   }
@@ -1603,7 +1613,8 @@ struct Kernels {
 
   // The kernels that run item by item: item `pos` of p by kernel k (KernelFor(p)). qoff: the
   // lanes.reg kernels' addend offsets. ahead: where periodic.reg16, or lanes.reg.leaf along the
-  // rows, prefetches (the source of the item prefetch_items on), or nullptr.
+  // rows, prefetches (the source of the item prefetch_items on, or for SegmentItems the source
+  // seg_prefetch_bytes past this item's), or nullptr.
   static HWY_INLINE void Item(const ReduceProblem& p, ReduceKernel k, const ItemPos& pos, const uint8_t* src, T* out,
                               bool accumulate, Scratch& s, const int64_t* qoff, const uint8_t* ahead = nullptr) {
     switch (k) {
@@ -1807,10 +1818,12 @@ struct Kernels {
         sub.ready = true;
       }
       TESSERA_COUNT_REDUCE_KERNEL(sub.kernel);
-      const bool ahead = prefetch_bytes > 0 && first * seg_stride + prefetch_bytes <= src_bytes;  // first: past it
+      // (first: past the segment; the planner's distance is at most kPrefetchMaxBytes)
+      const bool ahead = prefetch_bytes > 0 && sub.kernel == ReduceKernel::lanes_reg_leaf &&
+                         prefetch_bytes <= src_bytes - first * seg_stride;
       if (ahead) TESSERA_COUNT_VARIANT(segment_items_ahead);
       Item(p, sub.kernel, sub.pos, from, reinterpret_cast<T*>(to), accumulate, sub.scratch, sub.qoff,
-           ahead ? from + prefetch_bytes : nullptr);
+           ahead ? from + sub.pos.src + prefetch_bytes : nullptr);
     }
     *first_io = first;
     return k;
@@ -1879,11 +1892,9 @@ struct Kernels {
     const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
     uint64_t m = bit(Variant::leaves_rows) | bit(Variant::leaves_rows_strided) | bit(Variant::split_lanes_leaves) |
                  bit(Variant::split_periodic_leaves) | bit(Variant::split_finish);
-#if HWY_TARGET != HWY_SCALAR
     // The float32 pairs' prefetch along their items, where the planner plans it (the policy).
     if constexpr (E == Elem::f32)
       if (reduce_prefetch_rows_along() && reduce_prefetch_along_bytes() > 0) m |= bit(Variant::pair_f32_ahead);
-#endif
 #if !HWY_HAVE_SCALABLE
     m |= bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_leaf_rows_scratch) | bit(Variant::lanes_reg_tree_n_rows);
     // Taken only where the planner prefetches along the rows (this process's prefetch policy).
