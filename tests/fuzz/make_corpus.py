@@ -660,6 +660,13 @@ SEEDS = {
     # 64 float32 counts of 0-4 (the flattened A): segments_runs sums them in groups from the
     # one-byte counts (segments.runs:groups; 2N segments a step, 16 with AVX-512)
     "reduce_variant_segment_groups": repeat_back([8, 8], [(k * 7 + 3) % 5 for k in range(64)], 'float32'),
+    # prefetched along the gradient where the reductions prefetch along the rows (an Intel mesh L3,
+    # or TESSERA_PREFETCH_BYTES): 21 rows of 256 bytes in segments of 0-5 (segments:SegmentItems.ahead),
+    # one item of 4096 float32 pairs, 32 KiB (interleaved:PairRowF32.ahead), and 8 items of 3 rows
+    # of 256 bytes read whole, each prefetched along its rows (lanes:RegTreeItem<K>.rows_along)
+    "reduce_variant_segments_ahead": repeat_back([8, 8, 8], [3, 2, 0, 4, 1, 2, 4, 5], 'float32', axis=0),
+    "reduce_variant_pairs_float32_ahead": repeat_back([8, 8, 8, 8], [2], 'float32', axis=-1),
+    "reduce_variant_rows_along": tile_back([8, 8, 8], [1, 3, 1], 'float32'),
 
     # every dtype (sum over the leading axis of a transposed (3, 5)), half of them accumulating
     **{f"reduce_dtype_{name}": sum_to([3, 5], [1, 5], name, accumulate=i % 2 == 1, perm=1)
@@ -776,17 +783,19 @@ SEEDS = {
 
 def check(build_dir):
     """Runs the fuzzer over the seeds alone under both dispatches (as tests/run does); fails unless
-    every listed executor path is reached by one of them, or named in tests/fuzz/unreached-paths."""
+    every listed executor path is reached by one of them, or named in tests/fuzz/unreached-paths, and
+    every sub-kernel of the targets' code (path_counters.hpp, Variant) likewise, or named in
+    tests/fuzz/unreached-subkernels."""
     exe = pathlib.Path(build_dir) / "tests" / "fuzz" / "fuzz_tile"
     here = pathlib.Path(__file__).resolve().parent
     corpus = here / "corpus"
-    excepted = set()
-    for line in (here / "unreached-paths").read_text().splitlines():
-        words = line.split("#")[0].split()
-        if words:
-            excepted.add(words[0])
+    def names(file):
+        return {line.split("#")[0].split()[0] for line in (here / file).read_text().splitlines()
+                if line.split("#")[0].split()}
+    excepted, sub_excepted = names("unreached-paths"), names("unreached-subkernels")
     ok = True
     reached, listed = set(), []
+    sub_reached, sub_missed = set(), set()
     for target in ("", "SCALAR"):
         with tempfile.TemporaryDirectory() as scratch:
             env = dict(os.environ, TESSERA_FUZZ_PATHS="1", TESSERA_FUZZ_TARGET=target)
@@ -804,6 +813,10 @@ def check(build_dir):
             ok = False
             continue
         reached |= {w.split("=")[0] for w in got.group(1).split()}
+        sub_got = re.search(r"^fuzz_tile: sub-kernels reached:(.*)$", log, re.M)
+        sub_not = re.search(r"^fuzz_tile: sub-kernels not reached:(.*)$", log, re.M)
+        sub_reached |= {w.split("=")[0] for w in sub_got.group(1).split()} if sub_got else set()
+        sub_missed |= set(sub_not.group(1).split()) if sub_not else set()
         listed = lst.group(1).split()
         print(f"{name}: paths not reached by the seeds:{missed.group(1) or ' none'}")
         print(f"{name}: features:{features.group(1) if features else ' ?'}")
@@ -811,7 +824,11 @@ def check(build_dir):
     print(f"both runs: {len([p for p in listed if p in reached])} of {len(listed)} listed paths reached; "
           f"not reached:{' ' + ' '.join(missing) if missing else ' none'}"
           f"{' (exceptions: ' + ' '.join(sorted(excepted)) + ')' if excepted else ''}")
-    return ok and bool(listed) and not missing
+    sub_missing = sorted(sub_missed - sub_reached - sub_excepted)
+    print(f"both runs: {len(sub_reached)} sub-kernels reached; not reached:"
+          f"{' ' + ' '.join(sub_missing) if sub_missing else ' none'}"
+          f"{' (exceptions: ' + ' '.join(sorted(sub_excepted)) + ')' if sub_excepted else ''}")
+    return ok and bool(listed) and not missing and not sub_missing
 
 
 def main():
