@@ -118,23 +118,6 @@ const char* const kDefaultFlags[] = {
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
-// 64-byte aligned heap bytes.
-class Buffer {
- public:
-  explicit Buffer(std::size_t bytes)
-      : data_(static_cast<unsigned char*>(
-            std::aligned_alloc(kAlign, round_up(std::max<std::size_t>(bytes, 1), kAlign)))) {
-    if (!data_) die("out of memory allocating " + std::to_string(bytes) + " bytes");
-  }
-  unsigned char* data() const { return data_.get(); }
-
- private:
-  struct Free {
-    void operator()(unsigned char* p) const { std::free(p); }
-  };
-  std::unique_ptr<unsigned char, Free> data_;
-};
-
 // Deterministic input bytes, never 0 (so neither a zeroed page nor the 0 poison passes the check).
 void fill_input(unsigned char* p, std::size_t n) {
   uint64_t x = 0x2545f4914f6cdd1dULL;
@@ -265,6 +248,19 @@ class Copies {
   void* map_ = nullptr;
   unsigned char* base_ = nullptr;
   std::size_t next_ = 0;
+};
+
+// A copying case's input and the shared output: `bytes` bytes on the pages of the gradient copies
+// (Copies: from 1 MiB up, 2 MiB aligned and advised MADV_HUGEPAGE — the pages numpy gives its
+// arrays of 4 MiB and more, and bench/compare's buffers), so that the tables' results, limits and
+// peers all write the kind of pages a user's arrays have.
+class Buffer {
+ public:
+  explicit Buffer(std::size_t bytes) : copies_(bytes, 1) {}
+  unsigned char* data() const { return copies_.at(0); }
+
+ private:
+  Copies copies_;
 };
 
 // The last-level cache's size (sysfs), once; the program stops if it cannot be read.

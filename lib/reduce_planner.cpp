@@ -129,7 +129,6 @@ void lay_out_segments(ReducePlan& r) {
   auto planned = std::make_shared<std::vector<ReduceProblem>>(
       static_cast<std::size_t>(std::min(r.seg_max_count, kSegPlannedCounts)));
   for (std::size_t c = 0; c < planned->size(); ++c) segment_problem(r, static_cast<int64_t>(c) + 1, (*planned)[c]);
-  r.seg_planned = std::move(planned);
   // Every segment a contiguous run of at most kSegRunMax elements summed to one output element
   // (of each row of an outer kept axis, if any): all of them by one kernel, segments_runs, when
   // the sub-problems are the two it adds as they do — the strided path for fewer than 16 addends
@@ -141,7 +140,7 @@ void lay_out_segments(ReducePlan& r) {
               r.seg_max_count <= kSegRunMax &&
               reduce_kernel_planned(ReduceKernel::segments_runs, r.caps.fixed_width,
                                     r.caps.acc_lanes[static_cast<int>(m.elem)]);
-  for (const ReduceProblem& sub : *r.seg_planned) {
+  for (const ReduceProblem& sub : *planned) {
     const bool periodic = sub.nred >= kPeriodicSlots;
     runs = runs && sub.path == (periodic ? ReducePath::periodic : ReducePath::strided) &&
            (!periodic || (sub.width == 1 && sub.slots == kPeriodicSlots && sub.nreduced == 0));
@@ -162,9 +161,9 @@ void lay_out_segments(ReducePlan& r) {
   // (Rows of at least a line, items of at most kWholeRowsItemBytes, a gradient longer than the
   // distance.)
   const int64_t distance = reduce_prefetch_along_bytes();
-  bool ahead = !runs && reduce_prefetch_rows_along() && distance > 0 && !r.seg_planned->empty() &&
+  bool ahead = !runs && reduce_prefetch_rows_along() && distance > 0 && !planned->empty() &&
                r.seg_stride > 0 && r.prefix.back() > distance / r.seg_stride;
-  for (const ReduceProblem& sub : *r.seg_planned) {
+  for (const ReduceProblem& sub : *planned) {
     const int64_t row_bytes = sub.width * static_cast<int64_t>(sub.elsize);
     ahead = ahead && sub.kernel == ReduceKernel::lanes_reg_leaf && sub.nitems == 1 && sub.strip == sub.width &&
             sub.inner_stride == static_cast<int64_t>(sub.elsize) && row_bytes == r.seg_stride &&
@@ -172,11 +171,9 @@ void lay_out_segments(ReducePlan& r) {
             sub.nred * row_bytes <= kWholeRowsItemBytes;
   }
   r.seg_prefetch_bytes = ahead ? distance : 0;
-  if (ahead) {
-    auto across = std::make_shared<std::vector<ReduceProblem>>(*r.seg_planned);
-    for (ReduceProblem& sub : *across) sub.rows_whole = false;
-    r.seg_planned = std::move(across);
-  }
+  if (ahead)
+    for (ReduceProblem& sub : *planned) sub.rows_whole = false;
+  r.seg_planned = std::move(planned);
   // Counts of at most kSegGroupMaxCount float32 elements into contiguous outputs: summed in groups
   // from the one-byte counts (ReduceProblem::seg_group_count), on fixed-width targets of two or
   // more accumulator lanes (the kernel's groups are half a float vector each). The counts' bytes
