@@ -16,8 +16,9 @@ get trailing salt bytes that make their FNV-1a hash 0 mod 64, the fuzzer's gate 
 Rerun after changing the format: tests/fuzz/make_corpus.py (standard library only).
   tests/fuzz/make_corpus.py --check build/sanitize   also runs the fuzzer over the seeds alone
                                                  (-runs=0) under both dispatches and fails
-                                                 unless every listed executor path is reached
-                                                 by one of them
+                                                 unless every listed executor path and every
+                                                 sub-kernel of the targets' code is reached
+                                                 by one of them (or listed as an exception)
 """
 import os
 import pathlib
