@@ -305,8 +305,33 @@ HWY_INLINE size_t HeadBytes(const uint8_t* dst, size_t v) {
   return (v - reinterpret_cast<uintptr_t>(dst) % v) % v;
 }
 
+#if HWY_TARGET != HWY_SCALAR
+/// The m bytes at src to dst with 16-byte streaming stores where dst is 16-byte aligned, ordinary
+/// stores for the bytes before and after (CopyStream's head and tail).
+HWY_INLINE void StreamEdge(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t m) {
+  const hn::CappedTag<uint8_t, 16> d;
+  size_t a = HeadBytes(dst, 16);
+  if (a > m) a = m;
+  CopyBytes(dst, src, a);
+  size_t j = a;
+  for (; j + 16 <= m; j += 16) hn::Stream(hn::LoadU(d, src + j), d, dst + j);
+  CopyBytes(dst + j, src + j, m - j);
+}
+#endif
+
 /// CopyBytes with streaming stores for the aligned body. On SCALAR: CopyBytes (the planner gives
 /// streaming paths only to targets with streaming stores).
+/// kStreamEdges (CopyStreamBlock): the 16-byte-aligned pieces of the head and tail streamed too
+/// (StreamEdge), for blocks written back to back, each continuing the one before within a few
+/// microseconds (ExecuteStagedStream's 4 KiB stages): the write-combining buffer joins the two
+/// parts of the line they share. An ordinary store into a line that is not cached waits for the
+/// line to be read from memory (StreamJoin), once per block: into dst + 16 `rep2`, `rep3`, `rep4`
+/// and `rep_counts` ran at 0.85-0.88 of their aligned speed at one thread with ordinary edges on an
+/// Intel Xeon reporting family 6 model 167, 0.99-1.04 with streamed ones (bench/compare
+/// --dst-offset 16, 2026-12-03). Not for pieces whose neighbours come much later (the blocked
+/// gather's rows: `strided` into dst + 16 went from 0.97 to 0.86 with its edges streamed): there
+/// the parts of a line are streamed apart, and an ordinary store keeps the line in the cache.
+template <bool kStreamEdges = false>
 HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
   CopyBytes(dst, src, n);
@@ -318,7 +343,8 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
     CopyBytes(dst, src, n);
     return;
   }
-  CopyBytes(dst, src, head);
+  if constexpr (kStreamEdges) StreamEdge(dst, src, head);
+  else CopyBytes(dst, src, head);
   size_t i = head;
   for (; i + 2 * N <= n; i += 2 * N) {
     const auto v0 = hn::LoadU(d, src + i);
@@ -330,8 +356,14 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
     hn::Stream(hn::LoadU(d, src + i), d, dst + i);
     i += N;
   }
-  CopyBytes(dst + i, src + i, n - i);
+  if constexpr (kStreamEdges) StreamEdge(dst + i, src + i, n - i);
+  else CopyBytes(dst + i, src + i, n - i);
 #endif
+}
+
+/// CopyStream of a block that continues the one before it in time and in the output (above).
+HWY_INLINE void CopyStreamBlock(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
+  CopyStream<true>(dst, src, n);
 }
 
 /// CopyStream for a sequence of pieces of which each may continue the one before in the output
@@ -346,7 +378,9 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
 /// Call Finish before the range ends (before hwy::FlushStream). On SCALAR: ordinary copies.
 /// Not for the staged blocks (ExecuteStagedStream): there the joined line's load from line_,
 /// just written, slowed `rep3` and `narrow` into dst + 16 by 10-13% (bench/compare --dst-offset
-/// 16, 2026-11-29), where CopyStream's ordinary stores at the blocks' ends cost nothing measurable.
+/// 16, 2026-11-29), where CopyStream's ordinary stores at the blocks' ends cost nothing measurable
+/// on that AMD EPYC (they did on an Intel Xeon, 2026-12-03: the blocks now go out through
+/// CopyStreamBlock, which streams their 16-byte pieces).
 class StreamJoin {
   static constexpr size_t kLine = static_cast<size_t>(kLineBytes);
   alignas(64) uint8_t line_[kLine];  // the held bytes: the first held_ bytes of the line at at_ (pieces

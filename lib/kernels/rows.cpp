@@ -260,14 +260,14 @@ void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
         off += take;
         n -= take;
         if (fill == cap) {
-          CopyStream(out, stage, cap * isz);
+          CopyStreamBlock(out, stage, cap * isz);
           out += cap * isz;
           fill = 0;
         }
       }
     });
   });
-  CopyStream(out, stage, fill * isz);
+  CopyStreamBlock(out, stage, fill * isz);
 }
 
 }  // namespace
