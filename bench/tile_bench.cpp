@@ -251,7 +251,7 @@ class Copies {
 };
 
 // A copying case's input and the shared output: `bytes` bytes on the pages of the gradient copies
-// (Copies: from 1 MiB up, 2 MiB aligned and advised MADV_HUGEPAGE — the pages numpy gives its
+// (Copies: a mapping 2 MiB aligned and advised MADV_HUGEPAGE — the pages numpy gives its
 // arrays of 4 MiB and more, and bench/compare's buffers), so that the tables' results, limits and
 // peers all write the kind of pages a user's arrays have.
 class Buffer {

@@ -288,7 +288,8 @@ HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT el
 // ---------------------------------------------------------------------------------------------
 // Streaming, for outputs much larger than the caches: the vector-aligned body of a contiguous
 // piece goes out with non-temporal stores (hn::Stream), so the output is not first read into the
-// cache; the unaligned head and tail use ordinary stores. Pieces are long source runs (direct),
+// cache; the unaligned head and tail use ordinary stores (a staged block's 16-byte pieces of them
+// streamed too: CopyStreamBlock). Pieces are long source runs (direct),
 // whole cache lines of a fill (direct, from a register), 4 KiB blocks staged in L1 by the ordinary
 // kernels, or the rows of a blocked gather's tile; ordinary and non-temporal stores share a cache
 // line only at the ends of pieces that are not line-aligned. The executor calls
@@ -327,10 +328,12 @@ HWY_INLINE void StreamEdge(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
 /// parts of the line they share. An ordinary store into a line that is not cached waits for the
 /// line to be read from memory (StreamJoin), once per block: into dst + 16 `rep2`, `rep3`, `rep4`
 /// and `rep_counts` ran at 0.85-0.88 of their aligned speed at one thread with ordinary edges on an
-/// Intel Xeon reporting family 6 model 167, 0.99-1.04 with streamed ones (bench/compare
-/// --dst-offset 16, 2026-12-03). Not for pieces whose neighbours come much later (the blocked
-/// gather's rows: `strided` into dst + 16 went from 0.97 to 0.86 with its edges streamed): there
-/// the parts of a line are streamed apart, and an ordinary store keeps the line in the cache.
+/// Intel Xeon reporting family 6 model 167, 0.98-1.00 with streamed ones (0.99-1.04 at two
+/// threads), `mixed3d` and `nchw` from 0.77-0.80 to 0.89-0.91, but `promote` from 0.87 to 0.78
+/// (bench/compare --dst-offset 16, 2026-12-03). Not for pieces whose neighbours come much later
+/// (the blocked gather's rows: `strided` into dst + 16 went from 0.97 to 0.86 with its edges
+/// streamed too): there the parts of a line are streamed apart, and an ordinary store keeps the
+/// line in the cache.
 template <bool kStreamEdges = false>
 HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
 #if HWY_TARGET == HWY_SCALAR

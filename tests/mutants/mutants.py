@@ -202,11 +202,11 @@ MUTANTS = [
      'if (i < nbytes) hn::StoreU(v, d, reinterpret_cast<T*>(dst + nbytes - vbytes));',
      'if (false && i < nbytes) hn::StoreU(v, d, reinterpret_cast<T*>(dst + nbytes - vbytes));'),
     ('stream-tail', 'lib/kernels/row_kernels-inl.h', 'CopyStream',
-     'the ordinary-store tail after the streamed (non-temporal) body of a piece is not written',
+     'the ordinary-store tail after the streamed (non-temporal) body of a blocked gather\'s row is not written',
      '  else CopyBytes(dst + i, src + i, n - i);\n#endif\n}',
      '  else (void)0;  // MUTANT: CopyBytes(dst + i, src + i, n - i) dropped\n#endif\n}'),
     ('stream-edge-tail', 'lib/kernels/row_kernels-inl.h', 'StreamEdge',
-     "a staged block's head or tail loses its bytes after its last 16-byte streamed piece",
+     "a staged block's tail loses its bytes after its last 16-byte streamed piece",
      '  CopyBytes(dst + j, src + j, m - j);\n}',
      '  (void)j;  // MUTANT: CopyBytes(dst + j, src + j, m - j) dropped\n}'),
     # --- (2) one replica not written
