@@ -1062,3 +1062,89 @@ TEST_CASE("per-element counts: compact prefix sums give the documented bits, in 
   CHECK_THROWS_WITH_AS(tessera::Plan::repeat_backward({7996}, {}, DType::float32, {4000}, negatives, 0),
                        doctest::Contains("repeats[5] = -4"), tessera::InvalidArgument);
 }
+
+TEST_CASE("float32 sums into an output at any offset from a cache line: the aligned output's bits, nothing written outside, on every SIMD target") {
+  // Streamed into an output off its vectors' boundaries (numpy's large arrays start 16 bytes past
+  // one), the lanes path's one-leaf items assemble whole lines from consecutive vectors of sums
+  // in registers and carry the line an item ends in to the next item, and a segment of count 0
+  // takes its part of such lines (kernels/reduce.cpp, StreamSkewed): long items, short items read
+  // row by row into registers or through the scratch row, rows not a whole number of vectors,
+  // segments of counts 0-4 with empty ones between. Every offset of a float in a 64-byte line, 1
+  // and 4 threads, streamed and not: the bits of the same plan into a 64-byte aligned output, and
+  // the 64 bytes either side untouched.
+  TargetGuard guard;
+  Rng rng(4242);
+  std::vector<int64_t> counts(333);
+  int64_t total = 0;
+  for (int64_t& c : counts) total += c = rng.uniform(0, 4);
+  struct Case {
+    const char* name;
+    std::function<tessera::Plan(const tessera::Options&)> plan;
+    int64_t grad_elems;
+  };
+  const std::vector<Case> cases = {
+      {"tile_backward, 4 addends, rows of 1000",
+       [](const tessera::Options& o) { return tessera::Plan::tile_backward({160, 1000}, {}, DType::float32, {40, 1000}, {4, 1}, o); },
+       160 * 1000},
+      {"tile_backward, 2x2 replicas, rows of 128 read whole (nchw's)",
+       [](const tessera::Options& o) {
+         return tessera::Plan::tile_backward({2, 4, 32, 256}, {}, DType::float32, {2, 4, 16, 128}, {1, 1, 2, 2}, o);
+       },
+       2 * 4 * 32 * 256},
+      {"tile_backward, 2x2 replicas, rows of 100",
+       [](const tessera::Options& o) {
+         return tessera::Plan::tile_backward({2, 3, 32, 200}, {}, DType::float32, {2, 3, 16, 100}, {1, 1, 2, 2}, o);
+       },
+       2 * 3 * 32 * 200},
+      {"repeat_backward by 4 along a middle axis, rows of 256 (the scratch row)",
+       [](const tessera::Options& o) { return tessera::Plan::repeat_backward({4, 64, 256}, {}, DType::float32, {4, 16, 256}, 4, 1, o); },
+       4 * 64 * 256},
+      {"repeat_backward, counts 0-4, rows of 256",
+       [&](const tessera::Options& o) { return tessera::Plan::repeat_backward({total, 256}, {}, DType::float32, {333, 256}, counts, 0, o); },
+       total * 256},
+      {"repeat_backward, counts 0-4, rows of 40",
+       [&](const tessera::Options& o) { return tessera::Plan::repeat_backward({total, 40}, {}, DType::float32, {333, 40}, counts, 0, o); },
+       total * 40},
+  };
+  for (const Case& c : cases) {
+    const std::string name = c.name;
+    INFO(name);
+    std::vector<float> grad(static_cast<std::size_t>(c.grad_elems));
+    for (float& x : grad) x = static_cast<float>(rng.uniform(-1000, 1000)) * 0.125f;  // exact sums
+    for (const int64_t target : test::targets_to_test()) {
+      hwy::SetSupportedTargetsForTest(target);
+      const std::string tname = hwy::TargetName(target);
+      INFO(tname);
+      for (const auto nt : {tessera::NonTemporal::always, tessera::NonTemporal::never}) {
+        tessera::Options o;
+        o.nontemporal = nt;
+        o.max_threads = 0;
+        const tessera::Plan plan = c.plan(o);
+        const std::size_t bytes = plan.nbytes();
+        // A 64-byte aligned output: the reference (the aligned paths' bits are checked above).
+        // [64 bytes | up to 63 to a line | the line | offset up to 60 | the output | 64 bytes]
+        std::vector<unsigned char> buf(bytes + 4 * 64);
+        unsigned char* const line = buf.data() + 64 + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+        plan.execute(grad.data(), line, bytes);
+        const std::vector<unsigned char> want(line, line + bytes);
+        for (int64_t off = 4; off < 64; off += 4) {
+          for (const int threads : {1, 4}) {
+            const std::string how = std::string("nontemporal ") + (nt == tessera::NonTemporal::always ? "always" : "never") +
+                                    ", dst + " + std::to_string(off) + " bytes, " + std::to_string(threads) + " threads";
+            INFO(how);
+            std::memset(buf.data(), 0xa5, buf.size());
+            unsigned char* const out = line + off;
+            tbb::task_arena arena(threads);
+            arena.execute([&] { plan.execute(grad.data(), out, bytes); });
+            CHECK(std::memcmp(out, want.data(), bytes) == 0);
+            bool untouched = true;
+            for (const unsigned char* p = out - 64; p < out; ++p) untouched = untouched && *p == 0xa5;
+            for (const unsigned char* p = out + bytes; p < out + bytes + 64; ++p) untouched = untouched && *p == 0xa5;
+            CHECK(untouched);
+          }
+        }
+      }
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
+}

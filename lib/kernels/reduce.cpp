@@ -234,6 +234,79 @@ struct Kernels {
       hn::StoreU(v, df, p);
     }
   }
+  // The o elements (lanes 0 ... o - 1 of `pending`) of a float32 line that StreamSkewed left
+  // unwritten at the end of an item, ending at `next` (nullptr: none): the next item of the same
+  // kernel call that begins there completes the line in registers and streams it; Flush() writes
+  // them with ordinary stores. Items and SegmentItems keep one per call and flush it before they
+  // return (and fence); nothing else writes those elements.
+  struct SkewCarry {
+    float* next = nullptr;
+    int64_t o = 0;
+    alignas(64) float pending[HWY_MAX_BYTES / sizeof(float)];
+    void Flush() {
+      if (next != nullptr) std::memcpy(next - o, pending, static_cast<std::size_t>(o) * sizeof(float));
+      next = nullptr;
+    }
+  };
+#if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
+  // Float32 sums streamed where the destination is off the boundaries of a float vector (dst + 16
+  // bytes: where numpy's large arrays start): elements [j, end) of a contiguous dst, dst + j lying
+  // `o` elements (0 < o < 2N, N the accumulators' lanes) past a boundary of 2N floats, and
+  // `pair(at)` giving the float vector of elements at ... at + 2N (two vectors of sums demoted, in
+  // order). Each whole line of 2N floats between the first boundary and the last is assembled from
+  // two consecutive pairs in registers (a rotation of lanes and a blend) and streamed on its own
+  // boundary. The 2N - o elements before the first boundary: the line the previous item left in
+  // `carry` completed and streamed where it ends at dst + j, else ordinary stores; the o after
+  // the last: left in `carry` (or, without one, ordinary stores). Writes only [j, k) (and the
+  // carried line), where k (returned, a whole number of pairs past j) is where the caller goes
+  // on; needs end - j >= 4N (else returns j). The same values as the aligned path's, in the same
+  // places: only the stores differ. Into dst + 16, every store had been an ordinary one (their
+  // lines read before they are written): rep_ragged_bwd, outer_bwd, inner_bwd, nchw_bwd and
+  // rep_mid_bwd took 1.05-1.18x as long as into an aligned dst; with the lines streamed but the
+  // partial ones of each item written by ordinary stores (no carry), the short items' took
+  // 1.4-1.65x (nchw_bwd's 512-byte rows, rep_ragged_bwd's and rep_mid_bwd's 1 KiB: bench/compare
+  // --dst-offset 16, the Xeon reporting family 6 model 167, 2026-12-03).
+  template <class Pair>
+  static HWY_INLINE int64_t StreamSkewed(float* dst, int64_t j, int64_t end, int64_t o, Pair pair,
+                                         SkewCarry* carry) {
+    const hn::Rebind<float, DA> dh;
+    const hn::Twice<decltype(dh)> df;
+    const hn::RebindToSigned<decltype(df)> di;
+    constexpr int64_t NF = static_cast<int64_t>(hn::MaxLanes(decltype(df)()));
+    if (end - j < 2 * NF) return j;
+    const int64_t s = NF - o;  // elements before the first boundary
+    alignas(64) hn::TFromD<decltype(di)> rot[NF];
+    for (int64_t l = 0; l < NF; ++l) rot[l] = static_cast<hn::TFromD<decltype(di)>>((l + s) % NF);
+    const auto idx = hn::SetTableIndices(df, rot);
+    const auto from_prev = hn::FirstN(df, static_cast<size_t>(o));
+    alignas(64) float part[NF];
+    const auto v = pair(j);
+    auto prev = hn::TableLookupLanes(v, idx);  // lanes 0 ... o - 1: elements j + s ... j + 2N - 1
+    if (carry != nullptr && carry->next == dst + j) {  // (so carry->o == o)
+      hn::Stream(hn::IfThenElse(from_prev, hn::Load(df, carry->pending), prev), df, dst + j - o);
+      carry->next = nullptr;
+    } else {
+      if (carry != nullptr) carry->Flush();
+      hn::Store(v, df, part);
+      std::memcpy(dst + j, part, static_cast<std::size_t>(s) * sizeof(float));
+    }
+    float* line = dst + j + s;                  // on a boundary; dst + j - o after each step below
+    for (j += NF; j + NF <= end; j += NF, line += NF) {
+      const auto cur = hn::TableLookupLanes(pair(j), idx);
+      hn::Stream(hn::IfThenElse(from_prev, prev, cur), df, line);
+      prev = cur;
+    }
+    if (carry != nullptr) {
+      hn::Store(prev, df, carry->pending);
+      carry->next = line + o;
+      carry->o = o;
+    } else {
+      hn::Store(prev, df, part);
+      std::memcpy(line, part, static_cast<std::size_t>(o) * sizeof(float));
+    }
+    return j;
+  }
+#endif
   // dst[j] = round(acc[j]), or round(dst[j] + acc[j]) when accumulating.
   static void FinishRow(const A* acc, int64_t n, T* dst, int64_t dst_stride, bool accumulate, bool stream = false) {
     int64_t j = 0;
@@ -478,12 +551,13 @@ struct Kernels {
   // of the segments' rows prefetch_bytes on (SegmentItems), or nullptr: as row t's vector v is read
   // (rows_whole, or for SegmentItems a vector at a time across the rows), the line of row t of that
   // item at the same offset is prefetched, once per line.
-  template <int K, int NL = 0>
+  template <int K, int NL = 0, bool kSkew = false>
   static void RegTreeItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
-                          bool stream, bool rows_whole, A* tail, const uint8_t* ahead) {
+                          bool stream, bool rows_whole, A* tail, const uint8_t* ahead, SkewCarry* carry) {
     const DA da;
     const int64_t N = static_cast<int64_t>(hn::Lanes(da));
     int64_t j = 0;
+    static_cast<void>(carry);  // StreamSkewed's (kSkew)
     const T* x[K > 0 ? K : 1];
     if constexpr (K > 0)
       for (int t = 0; t < K; ++t) x[t] = reinterpret_cast<const T*>(src + qoff[t]);
@@ -532,10 +606,11 @@ struct Kernels {
     };
     // Elements [j, end) of float32 sums, streamed and not accumulated, on a fixed-width target:
     // two vectors a step written by one streaming store of a float vector where dst + j is aligned
-    // to its size (a first vector alone where it is aligned to half of it), `sum(at)` giving the
-    // vector of sums at element `at`. Returns where it stopped (the caller finishes the rest a
-    // vector at a time); elsewhere returns j. tessera_probes rep_ragged_bwd: the same sums streamed
-    // as 32-byte halves took 1.15-1.25x as long (AMD family 25).
+    // to its size (a first vector alone where it is aligned to half of it; in the kSkew
+    // instantiations, StreamSkewed where it is off both), `sum(at)` giving the vector of sums at
+    // element `at`. Returns where it stopped (the caller finishes the rest a vector at a time);
+    // elsewhere returns j. tessera_probes rep_ragged_bwd: the same sums streamed as 32-byte halves
+    // took 1.15-1.25x as long (AMD family 25).
     [[maybe_unused]] const auto stream_pairs = [&](int64_t j, int64_t end, auto sum) HWY_ATTR -> int64_t {
 #if HWY_TARGET != HWY_SCALAR
       if constexpr (E == Elem::f32 && kFixedWidth) {
@@ -545,6 +620,15 @@ struct Kernels {
           const auto aligned = [&](int64_t at) {
             return reinterpret_cast<uintptr_t>(dst + at) % (2 * N * sizeof(float)) == 0;
           };
+          if constexpr (kSkew) {
+            const uintptr_t off = reinterpret_cast<uintptr_t>(dst + j) % (2 * N * sizeof(float));
+            if (off % sizeof(float) == 0 && off != 0 && off != N * sizeof(float)) {  // off every boundary
+              return StreamSkewed(dst, j, end, static_cast<int64_t>(off / sizeof(float)), [&](int64_t at) HWY_ATTR {
+                const auto s0 = PlusZero(sum(at)), s1 = PlusZero(sum(at + N));
+                return hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0));
+              }, carry);
+            }
+          }
           if (j + N <= end && !aligned(j)) {
             finish(sum(j), j);
             j += N;
@@ -569,6 +653,15 @@ struct Kernels {
       // x_0 + x_1 + ... + x_{K-1}.
       if (rows_whole && n <= kRowVecs * N) {
         const int64_t nv = n / N;
+        // Float32 sums streamed into a dst off the boundaries of whole and half float vectors: the
+        // elements dst lies past a whole one (StreamSkewed's o), else 0.
+        int64_t skew = 0;
+        if constexpr (E == Elem::f32 && kFixedWidth && kSkew) {
+          const uintptr_t off = reinterpret_cast<uintptr_t>(dst) % (2 * N * sizeof(float));
+          if (stream && !accumulate && off % sizeof(float) == 0 && off != N * sizeof(float))
+            skew = static_cast<int64_t>(off / sizeof(float));
+        }
+        static_cast<void>(skew);
         if (nv > 0) TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows);  // else only the tail below runs
         // A constant count of vectors when the item fills them (its sums then stay in registers;
         // a count known only at run time keeps them in memory, ~2x the item's instructions).
@@ -586,6 +679,22 @@ struct Kernels {
                 prefetch(t, v);
                 acc[v] = hn::Add(acc[v], LoadAs(da, x[t] + v * N));
               }
+#if HWY_TARGET != HWY_SCALAR
+          if constexpr (E == Elem::f32) {
+            if (skew != 0) {  // the sums demoted into `part`, streamed from there (StreamSkewed)
+              const hn::Rebind<float, DA> dh;
+              const hn::Twice<decltype(dh)> df;
+              alignas(64) float part[kRowVecs * hn::MaxLanes(DA())];
+              for (int64_t v = 0; v < kRowVecs; ++v)
+                if (kWhole || v < nv) hn::Store(hn::DemoteTo(dh, PlusZero(acc[v])), dh, part + v * N);
+              const int64_t k = StreamSkewed(dst, 0, nv * N, skew, [&](int64_t at) HWY_ATTR {
+                return hn::Load(df, part + at);
+              }, carry);
+              std::memcpy(dst + k, part + k, static_cast<std::size_t>(nv * N - k) * sizeof(float));
+              return;
+            }
+          }
+#endif
           for (int64_t v = 0; v < kRowVecs; ++v)
             if (kWhole || v < nv) finish(acc[v], v * N);
         };
@@ -677,24 +786,43 @@ struct Kernels {
     }
   }
   static void RegItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
-                      bool stream, bool rows_whole, A* tail, const uint8_t* ahead) {
+                      bool stream, bool rows_whole, A* tail, const uint8_t* ahead, SkewCarry* carry) {
     static_assert(kLeaf == 8, "RegItem dispatches nred = 1 ... 8");
+    // One leaf's float32 sums streamed into a dst off the boundaries of whole and half float
+    // vectors: the instantiations with StreamSkewed (kSkew), so that the others' code stays as it
+    // was (with the skewed path in them, outer_bwd's aligned items took 1.03-1.04x as long).
+#if HWY_TARGET != HWY_SCALAR
+    bool skew = false;
+    if constexpr (E == Elem::f32) {
+      constexpr uintptr_t kLine = 2 * hn::MaxLanes(DA()) * sizeof(float);
+      const uintptr_t off = reinterpret_cast<uintptr_t>(dst) % kLine;
+      skew = stream && !accumulate && nred <= kLeaf && off % sizeof(float) == 0 && off != 0 && off != kLine / 2;
+    }
+#endif
+    const auto leaf = [&](auto k) HWY_ATTR {
+      constexpr int kK = decltype(k)::value;
+#if HWY_TARGET != HWY_SCALAR
+      if (skew)
+        return RegTreeItem<kK, 0, true>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry);
+#endif
+      RegTreeItem<kK>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry);
+    };
     switch (nred) {
-      case 1: RegTreeItem<1>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-      case 2: RegTreeItem<2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-      case 3: RegTreeItem<3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-      case 4: RegTreeItem<4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-      case 5: RegTreeItem<5>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-      case 6: RegTreeItem<6>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-      case 7: RegTreeItem<7>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-      case 8: RegTreeItem<8>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+      case 1: leaf(std::integral_constant<int, 1>()); break;
+      case 2: leaf(std::integral_constant<int, 2>()); break;
+      case 3: leaf(std::integral_constant<int, 3>()); break;
+      case 4: leaf(std::integral_constant<int, 4>()); break;
+      case 5: leaf(std::integral_constant<int, 5>()); break;
+      case 6: leaf(std::integral_constant<int, 6>()); break;
+      case 7: leaf(std::integral_constant<int, 7>()); break;
+      case 8: leaf(std::integral_constant<int, 8>()); break;
       default:
         static_assert(kUnrolledLeaves == 4, "RegItem dispatches 2 ... 4 leaves unrolled");
         switch ((nred + kLeaf - 1) / kLeaf) {
-          case 2: RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-          case 3: RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-          case 4: RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
-          default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead); break;
+          case 2: RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry); break;
+          case 3: RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry); break;
+          case 4: RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry); break;
+          default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry); break;
         }
         break;
     }
@@ -1616,13 +1744,15 @@ struct Kernels {
   // rows, prefetches (the source of the item prefetch_items on, or for SegmentItems the source
   // seg_prefetch_bytes past this item's), or nullptr.
   static HWY_INLINE void Item(const ReduceProblem& p, ReduceKernel k, const ItemPos& pos, const uint8_t* src, T* out,
-                              bool accumulate, Scratch& s, const int64_t* qoff, const uint8_t* ahead = nullptr) {
+                              bool accumulate, Scratch& s, const int64_t* qoff, SkewCarry& carry,
+                              const uint8_t* ahead = nullptr) {
     switch (k) {
 #if !HWY_HAVE_SCALABLE
       case ReduceKernel::lanes_reg_leaf:
       case ReduceKernel::lanes_reg_tree4:
       case ReduceKernel::lanes_reg_tree16:
-        RegItem(src + pos.src, qoff, p.nred, pos.n, out + pos.dst, accumulate, p.stream, p.rows_whole, s.tmp, ahead);
+        RegItem(src + pos.src, qoff, p.nred, pos.n, out + pos.dst, accumulate, p.stream, p.rows_whole, s.tmp, ahead,
+                &carry);
         break;
 #endif
       case ReduceKernel::lanes_leaf:
@@ -1706,6 +1836,7 @@ struct Kernels {
     }
     ItemCursor cursor(p, begin);
     int64_t item = begin;
+    SkewCarry carry;  // a line between consecutive items (StreamSkewed)
     if (ahead > 0 && end - begin > ahead) {
       // Each item's rows fetched `ahead` items before it is summed (PrefetchRows), the last
       // `ahead` items without; for reg16, item + ahead's run block by block while item is summed
@@ -1716,10 +1847,11 @@ struct Kernels {
         if (!reg16) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
       for (; item + ahead < end; ++item, cursor.Next(), next.Next()) {
         if (!reg16 && !along) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
-        Item(p, k, cursor.pos, src, out, accumulate, s, qoff, reg16 || along ? src + next.pos.src : nullptr);
+        Item(p, k, cursor.pos, src, out, accumulate, s, qoff, carry, reg16 || along ? src + next.pos.src : nullptr);
       }
     }
-    for (; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff);
+    for (; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff, carry);
+    carry.Flush();
     if (p.stream && fence) hwy::FlushStream();  // the streamed output is visible before the task returns
   }
 
@@ -1744,13 +1876,27 @@ struct Kernels {
   }
   // The output of a segment of count 0 at dst (its first output element): every item of `one`,
   // the sub-problem of count 1 (which has the segment's outputs), zeroed; streamed where the
-  // plan streams and an item's outputs are consecutive.
-  static void ZeroSegment(const ReduceProblem& one, uint8_t* dst) {
+  // plan streams and an item's outputs are consecutive (float32 off the vectors' boundaries: by
+  // StreamSkewed, its lines carried between the segments by `carry`, as the sums' are).
+  static void ZeroSegment(const ReduceProblem& one, uint8_t* dst, SkewCarry& carry) {
     ItemCursor cursor(one, 0);
     for (int64_t item = 0; item < one.nitems; ++item, cursor.Next()) {
       uint8_t* d = dst + cursor.pos.dst * static_cast<int64_t>(sizeof(T));
       if (one.inner_dst_stride == 1) {
-        ZeroBytes(d, static_cast<std::size_t>(cursor.pos.n) * sizeof(T), one.stream);
+        int64_t j = 0;
+#if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
+        if constexpr (E == Elem::f32) {
+          const hn::Twice<hn::Rebind<float, DA>> df;
+          constexpr uintptr_t kLine = hn::MaxLanes(decltype(df)()) * sizeof(float);
+          const uintptr_t off = reinterpret_cast<uintptr_t>(d) % kLine;
+          if (one.stream && off % sizeof(float) == 0 && off != 0 && off != kLine / 2)
+            j = StreamSkewed(reinterpret_cast<float*>(d), 0, cursor.pos.n, static_cast<int64_t>(off / sizeof(float)),
+                             [&](int64_t) HWY_ATTR { return hn::Zero(df); }, &carry);
+        }
+#endif
+        static_cast<void>(carry);
+        ZeroBytes(d + j * static_cast<int64_t>(sizeof(T)), static_cast<std::size_t>(cursor.pos.n - j) * sizeof(T),
+                  one.stream);
       } else {
         const int64_t step = one.inner_dst_stride * static_cast<int64_t>(sizeof(T));
         for (int64_t j = 0; j < cursor.pos.n; ++j) std::memset(d + j * step, 0, sizeof(T));
@@ -1790,10 +1936,11 @@ struct Kernels {
     thread_scratch(static_cast<std::size_t>(scratch_bytes));
     int64_t first = *first_io;
     int64_t k = kb;
+    SkewCarry carry;  // a line between consecutive segments (StreamSkewed)
     for (; k < ke; ++k) {
       const int64_t c = prefix != nullptr ? prefix[k + 1] - prefix[k] : int64_t{c8[k]};
       if (c == 0) {
-        if (!accumulate) ZeroSegment(subs[0], dst + k * dst_step);
+        if (!accumulate) ZeroSegment(subs[0], dst + k * dst_step, carry);
         continue;
       }
       if (c > nsubs) break;
@@ -1822,9 +1969,10 @@ struct Kernels {
       const bool ahead = prefetch_bytes > 0 && sub.kernel == ReduceKernel::lanes_reg_leaf &&
                          prefetch_bytes <= src_bytes - first * seg_stride;
       if (ahead) TESSERA_COUNT_VARIANT(segment_items_ahead);
-      Item(p, sub.kernel, sub.pos, from, reinterpret_cast<T*>(to), accumulate, sub.scratch, sub.qoff,
+      Item(p, sub.kernel, sub.pos, from, reinterpret_cast<T*>(to), accumulate, sub.scratch, sub.qoff, carry,
            ahead ? from + sub.pos.src + prefetch_bytes : nullptr);
     }
+    carry.Flush();
     *first_io = first;
     return k;
   }

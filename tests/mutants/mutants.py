@@ -254,6 +254,21 @@ MUTANTS = [
      'off a whole one, skips the sums of its first vector',
      '            finish(sum(j), j);\n            j += N;',
      '            (void)0;  // MUTANT: finish(sum(j), j) dropped\n            j += N;'),
+    ('reduce-skewed-blend-swapped', 'lib/kernels/reduce.cpp', 'Kernels::StreamSkewed',
+     'a streamed line of float32 sums assembled from two vectors (an output off the lines) takes each '
+     'part from the wrong one',
+     'hn::Stream(hn::IfThenElse(from_prev, prev, cur), df, line);',
+     'hn::Stream(hn::IfThenElse(from_prev, cur, prev), df, line);'),
+    ('reduce-skew-carry-unflushed', 'lib/kernels/reduce.cpp', 'Kernels::Items',
+     "the sums an item's last streamed line left for the next item (an output off the lines) are not "
+     'written at the end of a range of items',
+     '    for (; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff, carry);\n    carry.Flush();',
+     '    for (; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff, carry);\n    (void)0;  // MUTANT: carry.Flush() dropped'),
+    ('reduce-segment-skew-carry-unflushed', 'lib/kernels/reduce.cpp', 'Kernels::SegmentItems',
+     "the sums a segment's last streamed line left for the next segment (an output off the lines) are "
+     'not written at the end of a range of segments',
+     '    carry.Flush();\n    *first_io = first;',
+     '    (void)0;  // MUTANT: carry.Flush() dropped\n    *first_io = first;'),
     # --- lib/kernels/walk-inl.h, gather-inl.h, rows.cpp
     ('walk-last-outer-replica', 'lib/kernels/walk-inl.h', 'WalkRows',
      'the whole-output loop of a shallow plan (small outputs) skips its last outer iteration',
