@@ -288,11 +288,11 @@ HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT el
 // ---------------------------------------------------------------------------------------------
 // Streaming, for outputs much larger than the caches: the vector-aligned body of a contiguous
 // piece goes out with non-temporal stores (hn::Stream), so the output is not first read into the
-// cache; the unaligned head and tail use ordinary stores (a staged block's 16-byte pieces of them
-// streamed too: CopyStreamBlock). Pieces are long source runs (direct),
-// whole cache lines of a fill (direct, from a register), 4 KiB blocks staged in L1 by the ordinary
-// kernels, or the rows of a blocked gather's tile; ordinary and non-temporal stores share a cache
-// line only at the ends of pieces that are not line-aligned. The executor calls
+// cache; the unaligned head and tail use ordinary stores, but where consecutive pieces continue
+// one another (StreamJoin, StageStream: the line they share completed and streamed whole). Pieces
+// are long source runs (direct), whole cache lines of a fill (direct, from a register), 4 KiB
+// blocks staged in L1 by the ordinary kernels, or the rows of a blocked gather's tile; ordinary
+// and non-temporal stores share a cache line only at the ends of pieces that are not line-aligned. The executor calls
 // hwy::FlushStream() at the end of every range. SCALAR has no such stores: it uses the ordinary
 // copy.
 
@@ -306,35 +306,13 @@ HWY_INLINE size_t HeadBytes(const uint8_t* dst, size_t v) {
   return (v - reinterpret_cast<uintptr_t>(dst) % v) % v;
 }
 
-#if HWY_TARGET != HWY_SCALAR
-/// The m bytes at src to dst with 16-byte streaming stores where dst is 16-byte aligned, ordinary
-/// stores for the bytes before and after (CopyStream's head and tail).
-HWY_INLINE void StreamEdge(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t m) {
-  const hn::CappedTag<uint8_t, 16> d;
-  size_t a = HeadBytes(dst, 16);
-  if (a > m) a = m;
-  CopyBytes(dst, src, a);
-  size_t j = a;
-  for (; j + 16 <= m; j += 16) hn::Stream(hn::LoadU(d, src + j), d, dst + j);
-  CopyBytes(dst + j, src + j, m - j);
-}
-#endif
-
-/// CopyBytes with streaming stores for the aligned body. On SCALAR: CopyBytes (the planner gives
-/// streaming paths only to targets with streaming stores).
-/// kStreamEdges (CopyStreamBlock): the 16-byte-aligned pieces of the head and tail streamed too
-/// (StreamEdge), for blocks written back to back, each continuing the one before within a few
-/// microseconds (ExecuteStagedStream's 4 KiB stages): the write-combining buffer joins the two
-/// parts of the line they share. An ordinary store into a line that is not cached waits for the
-/// line to be read from memory (StreamJoin), once per block: into dst + 16 `rep2`, `rep3`, `rep4`
-/// and `rep_counts` ran at 0.85-0.88 of their aligned speed at one thread with ordinary edges on an
-/// Intel Xeon reporting family 6 model 167, 0.98-1.00 with streamed ones (0.99-1.04 at two
-/// threads), `mixed3d` and `nchw` from 0.77-0.80 to 0.89-0.91, but `promote` from 0.87 to 0.78
-/// (bench/compare --dst-offset 16, 2026-12-03). Not for pieces whose neighbours come much later
-/// (the blocked gather's rows: `strided` into dst + 16 went from 0.97 to 0.86 with its edges
-/// streamed too): there the parts of a line are streamed apart, and an ordinary store keeps the
-/// line in the cache.
-template <bool kStreamEdges = false>
+/// CopyBytes with streaming stores for the aligned body; the head and tail with ordinary stores.
+/// On SCALAR: CopyBytes (the planner gives streaming paths only to targets with streaming stores).
+/// For pieces whose neighbours in a line come much later (the blocked gather's rows): there an
+/// ordinary store keeps the line in the cache until the neighbour's (with the edges' 16-byte
+/// pieces streamed instead, `strided` into dst + 16 went from 0.97 to 0.86 of its aligned speed,
+/// an Intel Xeon reporting family 6 model 167, 2026-12-03). Pieces that continue one another in
+/// time go through StreamJoin or StageStream, which stream the lines they share whole.
 HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
   CopyBytes(dst, src, n);
@@ -346,8 +324,7 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
     CopyBytes(dst, src, n);
     return;
   }
-  if constexpr (kStreamEdges) StreamEdge(dst, src, head);
-  else CopyBytes(dst, src, head);
+  CopyBytes(dst, src, head);
   size_t i = head;
   for (; i + 2 * N <= n; i += 2 * N) {
     const auto v0 = hn::LoadU(d, src + i);
@@ -359,14 +336,8 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
     hn::Stream(hn::LoadU(d, src + i), d, dst + i);
     i += N;
   }
-  if constexpr (kStreamEdges) StreamEdge(dst + i, src + i, n - i);
-  else CopyBytes(dst + i, src + i, n - i);
+  CopyBytes(dst + i, src + i, n - i);
 #endif
-}
-
-/// CopyStream of a block that continues the one before it in time and in the output (above).
-HWY_INLINE void CopyStreamBlock(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
-  CopyStream<true>(dst, src, n);
 }
 
 /// CopyStream for a sequence of pieces of which each may continue the one before in the output
@@ -381,9 +352,7 @@ HWY_INLINE void CopyStreamBlock(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RE
 /// Call Finish before the range ends (before hwy::FlushStream). On SCALAR: ordinary copies.
 /// Not for the staged blocks (ExecuteStagedStream): there the joined line's load from line_,
 /// just written, slowed `rep3` and `narrow` into dst + 16 by 10-13% (bench/compare --dst-offset
-/// 16, 2026-11-29), where CopyStream's ordinary stores at the blocks' ends cost nothing measurable
-/// on that AMD EPYC (they did on an Intel Xeon, 2026-12-03: the blocks now go out through
-/// CopyStreamBlock, which streams their 16-byte pieces).
+/// 16, 2026-11-29, an AMD EPYC); they go out through StageStream.
 class StreamJoin {
   static constexpr size_t kLine = static_cast<size_t>(kLineBytes);
   alignas(64) uint8_t line_[kLine];  // the held bytes: the first held_ bytes of the line at at_ (pieces
@@ -440,6 +409,73 @@ class StreamJoin {
   HWY_INLINE void Finish() {
     if (at_ != nullptr) CopySmall(at_, line_, held_);
     at_ = nullptr, held_ = 0;
+  }
+};
+
+/// Streams ExecuteStagedStream's blocks, each continuing the one before in the output, in whole
+/// vectors on the output's vector boundaries wherever the output lies: a block's bytes past its
+/// last boundary are left in its stage and completed from the next block's first bytes (two
+/// loads and a blend, the next block filling the other of two stages), then streamed whole. Only
+/// the first block's head and the last block's tail (Finish) are ordinary stores. Both loads read
+/// bytes stored a block earlier: a load of bytes just stored waits for those stores to complete
+/// (StreamJoin's line buffer, loaded just after it is filled, slowed the staged paths on an AMD
+/// EPYC; a held vector loaded from the end of the block just written cost the repeats 7-8% here).
+/// Into dst + 16 on an Intel Xeon reporting family 6 model 167 (2026-12-03): with a block's edges
+/// ordinary stores (each line read from memory first) `promote`, `mixed3d` and `nchw` had run at
+/// 0.60-0.66 of their aligned speed, with the edges' 16-byte pieces streamed at 0.78-0.91.
+/// The stages must have a vector of readable bytes before and after them. Call Finish before the
+/// range ends (before hwy::FlushStream). On SCALAR: ordinary copies.
+class StageStream {
+  uint8_t* at_ = nullptr;             // the vector left unwritten (on a vector boundary), or null
+  const uint8_t* held_ = nullptr;     // its first t_ bytes, in the stage of the block before
+  size_t t_ = 0;                      // 0 < t_ < the vector's bytes while at_ is set
+
+ public:
+  /// Writes the n bytes at src (a stage) to dst. Where the call before left bytes (holding()), its
+  /// stage must be untouched until this call.
+  HWY_INLINE void Put(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
+#if HWY_TARGET == HWY_SCALAR
+    CopyBytes(dst, src, n);
+#else
+    if (n == 0) return;
+    const hn::ScalableTag<uint8_t> d;
+    const size_t N = hn::Lanes(d);
+    if (at_ != nullptr && at_ + t_ == dst && n >= N - t_) {  // completes the vector left
+      const size_t m = N - t_;
+      hn::Stream(hn::IfThenElse(hn::FirstN(d, t_), hn::LoadU(d, held_), hn::LoadU(d, src - t_)), d, at_);
+      at_ = nullptr, t_ = 0, dst += m, src += m, n -= m;
+    } else {
+      Finish();
+      const size_t head = HeadBytes(dst, N);
+      if (head >= n) {
+        CopyBytes(dst, src, n);
+        return;
+      }
+      CopyBytes(dst, src, head);
+      dst += head, src += head, n -= head;
+    }
+    size_t i = 0;  // dst on a vector boundary
+    for (; i + 2 * N <= n; i += 2 * N) {
+      const auto v0 = hn::LoadU(d, src + i);
+      const auto v1 = hn::LoadU(d, src + i + N);
+      hn::Stream(v0, d, dst + i);
+      hn::Stream(v1, d, dst + i + N);
+    }
+    if (i + N <= n) {
+      hn::Stream(hn::LoadU(d, src + i), d, dst + i);
+      i += N;
+    }
+    if (i < n) at_ = dst + i, held_ = src + i, t_ = n - i;
+#endif
+  }
+
+  /// Whether the last Put left bytes for the next (whose block must then fill the other stage).
+  HWY_INLINE bool holding() const { return at_ != nullptr; }
+
+  /// Writes the bytes left, if any, with ordinary stores (their stage still holds them).
+  HWY_INLINE void Finish() {
+    if (at_ != nullptr) CopyBytes(at_, held_, t_);
+    at_ = nullptr, held_ = nullptr, t_ = 0;
   }
 };
 

@@ -245,9 +245,12 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// address with the stores in flight by its low 12 bits first; which of the stage's loads and
 /// stores meet which streaming stores there has not been measured.)
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
-  constexpr uintptr_t kPage = 4096;
-  HWY_ALIGN uint8_t frame[kStageBytes + kPage];
-  uint8_t* const stage = frame + ((kPage - reinterpret_cast<uintptr_t>(frame) % kPage) % kPage);
+  constexpr uintptr_t kPage = 4096, kSlack = HWY_MAX_BYTES;  // StageStream reads a vector either side
+  static_assert(kStageBytes % kPage == 0, "the second stage starts on a page too");
+  HWY_ALIGN uint8_t frame[kSlack + 2 * kStageBytes + kPage + kSlack];
+  uint8_t* const stages = frame + kSlack + ((kPage - reinterpret_cast<uintptr_t>(frame + kSlack) % kPage) % kPage);
+  uint8_t* stage = stages;  // the next block fills the other stage where this one left bytes (StageStream)
+  StageStream blocks;
   const size_t isz = p.itemsize;
   const size_t cap = kStageBytes / isz;  // elements per block
   size_t fill = 0;                        // elements staged
@@ -260,14 +263,16 @@ void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
         off += take;
         n -= take;
         if (fill == cap) {
-          CopyStreamBlock(out, stage, cap * isz);
+          blocks.Put(out, stage, cap * isz);
           out += cap * isz;
           fill = 0;
+          if (blocks.holding()) stage = stage == stages ? stages + kStageBytes : stages;
         }
       }
     });
   });
-  CopyStreamBlock(out, stage, fill * isz);
+  blocks.Put(out, stage, fill * isz);
+  blocks.Finish();
 }
 
 }  // namespace
