@@ -306,6 +306,26 @@ HWY_INLINE size_t HeadBytes(const uint8_t* dst, size_t v) {
   return (v - reinterpret_cast<uintptr_t>(dst) % v) % v;
 }
 
+#if HWY_TARGET != HWY_SCALAR
+/// Streams bytes [i, n) from src to dst in whole vectors, two a step (dst + i on a vector
+/// boundary); returns where it stopped (fewer than a vector's bytes before n).
+HWY_INLINE size_t StreamVectors(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t i, size_t n) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const auto v0 = hn::LoadU(d, src + i);
+    const auto v1 = hn::LoadU(d, src + i + N);
+    hn::Stream(v0, d, dst + i);
+    hn::Stream(v1, d, dst + i + N);
+  }
+  if (i + N <= n) {
+    hn::Stream(hn::LoadU(d, src + i), d, dst + i);
+    i += N;
+  }
+  return i;
+}
+#endif
+
 /// CopyBytes with streaming stores for the aligned body; the head and tail with ordinary stores.
 /// On SCALAR: CopyBytes (the planner gives streaming paths only to targets with streaming stores).
 /// For pieces whose neighbours in a line come much later (the blocked gather's rows): there an
@@ -325,17 +345,7 @@ HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
     return;
   }
   CopyBytes(dst, src, head);
-  size_t i = head;
-  for (; i + 2 * N <= n; i += 2 * N) {
-    const auto v0 = hn::LoadU(d, src + i);
-    const auto v1 = hn::LoadU(d, src + i + N);
-    hn::Stream(v0, d, dst + i);
-    hn::Stream(v1, d, dst + i + N);
-  }
-  if (i + N <= n) {
-    hn::Stream(hn::LoadU(d, src + i), d, dst + i);
-    i += N;
-  }
+  const size_t i = StreamVectors(dst, src, head, n);
   CopyBytes(dst + i, src + i, n - i);
 #endif
 }
@@ -454,17 +464,7 @@ class StageStream {
       CopyBytes(dst, src, head);
       dst += head, src += head, n -= head;
     }
-    size_t i = 0;  // dst on a vector boundary
-    for (; i + 2 * N <= n; i += 2 * N) {
-      const auto v0 = hn::LoadU(d, src + i);
-      const auto v1 = hn::LoadU(d, src + i + N);
-      hn::Stream(v0, d, dst + i);
-      hn::Stream(v1, d, dst + i + N);
-    }
-    if (i + N <= n) {
-      hn::Stream(hn::LoadU(d, src + i), d, dst + i);
-      i += N;
-    }
+    const size_t i = StreamVectors(dst, src, 0, n);  // dst on a vector boundary
     if (i < n) at_ = dst + i, held_ = src + i, t_ = n - i;
 #endif
   }
