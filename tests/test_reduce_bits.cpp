@@ -1081,30 +1081,31 @@ TEST_CASE("float32 sums into an output at any offset from a cache line: the alig
     const char* name;
     std::function<tessera::Plan(const tessera::Options&)> plan;
     int64_t grad_elems;
+    const char* path;  // the kernel that takes the skewed path (checked on x86)
   };
   const std::vector<Case> cases = {
       {"tile_backward, 4 addends, rows of 1000",
        [](const tessera::Options& o) { return tessera::Plan::tile_backward({160, 1000}, {}, DType::float32, {40, 1000}, {4, 1}, o); },
-       160 * 1000},
+       160 * 1000, "reduce.lanes.reg.leaf"},
       {"tile_backward, 2x2 replicas, rows of 128 read whole (nchw's)",
        [](const tessera::Options& o) {
          return tessera::Plan::tile_backward({2, 4, 32, 256}, {}, DType::float32, {2, 4, 16, 128}, {1, 1, 2, 2}, o);
        },
-       2 * 4 * 32 * 256},
+       2 * 4 * 32 * 256, "reduce.lanes.reg.leaf"},
       {"tile_backward, 2x2 replicas, rows of 100",
        [](const tessera::Options& o) {
          return tessera::Plan::tile_backward({2, 3, 32, 200}, {}, DType::float32, {2, 3, 16, 100}, {1, 1, 2, 2}, o);
        },
-       2 * 3 * 32 * 200},
+       2 * 3 * 32 * 200, "reduce.lanes.reg.leaf"},
       {"repeat_backward by 4 along a middle axis, rows of 256 (the scratch row)",
        [](const tessera::Options& o) { return tessera::Plan::repeat_backward({4, 64, 256}, {}, DType::float32, {4, 16, 256}, 4, 1, o); },
-       4 * 64 * 256},
+       4 * 64 * 256, "reduce.lanes.reg.leaf"},
       {"repeat_backward, counts 0-4, rows of 256",
        [&](const tessera::Options& o) { return tessera::Plan::repeat_backward({total, 256}, {}, DType::float32, {333, 256}, counts, 0, o); },
-       total * 256},
+       total * 256, "reduce.segments"},
       {"repeat_backward, counts 0-4, rows of 40",
        [&](const tessera::Options& o) { return tessera::Plan::repeat_backward({total, 40}, {}, DType::float32, {333, 40}, counts, 0, o); },
-       total * 40},
+       total * 40, "reduce.segments"},
   };
   for (const Case& c : cases) {
     const std::string name = c.name;
@@ -1120,6 +1121,9 @@ TEST_CASE("float32 sums into an output at any offset from a cache line: the alig
         o.nontemporal = nt;
         o.max_threads = 0;
         const tessera::Plan plan = c.plan(o);
+#if HWY_ARCH_X86
+        CHECK(plan.kernel_path() == std::string(c.path));
+#endif
         const std::size_t bytes = plan.nbytes();
         // A 64-byte aligned output: the reference (the aligned paths' bits are checked above).
         // [64 bytes | up to 63 to a line | the line | offset up to 60 | the output | 64 bytes]

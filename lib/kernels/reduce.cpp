@@ -249,11 +249,13 @@ struct Kernels {
     }
   };
 #if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
-  // Float32 sums streamed where the destination is off the boundaries of a float vector (dst + 16
-  // bytes: where numpy's large arrays start): elements [j, end) of a contiguous dst, dst + j lying
-  // `o` elements (0 < o < 2N, N the accumulators' lanes) past a boundary of 2N floats, and
-  // `pair(at)` giving the float vector of elements at ... at + 2N (two vectors of sums demoted, in
-  // order). Each whole line of 2N floats between the first boundary and the last is assembled from
+  // Float32 sums streamed where the destination is off the boundaries of a float vector (of 2N
+  // floats, N the accumulators' lanes: on AVX-512 64 bytes, a cache line, and dst + 16 bytes —
+  // where numpy's large arrays start — is off them; on AVX2 dst + 16 is half a vector off, which
+  // the caller streams by halves): elements [j, end) of a contiguous dst, dst + j lying `o`
+  // elements (0 < o < 2N, o != N) past a boundary of 2N floats, and `pair(at)` giving the float
+  // vector of elements at ... at + 2N (two vectors of sums demoted, in order). Each whole "line"
+  // (float vector) of 2N floats between the first boundary and the last is assembled from
   // two consecutive pairs in registers (a rotation of lanes and a blend) and streamed on its own
   // boundary. The 2N - o elements before the first boundary: the line the previous item left in
   // `carry` completed and streamed where it ends at dst + j, else ordinary stores; the o after
@@ -680,7 +682,7 @@ struct Kernels {
                 acc[v] = hn::Add(acc[v], LoadAs(da, x[t] + v * N));
               }
 #if HWY_TARGET != HWY_SCALAR
-          if constexpr (E == Elem::f32) {
+          if constexpr (E == Elem::f32 && kSkew) {
             if (skew != 0) {  // the sums demoted into `part`, streamed from there (StreamSkewed)
               const hn::Rebind<float, DA> dh;
               const hn::Twice<decltype(dh)> df;
@@ -802,8 +804,10 @@ struct Kernels {
     const auto leaf = [&](auto k) HWY_ATTR {
       constexpr int kK = decltype(k)::value;
 #if HWY_TARGET != HWY_SCALAR
-      if (skew)
-        return RegTreeItem<kK, 0, true>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry);
+      if constexpr (E == Elem::f32) {
+        if (skew)
+          return RegTreeItem<kK, 0, true>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry);
+      }
 #endif
       RegTreeItem<kK>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry);
     };
@@ -1746,6 +1750,7 @@ struct Kernels {
   static HWY_INLINE void Item(const ReduceProblem& p, ReduceKernel k, const ItemPos& pos, const uint8_t* src, T* out,
                               bool accumulate, Scratch& s, const int64_t* qoff, SkewCarry& carry,
                               const uint8_t* ahead = nullptr) {
+    static_cast<void>(carry);  // the lanes.reg kernels' (not on scalable targets)
     switch (k) {
 #if !HWY_HAVE_SCALABLE
       case ReduceKernel::lanes_reg_leaf:

@@ -292,9 +292,9 @@ HWY_INLINE void Fill16(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT el
 // one another (StreamJoin, StageStream: the line they share completed and streamed whole). Pieces
 // are long source runs (direct), whole cache lines of a fill (direct, from a register), 4 KiB
 // blocks staged in L1 by the ordinary kernels, or the rows of a blocked gather's tile; ordinary
-// and non-temporal stores share a cache line only at the ends of pieces that are not line-aligned. The executor calls
-// hwy::FlushStream() at the end of every range. SCALAR has no such stores: it uses the ordinary
-// copy.
+// and non-temporal stores share a cache line only at the ends of pieces that are not
+// line-aligned. The executor calls hwy::FlushStream() at the end of every range. SCALAR has no
+// such stores: it uses the ordinary copy.
 
 // Lambdas called once per row: inlined into their kernel even where they are large.
 #ifndef TESSERA_ROW_INLINE
