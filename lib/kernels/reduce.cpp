@@ -248,6 +248,13 @@ struct Kernels {
       next = nullptr;
     }
   };
+  // Where StreamSkewed takes a float32 output at p: the elements p lies past a boundary of a
+  // whole float vector (2N floats), where that is not 0 nor half of it (p 4-byte aligned); else 0.
+  static HWY_INLINE int64_t SkewOf(const void* p) {
+    constexpr uintptr_t kLine = 2 * hn::MaxLanes(DA()) * sizeof(float);
+    const uintptr_t off = reinterpret_cast<uintptr_t>(p) % kLine;
+    return off % sizeof(float) == 0 && off != kLine / 2 ? static_cast<int64_t>(off / sizeof(float)) : 0;
+  }
 #if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
   // Float32 sums streamed where the destination is off the boundaries of a float vector (of 2N
   // floats, N the accumulators' lanes: on AVX-512 64 bytes, a cache line, and dst + 16 bytes —
@@ -623,9 +630,8 @@ struct Kernels {
             return reinterpret_cast<uintptr_t>(dst + at) % (2 * N * sizeof(float)) == 0;
           };
           if constexpr (kSkew) {
-            const uintptr_t off = reinterpret_cast<uintptr_t>(dst + j) % (2 * N * sizeof(float));
-            if (off % sizeof(float) == 0 && off != 0 && off != N * sizeof(float)) {  // off every boundary
-              return StreamSkewed(dst, j, end, static_cast<int64_t>(off / sizeof(float)), [&](int64_t at) HWY_ATTR {
+            if (const int64_t o = SkewOf(dst + j); o != 0) {  // off every boundary
+              return StreamSkewed(dst, j, end, o, [&](int64_t at) HWY_ATTR {
                 const auto s0 = PlusZero(sum(at)), s1 = PlusZero(sum(at + N));
                 return hn::Combine(df, hn::DemoteTo(dh, s1), hn::DemoteTo(dh, s0));
               }, carry);
@@ -658,11 +664,7 @@ struct Kernels {
         // Float32 sums streamed into a dst off the boundaries of whole and half float vectors: the
         // elements dst lies past a whole one (StreamSkewed's o), else 0.
         int64_t skew = 0;
-        if constexpr (E == Elem::f32 && kFixedWidth && kSkew) {
-          const uintptr_t off = reinterpret_cast<uintptr_t>(dst) % (2 * N * sizeof(float));
-          if (stream && !accumulate && off % sizeof(float) == 0 && off != N * sizeof(float))
-            skew = static_cast<int64_t>(off / sizeof(float));
-        }
+        if constexpr (E == Elem::f32 && kFixedWidth && kSkew) skew = stream && !accumulate ? SkewOf(dst) : 0;
         static_cast<void>(skew);
         if (nv > 0) TESSERA_COUNT_VARIANT(lanes_reg_leaf_rows);  // else only the tail below runs
         // A constant count of vectors when the item fills them (its sums then stay in registers;
@@ -795,11 +797,7 @@ struct Kernels {
     // was (with the skewed path in them, outer_bwd's aligned items took 1.03-1.04x as long).
 #if HWY_TARGET != HWY_SCALAR
     bool skew = false;
-    if constexpr (E == Elem::f32) {
-      constexpr uintptr_t kLine = 2 * hn::MaxLanes(DA()) * sizeof(float);
-      const uintptr_t off = reinterpret_cast<uintptr_t>(dst) % kLine;
-      skew = stream && !accumulate && nred <= kLeaf && off % sizeof(float) == 0 && off != 0 && off != kLine / 2;
-    }
+    if constexpr (E == Elem::f32) skew = stream && !accumulate && nred <= kLeaf && SkewOf(dst) != 0;
 #endif
     const auto leaf = [&](auto k) HWY_ATTR {
       constexpr int kK = decltype(k)::value;
@@ -1892,10 +1890,8 @@ struct Kernels {
 #if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
         if constexpr (E == Elem::f32) {
           const hn::Twice<hn::Rebind<float, DA>> df;
-          constexpr uintptr_t kLine = hn::MaxLanes(decltype(df)()) * sizeof(float);
-          const uintptr_t off = reinterpret_cast<uintptr_t>(d) % kLine;
-          if (one.stream && off % sizeof(float) == 0 && off != 0 && off != kLine / 2)
-            j = StreamSkewed(reinterpret_cast<float*>(d), 0, cursor.pos.n, static_cast<int64_t>(off / sizeof(float)),
+          if (const int64_t o = one.stream ? SkewOf(d) : 0; o != 0)
+            j = StreamSkewed(reinterpret_cast<float*>(d), 0, cursor.pos.n, o,
                              [&](int64_t) HWY_ATTR { return hn::Zero(df); }, &carry);
         }
 #endif
