@@ -20,7 +20,8 @@
 // integers, so the reductions' sums are exact in any order); a difference stops the run. With
 // --dst-offset N, B's output starts N bytes past a 64-byte boundary and A's on one: given the same
 // library twice, the rows measure what an unaligned destination costs (numpy's large arrays start
-// 16 bytes into a line).
+// 16 bytes into a line). With --src-offset N, B's input starts N bytes past a 64-byte boundary and
+// A's on one (both offsets 16: a numpy array tiled into another).
 //
 // The timing alternates at fine grain: a round is one batch of each library (ABBA order over two
 // rounds, so neither always runs first; the two output buffers traded every two rounds, so neither
@@ -373,7 +374,7 @@ std::string fmt_time(double ns) {
 void usage(FILE* f) {
   std::fprintf(f,
                "tessera_compare --a LIB --b LIB --cases FILE [--label-a NAME] [--label-b NAME] [--filter REGEX]\n"
-               "                [--threads LIST] [--seconds S] [--dst-offset N]\n"
+               "                [--threads LIST] [--seconds S] [--dst-offset N] [--src-offset N]\n"
                "  Loads two libtessera builds in one process and times them alternately, case by case.\n"
                "  --a, --b LIB       the two libraries (A: the baseline, B: the one compared with it)\n"
                "  --cases FILE       the cases (bench/cases.json)\n"
@@ -382,6 +383,7 @@ void usage(FILE* f) {
                "  --seconds S        time per row and library (default 0.25)\n"
                "  --dst-offset N     B's output starts N bytes (0-4095) past a 64-byte boundary, A's on one\n"
                "                     (with --a and --b the same library: the cost of an unaligned output)\n"
+               "  --src-offset N     B's input starts N bytes (0-4095) past a 64-byte boundary, A's on one\n"
                "Prints per row each one's median time per call and B's speed over A (time(A)/time(B) per\n"
                "round: > 1 means B is faster) with its 95%% interval, then the geometric mean.\n");
 }
@@ -395,6 +397,7 @@ int main(int argc, char** argv) {
   std::vector<int> threads;
   double seconds = 0.25;
   long dst_offset = 0;  // B's output: this many bytes past a 64-byte boundary (A's: on one)
+  long src_offset = 0;  // B's input: this many bytes past a 64-byte boundary (A's: on one)
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -408,12 +411,13 @@ int main(int argc, char** argv) {
     else if (arg == "--cases") cases_path = value();
     else if (arg == "--filter") filter = value();
     else if (arg == "--seconds") seconds = std::atof(value().c_str());
-    else if (arg == "--dst-offset") {
+    else if (arg == "--dst-offset" || arg == "--src-offset") {
       const std::string v = value();
       char* end = nullptr;
-      dst_offset = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || dst_offset < 0 || dst_offset > 4095)
-        die("--dst-offset: '" + v + "' is not a byte count from 0 to 4095");
+      long& offset = arg == "--dst-offset" ? dst_offset : src_offset;
+      offset = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || offset < 0 || offset > 4095)
+        die(arg + ": '" + v + "' is not a byte count from 0 to 4095");
     }
     else if (arg == "--threads") {
       const std::string list = value();
@@ -447,6 +451,8 @@ int main(int argc, char** argv) {
               a.version ? a.version() : "?", b.label.c_str(), b.path.c_str(), b.version ? b.version() : "?");
   if (dst_offset != 0)
     std::printf("A's output starts on a 64-byte boundary, B's %ld bytes past one.\n", dst_offset);
+  if (src_offset != 0)
+    std::printf("A's input starts on a 64-byte boundary, B's %ld bytes past one.\n", src_offset);
   std::printf("ratio = time(A) / time(B), the median of %g s of ABBA rounds per row: > 1 means B is faster;\n"
               "[lo, hi] its 95%% interval. `plan`: tessera_plan_execute into a touched output; `one-shot`: the\n"
               "C call with its planning (outputs <= 64 KiB).\n\n",
@@ -483,8 +489,16 @@ int main(int argc, char** argv) {
       srcs.push_back(std::make_unique<Buffer>(c.input_bytes));
       std::memcpy(srcs.back()->p, srcs[0]->p, c.input_bytes);
     }
+    // B's copies of the input, --src-offset bytes past a 64-byte boundary (without it, A's own).
+    const size_t soff = static_cast<size_t>(src_offset);
+    std::vector<std::unique_ptr<Buffer>> srcs_b;
+    for (size_t k = 0; soff != 0 && k < ncopies; ++k) {
+      srcs_b.push_back(std::make_unique<Buffer>(c.input_bytes, soff));
+      std::memcpy(srcs_b.back()->p + soff, srcs[0]->p, c.input_bytes);
+    }
     size_t next_src = 0;
     const auto src = [&] { return srcs[next_src++ % srcs.size()]->p; };  // the next copy, for either library
+    const auto src_b = [&] { return soff == 0 ? src() : srcs_b[next_src++ % srcs_b.size()]->p + soff; };
     // Both buffers have room for B's offset: they are traded between A and B (see measure()), and
     // each library keeps its own place in whichever it writes.
     const size_t off = static_cast<size_t>(dst_offset);
@@ -514,7 +528,7 @@ int main(int argc, char** argv) {
               if (s != 0) die(a.label + ": case " + c.name + " failed: " + a.error());
             };
             auto run_b = [&] {
-              unsigned char* in = src();
+              unsigned char* in = src_b();
               const Status s = mode == 0 ? b.plan_execute(pb, in, out_b, c.out_bytes) : ob(in, out_b, c.out_bytes);
               if (s != 0) die(b.label + ": case " + c.name + " failed: " + b.error());
             };

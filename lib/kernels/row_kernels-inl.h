@@ -91,6 +91,28 @@ HWY_INLINE void CopyBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT
   if (i < n) hn::StoreU(hn::LoadU(d, src + n - N), d, dst + n - N);
 }
 
+/// CopyBytes with the stores on the destination's vector boundaries: for `n` of at least four
+/// vectors into a `dst` off a boundary, one vector at `dst`, the rest from the first boundary on
+/// (the last vector ends at `n`), so that only the first and the last store straddle two cache
+/// lines (where the source lies as far past a boundary as `dst`, the loads fall on boundaries
+/// too). For copies from an input into an output (or a stage of one) that starts anywhere: numpy's
+/// large arrays start 16 bytes into a line. Not for copies from bytes just written (a doubling
+/// fill): loads off the stores' boundaries wait for those stores.
+HWY_INLINE void CopyBytesToBoundaries(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  const size_t skew = reinterpret_cast<uintptr_t>(dst) & (N - 1);
+  if (skew == 0 || n < 4 * N) {
+    CopyBytes(dst, src, n);
+    return;
+  }
+  hn::StoreU(hn::LoadU(d, src), d, dst);  // the first vector, past the first boundary
+  size_t i = N - skew;
+  for (; i + 4 * N <= n; i += 4 * N) Copy4Vectors(d, N, dst + i, src + i);
+  for (; i + N <= n; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  if (i < n) hn::StoreU(hn::LoadU(d, src + (n - N)), d, dst + (n - N));  // the last vector, ending at n
+}
+
 /// Stores the vector `v` (whose bytes repeat with a period dividing its size) over `nbytes` bytes
 /// of `dst`, where `nbytes` is a multiple of that period.
 template <class D, class V>
@@ -157,13 +179,13 @@ HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint
     return;
   }
   size_t first = run_bytes - phase < nbytes ? run_bytes - phase : nbytes;
-  CopyBytes(dst, run + phase, first);
+  CopyBytesToBoundaries(dst, run + phase, first);
   if (first == nbytes) return;
   if (run_bytes >= static_cast<size_t>(kLongRunBytes)) {
     TESSERA_COUNT_VARIANT(fill_pattern_long_runs);
     size_t done = first;
-    for (; done + run_bytes <= nbytes; done += run_bytes) CopyBytes(dst + done, run, run_bytes);
-    if (done < nbytes) CopyBytes(dst + done, run, nbytes - done);
+    for (; done + run_bytes <= nbytes; done += run_bytes) CopyBytesToBoundaries(dst + done, run, run_bytes);
+    if (done < nbytes) CopyBytesToBoundaries(dst + done, run, nbytes - done);
     return;
   }
   // Complete one period in dst (it starts at `phase`), then double it up to a block.

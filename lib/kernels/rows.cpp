@@ -231,8 +231,7 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// which is streamed to the output each time it fills (StageStream). Small blocks keep the memory
 /// busy while the next block is generated. Where a block leaves bytes past its last vector
 /// boundary (an output off the vectors), the next block fills a second stage, the page after.
-/// The stage starts on a 4 KiB boundary (a page of the stack, offset 0 in it), whatever the output's
-/// address: its page offset decides how fast the staged paths run. rep_counts (segments.nt) took
+/// Where the stage starts in its page decides how fast the staged paths run. rep_counts (segments.nt) took
 /// 4.5 ms with the stage at page offset 0 and up to 7.6 ms at others, in steps of 256 bytes
 /// (tessera_probes, one process per offset, its output at offset 0, 2026-11-28), so the stack's
 /// place, which the OS randomizes, decided its speed from one process to the next; the stage was
@@ -242,14 +241,23 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// its line every vector the row functions stored into the stage straddled two lines (`promote`,
 /// `mixed3d`, `nchw` into dst + 16 at 0.60-0.66). With the stage at page offset 0, `rep3` runs as
 /// fast (0.97-1.07) with the source and the output at any of the offsets tried (bench/compare
-/// --dst-offset 16, 64, 2048 and a program placing both, 2026-11-29). (The CPU compares a load's
-/// address with the stores in flight by its low 12 bits first; which of the stage's loads and
-/// stores meet which streaming stores there has not been measured.)
+/// --dst-offset 16, 64, 2048 and a program placing both, 2026-11-29). Since StageStream (the
+/// stages' bytes joined across blocks), an output off its lines ran slower with the stage at page
+/// offset 0: `promote` into dst + 16 at 0.89-0.90 of its aligned speed, `mixed3d` and `nchw`
+/// 0.92-0.95, the cost following the output's page offset (dst + 64 and + 128 at 0.94, + 1024 and
+/// + 2048 at 1.00). The CPU compares a load's address with the stores in flight by its low 12 bits
+/// first, so the stages now start half a page from the output's page offset (rounded down to a
+/// line): one thread into dst + 16 then runs `promote`, `mixed3d` and `nchw` at 0.99-1.00, and into
+/// aligned outputs (stages at page offset 2048 instead of 0) every case of bench/compare within 3%
+/// (the Xeon reporting family 6 model 167, 2026-12-03,
+/// bench/results/2026-12-03-xeon-f6m167/compare-dst16-stage-apart.txt).
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   constexpr uintptr_t kPage = 4096, kSlack = HWY_MAX_BYTES;  // StageStream reads a vector either side
   static_assert(kStageBytes % kPage == 0, "the second stage starts on a page too");
-  HWY_ALIGN uint8_t frame[kSlack + 2 * kStageBytes + kPage + kSlack];
-  uint8_t* const stages = frame + kSlack + ((kPage - reinterpret_cast<uintptr_t>(frame + kSlack) % kPage) % kPage);
+  HWY_ALIGN uint8_t frame[kSlack + 2 * kStageBytes + 2 * kPage + kSlack];
+  // Half a page from the output's own page offset (rounded down to a line), the first stage after a page boundary.
+  const uintptr_t apart = ((reinterpret_cast<uintptr_t>(out) + kPage / 2) % kPage) / 64 * 64;
+  uint8_t* const stages = frame + kSlack + ((kPage - reinterpret_cast<uintptr_t>(frame + kSlack) % kPage) % kPage) + apart;
   uint8_t* stage = stages;  // the next block fills the other stage where this one left bytes (StageStream)
   StageStream blocks;
   const size_t isz = p.itemsize;

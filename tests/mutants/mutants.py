@@ -214,6 +214,11 @@ MUTANTS = [
      "the vector two staged blocks share takes the next block's bytes one byte late",
      'hn::LoadU(d, held_), hn::LoadU(d, src - t_)), d, at_);',
      'hn::LoadU(d, held_), hn::LoadU(d, src - t_ + 1)), d, at_);'),
+    ('copy-boundaries-head-dropped', 'lib/kernels/row_kernels-inl.h', 'CopyBytesToBoundaries',
+     'a long run copied into an output off its vectors leaves the bytes before its first vector '
+     'boundary unwritten',
+     '  hn::StoreU(hn::LoadU(d, src), d, dst);  // the first vector, past the first boundary',
+     '  (void)0;  // MUTANT: the first vector not stored'),
     # --- (2) one replica not written
     ('pattern-replica-skipped', 'lib/kernels/row_kernels-inl.h', 'FillPattern',
      'a long-run pattern row leaves one replica of its run unwritten (when two or more follow the first)',
