@@ -16,8 +16,9 @@
 //   strided     tile of a transposed float32 (1024, 4096) view by (2, 2) (the strided case):
 //               tessera's plan; 16x16 register transposes streamed as 64-byte pieces (with and
 //               without prefetching the next block) or staged into 256-byte rows; as bounds, the
-//               64-byte pieces' loads and streams without the shuffles (its bytes in its order),
-//               and the source read in memory order with each line streamed 4 times
+//               loads and streams of 16, 32 or 64 rows per tile in 64-byte to 1 KiB pieces without
+//               the shuffles (the bytes in the gather's order: tessera's plan takes 32 rows, 256-byte
+//               pieces), and the source read in memory order with each line streamed 4 times
 //   inner_bwd   tile_backward of (2048, 8192) float32 to (2048, 2048) (the inner_bwd case), and
 //   rep_mid_bwd repeat_backward of (64, 1024, 256) float32 by 4 along axis 1 (the rep_mid_bwd case;
 //               the same sums of four rows, of 1 KiB): tessera's plan; the read alone in the plain
@@ -385,22 +386,25 @@ PROBE_TARGET inline void transpose16(__m512 r[16]) {
 // in pieces of kBlocks * 64 bytes (kBlocks = 1: 64-byte pieces; 4: 256-byte pieces). Without
 // kTranspose, the same loads, stores and streams in the same order with the 16x16 block's shuffles
 // left out (a wrong output): what the gather's bytes in its order cost without its instructions.
-template <int kBlocks, bool kTranspose = true>
+// kRowBlocks 16-row blocks per tile (kRowBlocks = 2: 32 rows, two lines of each source column).
+template <int kBlocks, bool kTranspose = true, int kRowBlocks = 1>
 PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64_t J, bool prefetch) {
   const int64_t ow = 2 * J;
-  alignas(64) static float stage[16][16 * kBlocks];
-  for (int64_t i0 = 0; i0 < I; i0 += 16)
+  constexpr int kRows = 16 * kRowBlocks;
+  alignas(64) static float stage[kRows][16 * kBlocks];
+  for (int64_t i0 = 0; i0 < I; i0 += kRows)
     for (int64_t j0 = 0; j0 < J; j0 += 16 * kBlocks) {
-      for (int b = 0; b < kBlocks; ++b) {
-        __m512 r[16];
-        const int64_t j = j0 + 16 * b;
-        if (prefetch && j + 16 < J)
-          for (int k = 0; k < 16; ++k) _mm_prefetch(reinterpret_cast<const char*>(base + (j + 16 + k) * I + i0), _MM_HINT_T0);
-        for (int k = 0; k < 16; ++k) r[k] = _mm512_loadu_ps(base + (j + k) * I + i0);
-        if constexpr (kTranspose) transpose16(r);
-        for (int m = 0; m < 16; ++m) _mm512_store_ps(&stage[m][16 * b], r[m]);
-      }
-      for (int m = 0; m < 16; ++m)
+      for (int b = 0; b < kBlocks; ++b)
+        for (int rb = 0; rb < kRowBlocks; ++rb) {
+          __m512 r[16];
+          const int64_t j = j0 + 16 * b, i = i0 + 16 * rb;
+          if (prefetch && j + 16 < J)
+            for (int k = 0; k < 16; ++k) _mm_prefetch(reinterpret_cast<const char*>(base + (j + 16 + k) * I + i), _MM_HINT_T0);
+          for (int k = 0; k < 16; ++k) r[k] = _mm512_loadu_ps(base + (j + k) * I + i);
+          if constexpr (kTranspose) transpose16(r);
+          for (int m = 0; m < 16; ++m) _mm512_store_ps(&stage[16 * rb + m][16 * b], r[m]);
+        }
+      for (int m = 0; m < kRows; ++m)
         for (int rep = 0; rep < 4; ++rep) {
           float* o = out + (i0 + m + (rep & 2 ? I : 0)) * ow + j0 + (rep & 1 ? J : 0);
           for (int b = 0; b < kBlocks; ++b) _mm512_stream_ps(o + 16 * b, _mm512_load_ps(&stage[m][16 * b]));
@@ -446,6 +450,12 @@ void probe_strided(int rounds) {
       {"16x16 transposes, 64-byte pieces, prefetch", [&] { transpose_tile<1>(base, out, I, J, true); }, {}},
       {"16x16 transposes staged, 256-byte pieces", [&] { transpose_tile<4>(base, out, I, J, false); }, {}},
       {"bound: 64-byte pieces' loads and streams, no shuffles", [&] { transpose_tile<1, false>(base, out, I, J, false); }, {}},
+      {"bound: 256-byte pieces' loads and streams, no shuffles", [&] { transpose_tile<4, false>(base, out, I, J, false); }, {}},
+      {"bound: 512-byte pieces' loads and streams, no shuffles", [&] { transpose_tile<8, false>(base, out, I, J, false); }, {}},
+      {"bound: 1 KiB pieces' loads and streams, no shuffles", [&] { transpose_tile<16, false>(base, out, I, J, false); }, {}},
+      {"bound: 32 rows, 256-byte pieces, no shuffles", [&] { transpose_tile<4, false, 2>(base, out, I, J, false); }, {}},
+      {"bound: 64 rows, 256-byte pieces, no shuffles", [&] { transpose_tile<4, false, 4>(base, out, I, J, false); }, {}},
+      {"bound: 64 rows, 64-byte pieces, no shuffles", [&] { transpose_tile<1, false, 4>(base, out, I, J, false); }, {}},
       {"bound: source read in order, streamed to 4 quarters", [&] { read_stream_four(base, out, I * J); }, {}},
   };
   report("strided: tile of a transposed (1024, 4096) float32 by (2, 2) (64 MiB out)", rows, "stream (limit)",

@@ -84,20 +84,92 @@ HWY_INLINE void StreamJoinedRows(uint8_t* HWY_RESTRICT dst, const uint8_t* tile,
 }
 #endif
 
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+/// Rows of 4-byte elements transposed a whole vector at a time (TransposeWide): the vector's lanes.
+constexpr int64_t kWideRows = static_cast<int64_t>(hn::MaxLanes(hn::ScalableTag<uint32_t>()));
+static_assert(kWideRows == 8 || kWideRows == 16, "TransposeWide handles two or four 128-bit blocks");
+
+/// Transposes a kWideRows x kWideRows block of 4-byte elements (W = kWideRows: 16 on AVX-512, 8 on
+/// AVX2): vector j, loaded from src + j * st bytes, holds column j of W consecutive rows (a
+/// transposed view's source line); row v (W elements, one whole vector) is stored at
+/// dst + v * pitch bytes. 4 x 4 transposes within each 128-bit block, then the blocks exchanged
+/// between vectors. One load and one store per W elements, where the 4 x 4 path of GatherTile takes
+/// one per four: `strided` 1.10x as fast at 1 and 2 threads with the tile's 16 rows (bench/compare,
+/// the Xeon reporting family 6 model 167, 2026-12-03), 1.18x / 1.21x with 32 (ExecuteGather).
+HWY_INLINE void TransposeWide(const uint8_t* src, int64_t st, uint8_t* HWY_RESTRICT dst, int64_t pitch) {
+  const hn::ScalableTag<uint32_t> d;
+  const hn::Repartition<uint64_t, decltype(d)> d64;
+  const hn::Repartition<uint8_t, decltype(d)> d8;
+  constexpr int64_t W = kWideRows;
+  using V = hn::Vec<decltype(d)>;
+  V r[W], t[W];
+  for (int64_t j = 0; j < W; ++j) r[j] = hn::BitCast(d, hn::LoadU(d8, src + j * st));  // bytes: any alignment
+  // t[g + k], block i: row 4i + k of columns g .. g + 3.
+  for (int64_t g = 0; g < W; g += 4) {
+    const auto ab_lo = hn::BitCast(d64, hn::InterleaveLower(d, r[g], r[g + 1]));
+    const auto ef_lo = hn::BitCast(d64, hn::InterleaveLower(d, r[g + 2], r[g + 3]));
+    const auto ab_hi = hn::BitCast(d64, hn::InterleaveUpper(d, r[g], r[g + 1]));
+    const auto ef_hi = hn::BitCast(d64, hn::InterleaveUpper(d, r[g + 2], r[g + 3]));
+    t[g] = hn::BitCast(d, hn::InterleaveLower(d64, ab_lo, ef_lo));
+    t[g + 1] = hn::BitCast(d, hn::InterleaveUpper(d64, ab_lo, ef_lo));
+    t[g + 2] = hn::BitCast(d, hn::InterleaveLower(d64, ab_hi, ef_hi));
+    t[g + 3] = hn::BitCast(d, hn::InterleaveUpper(d64, ab_hi, ef_hi));
+  }
+  const auto store = [&](int64_t row, V v) { hn::StoreU(v, d, reinterpret_cast<uint32_t*>(dst + row * pitch)); };
+  for (int64_t k = 0; k < 4; ++k) {
+    if constexpr (W == 8) {  // blocks [a0 a1], [b0 b1] -> rows k: [a0 b0], 4 + k: [a1 b1]
+      store(k, hn::ConcatLowerLower(d, t[4 + k], t[k]));
+      store(4 + k, hn::ConcatUpperUpper(d, t[4 + k], t[k]));
+    } else {  // blocks of a, b, c, e (t[k], t[4 + k], t[8 + k], t[12 + k]) -> row 4i + k: [ai bi ci ei]
+      const V a = t[k], b = t[4 + k], c = t[8 + k], e = t[12 + k];
+      const V ab_even = hn::OddEvenBlocks(hn::SwapAdjacentBlocks(b), a);  // a0 b0 a2 b2
+      const V ab_odd = hn::OddEvenBlocks(b, hn::SwapAdjacentBlocks(a));   // a1 b1 a3 b3
+      const V ce_even = hn::OddEvenBlocks(hn::SwapAdjacentBlocks(e), c);
+      const V ce_odd = hn::OddEvenBlocks(e, hn::SwapAdjacentBlocks(c));
+      store(k, hn::ConcatLowerLower(d, ce_even, ab_even));
+      store(4 + k, hn::ConcatLowerLower(d, ce_odd, ab_odd));
+      store(8 + k, hn::ConcatUpperUpper(d, ce_even, ab_even));
+      store(12 + k, hn::ConcatUpperUpper(d, ce_odd, ab_odd));
+    }
+  }
+}
+#else
+constexpr int64_t kWideRows = 0;  // no TransposeWide on this target
+#endif
+
 /// Rows of a blocked gather tile: row u's columns [c0, c0 + nc) go to tile + u * pitch bytes.
-/// Where four (4-byte elements) or two (8-byte) consecutive distinct rows are consecutive source
-/// elements (`packed[u / L]`: a transposed view), a block of L rows x L columns is loaded as L
-/// vectors down the columns and transposed in registers; everything else is copied element by
-/// element, column by column (each source line read is used up by the rows sharing it).
+/// Where every kWideRows consecutive distinct rows of 4-byte elements are consecutive source
+/// elements (`wide`: a transposed view, on AVX2 and AVX-512), blocks of kWideRows rows x
+/// kWideRows columns are transposed a vector at a time (TransposeWide). Else where four (4-byte
+/// elements) or two (8-byte) consecutive distinct rows are (`packed[u / L]`), a block of L rows x
+/// L columns is loaded as L 16-byte vectors down the columns and transposed in registers;
+/// everything else is copied element by element, column by column (each source line read is used
+/// up by the rows sharing it).
 template <class Elem>
-HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, int64_t D, int64_t c0, int64_t nc,
-                           int64_t st, int64_t isz, int64_t pitch, int64_t ahead, Elem elem,
+HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, bool wide, int64_t D, int64_t c0,
+                           int64_t nc, int64_t st, int64_t isz, int64_t pitch, int64_t ahead, Elem elem,
                            uint8_t* HWY_RESTRICT tile) {
   (void)packed;
+  (void)wide;
   (void)ahead;  // unused where no vector transpose applies
   int64_t c = 0;
 #if HWY_TARGET != HWY_SCALAR
   constexpr size_t kSize = Elem::kFixed;
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kSize == 4) {
+    if (wide) {
+      for (; c + kWideRows <= nc; c += kWideRows) {
+        const int64_t off = (c0 + c) * st;
+        for (int64_t u = 0; u < D; u += kWideRows) {
+          if (ahead != 0) {  // the same columns of the next block: one line per 64 bytes of rows
+            for (int64_t j = 0; j < kWideRows; ++j) __builtin_prefetch(uniq[u] + off + ahead + j * st, 0, 2);
+          }
+          TransposeWide(uniq[u] + off, st, tile + u * pitch + c * isz, pitch);
+        }
+      }
+    }
+  }
+#endif
   if constexpr (kSize == 4 || kSize == 8) {
     constexpr int64_t L = 16 / kSize;
     using T = hwy::UnsignedFromSize<kSize>;
@@ -197,7 +269,12 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
   // line of a transposed source's column per block (64 / isz rows), each line read once. 16 rows
   // of 4-byte elements against 128: `strided` 1.07-1.14x faster at 1 thread, 1.02-1.10x at 2;
   // `bc_transposed` 1.05-1.09x and 1.00-1.09x (three comparisons, 2026-11-28, AMD family 25; 32
-  // and 64 rows measured between them).
+  // and 64 rows measured between them). With TransposeWide (4-byte elements, AVX2 and AVX-512)
+  // two lines of each column per block, 32 rows: `strided` 1.18x / 1.25x the 4 x 4 transposes of
+  // 16 rows (1 / 2 threads), 16 rows with TransposeWide 1.10x / 1.10x, 64 rows 1.20x / 1.24x;
+  // in tessera_probes the loads and streams of this order without the shuffles, 16 rows: 54-74% of
+  // `stream` as the machine's load varied, 32 rows: 68%, 64 rows: 71% (where 16 rows gave 54%)
+  // (the Xeon reporting family 6 model 167, 2026-12-03; not measured on an AMD core).
   constexpr int64_t kTileRowBytes = 256, kMaxDistinct = 64, kMaxGroup = 1024, kHash = 2048;
   const int64_t C = kTileRowBytes / isz;
   HWY_ALIGN uint8_t tile_bytes[kMaxDistinct * kTileRowBytes];
@@ -224,7 +301,8 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
 #endif
   uint8_t* const tile = joined ? tile_bytes + kTileRowBytes : tile_bytes;
   const int64_t distinct =
-      std::min<int64_t>(joined ? kMaxDistinct - 2 : kMaxDistinct, std::max<int64_t>(16, kLineBytes / isz));
+      std::min<int64_t>(joined ? kMaxDistinct - 2 : kMaxDistinct,
+                        isz == 4 && kWideRows != 0 ? 2 * kLineBytes / isz : std::max<int64_t>(16, kLineBytes / isz));
 
   // Longer streamed rows of whole lines whose elements start element-aligned off the line (every
   // row the same, e.g. numpy's dst + 16): a first block of `shift` columns up to the line, so the
@@ -271,6 +349,11 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
       which[g++] = static_cast<uint16_t>(slot[h] - 1);
       at.Advance(p, 1);
     }
+    bool wide = isz == 4 && kWideRows != 0 && D % (kWideRows != 0 ? kWideRows : 1) == 0;
+    for (int64_t u = 0; wide && u < D; u += kWideRows)  // TransposeWide's blocks of kWideRows rows
+      for (int64_t v = 1; wide && v < kWideRows; ++v)
+        wide = reinterpret_cast<uintptr_t>(uniq[u + v]) - reinterpret_cast<uintptr_t>(uniq[u]) ==
+               static_cast<uintptr_t>(v * isz);
     if (isz == 4 || isz == 8) {  // the register transposes' blocks of L = 16 / isz rows
       const int64_t L = 16 / isz;
       for (int64_t u = 0; u + L <= D; u += L) {
@@ -285,7 +368,7 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
       nc = c0 == 0 && shift != 0 ? shift : c0 + C < row_elems ? C : row_elems - c0;
       // Prefetch the next block's source lines while this one is copied (if it is whole).
       const int64_t ahead = c0 + 2 * C <= row_elems ? C * st : 0;
-      GatherTile(uniq, packed, D, c0, nc, st, isz, kTileRowBytes, ahead, elem, tile);
+      GatherTile(uniq, packed, wide, D, c0, nc, st, isz, kTileRowBytes, ahead, elem, tile);
       // Write the tile's rows out contiguously: the destination rows may be a power of two apart,
       // and element-wise stores down a column would fight over the same cache sets.
       uint8_t* d = o + c0 * isz;

@@ -219,6 +219,10 @@ MUTANTS = [
      'boundary unwritten',
      '  hn::StoreU(hn::LoadU(d, src), d, dst);  // the first vector, past the first boundary',
      '  (void)0;  // MUTANT: the first vector not stored'),
+    ('transpose-wide-block-swapped', 'lib/kernels/gather-inl.h', 'TransposeWide',
+     "a transposed view's rows 4..7 of each 16 x 16 block (AVX-512) get blocks of the wrong rows",
+     '      store(4 + k, hn::ConcatLowerLower(d, ce_odd, ab_odd));',
+     '      store(4 + k, hn::ConcatLowerLower(d, ce_even, ab_odd));'),
     # --- (2) one replica not written
     ('pattern-replica-skipped', 'lib/kernels/row_kernels-inl.h', 'FillPattern',
      'a long-run pattern row leaves one replica of its run unwritten (when two or more follow the first)',
