@@ -360,6 +360,11 @@ std::vector<Case> large_cases() {
       streamed({"large blocked gather, transposed, tiled", {133, 451}, {4, 133 * 4}, 4, {2, 2}, "gather.4.blocked"}),
       streamed({"large blocked gather, transposed 8-byte", {97, 211}, {8, 97 * 8}, 8, {3, 1}, "gather.8.blocked"}),
       streamed({"large blocked gather, transposed 16-byte", {70, 233}, {16, 70 * 16}, 16, {1, 3}, "gather.16.blocked"}),
+      // Rows of whole lines longer than a tile block: into a destination off its lines, the line
+      // each row shares with the next is assembled from both and streamed (with and without
+      // replicas of each row).
+      streamed({"large blocked gather, transposed, rows of 640 bytes", {500, 160}, {4, 2000}, 4, {2, 1}, "gather.4.blocked"}),
+      streamed({"large blocked gather, transposed, tiled, rows of 768 bytes", {260, 96}, {4, 1040}, 4, {2, 2}, "gather.4.blocked"}),
       // Streamed blocked gathers whose rows fit one tile block: a group's rows go out as one run,
       // whole vectors at aligned addresses joined across the rows' ends.
       streamed({"blocked gather, transposed, rows of 200 bytes", {300, 50}, {4, 1200}, 4, {3, 1}, "gather.4.blocked"}),

@@ -350,11 +350,12 @@ HWY_INLINE size_t StreamVectors(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RE
 
 /// CopyBytes with streaming stores for the aligned body; the head and tail with ordinary stores.
 /// On SCALAR: CopyBytes (the planner gives streaming paths only to targets with streaming stores).
-/// For pieces whose neighbours in a line come much later (the blocked gather's rows): there an
-/// ordinary store keeps the line in the cache until the neighbour's (with the edges' 16-byte
-/// pieces streamed instead, `strided` into dst + 16 went from 0.97 to 0.86 of its aligned speed,
-/// an Intel Xeon reporting family 6 model 167, 2026-12-03). Pieces that continue one another in
-/// time go through StreamJoin or StageStream, which stream the lines they share whole.
+/// For pieces whose neighbours in a line come much later (the blocked gather's rows where they
+/// are not joined): there an ordinary store keeps the line in the cache until the neighbour's
+/// (with the edges' 16-byte pieces streamed instead, `strided` into dst + 16 went from 0.97 to
+/// 0.86 of its aligned speed, an Intel Xeon reporting family 6 model 167, 2026-12-03). Pieces
+/// that continue one another in time go through StreamJoin or StageStream, which stream the
+/// lines they share whole; the blocked gather joins its rows' shared lines itself.
 HWY_INLINE void CopyStream(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
   CopyBytes(dst, src, n);

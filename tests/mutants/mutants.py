@@ -223,6 +223,11 @@ MUTANTS = [
      "a transposed view's rows 4..7 of each 16 x 16 block (AVX-512) get blocks of the wrong rows",
      '      store(4 + k, hn::ConcatLowerLower(d, ce_odd, ab_odd));',
      '      store(4 + k, hn::ConcatLowerLower(d, ce_even, ab_odd));'),
+    ('gather-row-join-wrong-head', 'lib/kernels/gather-inl.h', 'ExecuteGather',
+     "a streamed gather row's last line, shared with the next row (an output off its lines), takes "
+     "the row's own first bytes in place of the next row's",
+     '              std::memcpy(line + tail_bytes, heads + which[k + 1] * kLineBytes, head_bytes);',
+     '              std::memcpy(line + tail_bytes, heads + which[k] * kLineBytes, head_bytes);'),
     # --- (2) one replica not written
     ('pattern-replica-skipped', 'lib/kernels/row_kernels-inl.h', 'FillPattern',
      'a long-run pattern row leaves one replica of its run unwritten (when two or more follow the first)',
