@@ -364,7 +364,7 @@ std::vector<Case> large_cases() {
       // each row shares with the next is assembled from both and streamed (with and without
       // replicas of each row).
       streamed({"large blocked gather, transposed, rows of 640 bytes", {500, 160}, {4, 2000}, 4, {2, 1}, "gather.4.blocked"}),
-      streamed({"large blocked gather, transposed, tiled, rows of 768 bytes", {260, 96}, {4, 1040}, 4, {2, 2}, "gather.4.blocked"}),
+      streamed({"large blocked gather, transposed, tiled, rows of 384 bytes", {260, 96}, {4, 1040}, 4, {2, 2}, "gather.4.blocked"}),
       // Streamed blocked gathers whose rows fit one tile block: a group's rows go out as one run,
       // whole vectors at aligned addresses joined across the rows' ends.
       streamed({"blocked gather, transposed, rows of 200 bytes", {300, 50}, {4, 1200}, 4, {3, 1}, "gather.4.blocked"}),

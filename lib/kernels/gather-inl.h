@@ -172,7 +172,7 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, bool 
       for (; c + kWideRows <= nc; c += kWideRows) {
         const int64_t off = (c0 + c) * st;
         for (int64_t u = 0; u < D; u += kWideRows) {
-          if (ahead != 0) {  // the same columns of the next block: one line per 64 bytes of rows
+          if (ahead != 0) {  // the same columns of the next block (a line on AVX-512, half of one on AVX2)
             for (int64_t j = 0; j < kWideRows; ++j) __builtin_prefetch(uniq[u] + off + ahead + j * st, 0, 2);
           }
           TransposeWide(uniq[u] + off, st, tile + u * pitch + c * isz, pitch);
@@ -281,8 +281,9 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
   // of 4-byte elements against 128: `strided` 1.07-1.14x faster at 1 thread, 1.02-1.10x at 2;
   // `bc_transposed` 1.05-1.09x and 1.00-1.09x (three comparisons, 2026-11-28, AMD family 25; 32
   // and 64 rows measured between them). With TransposeWide (4-byte elements, AVX2 and AVX-512)
-  // two lines of each column per block, 32 rows: `strided` 1.18x / 1.25x the 4 x 4 transposes of
-  // 16 rows (1 / 2 threads), 16 rows with TransposeWide 1.10x / 1.10x, 64 rows 1.20x / 1.24x;
+  // two lines of each column per block, 32 rows (every 4-byte gather's tile on those targets,
+  // measured with transposed views): `strided` 1.18x / 1.21-1.25x the 4 x 4 transposes of 16 rows
+  // (1 / 2 threads, two runs), 16 rows with TransposeWide 1.10x / 1.10x, 64 rows 1.20x / 1.24x;
   // in tessera_probes the loads and streams of this order without the shuffles, 16 rows: 54-74% of
   // `stream` as the machine's load varied, 32 rows: 68%, 64 rows: 71% (where 16 rows gave 54%)
   // (the Xeon reporting family 6 model 167, 2026-12-03; not measured on an AMD core).

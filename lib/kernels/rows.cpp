@@ -247,16 +247,20 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// 0.92-0.95, the cost following the output's page offset (dst + 64 and + 128 at 0.94, + 1024 and
 /// + 2048 at 1.00). The CPU compares a load's address with the stores in flight by its low 12 bits
 /// first, so the stages now start half a page from the output's page offset (rounded down to a
-/// line): one thread into dst + 16 then runs `promote`, `mixed3d` and `nchw` at 0.99-1.00, and into
-/// aligned outputs (stages at page offset 2048 instead of 0) every case of bench/compare within 3%
-/// (the Xeon reporting family 6 model 167, 2026-12-03,
+/// line), but at page offset 0 for an output on a page boundary (the placement the AMD EPYC's
+/// measurements above chose; on the Xeon below, aligned outputs with the stages at 2048 instead
+/// had run every case of bench/compare within 3%): one thread into dst + 16 then runs `promote`,
+/// `mixed3d` and `nchw` at 0.99-1.00 of their aligned speed; at two threads they stay at
+/// 0.90-0.95 (the Xeon reporting family 6 model 167, 2026-12-03,
 /// bench/results/2026-12-03-xeon-f6m167/compare-dst16-stage-apart.txt).
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   constexpr uintptr_t kPage = 4096, kSlack = HWY_MAX_BYTES;  // StageStream reads a vector either side
-  static_assert(kStageBytes % kPage == 0, "the second stage starts on a page too");
+  static_assert(kStageBytes % kPage == 0, "the second stage at the first's page offset");
   HWY_ALIGN uint8_t frame[kSlack + 2 * kStageBytes + 2 * kPage + kSlack];
-  // Half a page from the output's own page offset (rounded down to a line), the first stage after a page boundary.
-  const uintptr_t apart = ((reinterpret_cast<uintptr_t>(out) + kPage / 2) % kPage) / 64 * 64;
+  // Half a page from the output's own page offset (rounded down to a line); at page offset 0 for an
+  // output on a page boundary, as measured on both kinds of core.
+  const uintptr_t at = reinterpret_cast<uintptr_t>(out) % kPage;
+  const uintptr_t apart = at == 0 ? 0 : (at + kPage / 2) % kPage / 64 * 64;
   uint8_t* const stages = frame + kSlack + ((kPage - reinterpret_cast<uintptr_t>(frame + kSlack) % kPage) % kPage) + apart;
   uint8_t* stage = stages;  // the next block fills the other stage where this one left bytes (StageStream)
   StageStream blocks;
