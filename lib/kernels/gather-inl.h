@@ -45,7 +45,8 @@ HWY_INLINE void StreamLine(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRIC
   CopyBytes(dst, line, static_cast<size_t>(kLineBytes));
 #else
   const hn::CappedTag<uint8_t, static_cast<size_t>(kLineBytes)> d;  // a line-aligned dst is vector-aligned
-  for (size_t j = 0; j < static_cast<size_t>(kLineBytes); j += hn::Lanes(d)) hn::Stream(hn::Load(d, line + j), d, dst + j);
+  for (size_t j = 0; j < static_cast<size_t>(kLineBytes); j += hn::Lanes(d))
+    hn::Stream(hn::Load(d, line + j), d, dst + j);
 #endif
 }
 

@@ -231,8 +231,8 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// which is streamed to the output each time it fills (StageStream). Small blocks keep the memory
 /// busy while the next block is generated. Where a block leaves bytes past its last vector
 /// boundary (an output off the vectors), the next block fills a second stage, the page after.
-/// Where the stage starts in its page decides how fast the staged paths run. rep_counts (segments.nt) took
-/// 4.5 ms with the stage at page offset 0 and up to 7.6 ms at others, in steps of 256 bytes
+/// Where the stage starts in its page decides how fast the staged paths run. rep_counts
+/// (segments.nt) took 4.5 ms with the stage at page offset 0 and up to 7.6 ms at others, in steps of 256 bytes
 /// (tessera_probes, one process per offset, its output at offset 0, 2026-11-28), so the stack's
 /// place, which the OS randomizes, decided its speed from one process to the next; the stage was
 /// then put at the output's own page offset, which fixed that for page-aligned outputs only. With
@@ -261,7 +261,8 @@ void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
   // output on a page boundary, as measured on both kinds of core.
   const uintptr_t at = reinterpret_cast<uintptr_t>(out) % kPage;
   const uintptr_t apart = at == 0 ? 0 : (at + kPage / 2) % kPage / 64 * 64;
-  uint8_t* const stages = frame + kSlack + ((kPage - reinterpret_cast<uintptr_t>(frame + kSlack) % kPage) % kPage) + apart;
+  const uintptr_t to_page = (kPage - reinterpret_cast<uintptr_t>(frame + kSlack) % kPage) % kPage;
+  uint8_t* const stages = frame + kSlack + to_page + apart;
   uint8_t* stage = stages;  // the next block fills the other stage where this one left bytes (StageStream)
   StageStream blocks;
   const size_t isz = p.itemsize;
