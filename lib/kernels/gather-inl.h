@@ -38,18 +38,6 @@ struct GatherElem {
   }
 };
 
-/// Streams the kLineBytes bytes at `line` (vector-aligned) to `dst` (on a line boundary); on
-/// SCALAR, copies them.
-HWY_INLINE void StreamLine(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT line) {
-#if HWY_TARGET == HWY_SCALAR
-  CopyBytes(dst, line, static_cast<size_t>(kLineBytes));
-#else
-  const hn::CappedTag<uint8_t, static_cast<size_t>(kLineBytes)> d;  // a line-aligned dst is vector-aligned
-  for (size_t j = 0; j < static_cast<size_t>(kLineBytes); j += hn::Lanes(d))
-    hn::Stream(hn::Load(d, line + j), d, dst + j);
-#endif
-}
-
 /// Writes `g` rows of `bytes` bytes each (row k from `tile + which[k] * pitch`) one after the
 /// other from `dst`, with streaming stores of whole vectors at vector-aligned addresses and
 /// ordinary stores for the bytes before the first and after the last: a vector that spans the end
@@ -370,20 +358,21 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
       which[g++] = static_cast<uint16_t>(slot[h] - 1);
       at.Advance(p, 1);
     }
-    bool wide = isz == 4 && kWideRows != 0 && D % (kWideRows != 0 ? kWideRows : 1) == 0;
-    for (int64_t u = 0; wide && u < D; u += kWideRows)  // TransposeWide's blocks of kWideRows rows
-      for (int64_t v = 1; wide && v < kWideRows; ++v)
-        wide = reinterpret_cast<uintptr_t>(uniq[u + v]) - reinterpret_cast<uintptr_t>(uniq[u]) ==
-               static_cast<uintptr_t>(v * isz);
+    // Whether distinct rows u .. u + n - 1 are consecutive source elements (addresses compared as
+    // integers: no pointer past the source).
+    const auto consecutive = [&](int64_t u, int64_t n) {
+      for (int64_t v = 1; v < n; ++v)
+        if (reinterpret_cast<uintptr_t>(uniq[u + v]) - reinterpret_cast<uintptr_t>(uniq[u]) !=
+            static_cast<uintptr_t>(v * isz))
+          return false;
+      return true;
+    };
+    constexpr int64_t W = kWideRows != 0 ? kWideRows : 1;  // TransposeWide's blocks of kWideRows rows
+    bool wide = isz == 4 && kWideRows != 0 && D % W == 0;
+    for (int64_t u = 0; wide && u < D; u += W) wide = consecutive(u, W);
     if (isz == 4 || isz == 8) {  // the register transposes' blocks of L = 16 / isz rows
       const int64_t L = 16 / isz;
-      for (int64_t u = 0; u + L <= D; u += L) {
-        bool ok = true;
-        for (int64_t v = 1; ok && v < L; ++v)  // addresses compared as integers: no pointer past the source
-          ok = reinterpret_cast<uintptr_t>(uniq[u + v]) - reinterpret_cast<uintptr_t>(uniq[u]) ==
-               static_cast<uintptr_t>(v * isz);
-        packed[u / L] = ok;
-      }
+      for (int64_t u = 0; u + L <= D; u += L) packed[u / L] = consecutive(u, L);
     }
     for (int64_t c0 = 0, nc = 0; c0 < row_elems; c0 += nc) {
       nc = c0 == 0 && shift != 0 ? shift : c0 + C < row_elems ? C : row_elems - c0;

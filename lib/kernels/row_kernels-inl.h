@@ -351,6 +351,18 @@ HWY_INLINE size_t StreamVectors(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RE
 }
 #endif
 
+/// Streams the kLineBytes bytes at `line` (vector-aligned) to `dst` (on a line boundary); on
+/// SCALAR, copies them.
+HWY_INLINE void StreamLine(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT line) {
+#if HWY_TARGET == HWY_SCALAR
+  CopyBytes(dst, line, static_cast<size_t>(kLineBytes));
+#else
+  const hn::CappedTag<uint8_t, static_cast<size_t>(kLineBytes)> d;  // a line-aligned dst is vector-aligned
+  for (size_t j = 0; j < static_cast<size_t>(kLineBytes); j += hn::Lanes(d))
+    hn::Stream(hn::Load(d, line + j), d, dst + j);
+#endif
+}
+
 /// CopyBytes with streaming stores for the aligned body; the head and tail with ordinary stores.
 /// On SCALAR: CopyBytes (the planner gives streaming paths only to targets with streaming stores).
 /// For pieces whose neighbours in a line come much later (the blocked gather's rows where they
@@ -410,7 +422,7 @@ class StreamJoin {
       CopySmall(line_ + held_, src, m);
       held_ += m, dst += m, src += m, n -= m;
       if (held_ < kLine) return;
-      for (size_t i = 0; i < kLine; i += N) hn::Stream(hn::Load(d, line_ + i), d, at_ + i);
+      StreamLine(at_, line_);
       at_ = nullptr, held_ = 0;
     } else {
       Finish();
