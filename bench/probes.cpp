@@ -18,7 +18,10 @@
 //               without prefetching the next block) or staged into 256-byte rows; as bounds, the
 //               loads and streams of 16, 32 or 64 rows per tile in 64-byte to 1 KiB pieces without
 //               the shuffles (the bytes in the gather's order: tessera's plan takes 32 rows, 256-byte
-//               pieces), and the source read in memory order with each line streamed 4 times
+//               pieces), and the source read in memory order with each line streamed 4 times;
+//               then at two threads (a tbb::task_arena of 2, each thread a half): the limit, the
+//               plan, the staged transposes of 32 rows and the bounds of 32 and 64 rows and of
+//               the source read in order
 //   inner_bwd   tile_backward of (2048, 8192) float32 to (2048, 2048) (the inner_bwd case), and
 //   rep_mid_bwd repeat_backward of (64, 1024, 256) float32 by 4 along axis 1 (the rep_mid_bwd case;
 //               the same sums of four rows, of 1 KiB): tessera's plan; the read alone in the plain
@@ -81,6 +84,9 @@
 
 #include <sys/mman.h>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 #include <tessera/tessera.h>
 
 #include "limit_loops.h"  // last_level_cache_bytes(), rotation_copies()
@@ -129,8 +135,9 @@ double now_ms() {
 }
 
 // Runs every row once per round (in the order given, rotated each round), `rounds` rounds; prints
-// the medians, each as a share of the row named `limit` (its time / the row's).
-void report(const char* title, std::vector<Row>& rows, const std::string& limit, int rounds) {
+// the medians, each as a share of the row named `limit` (its time / the row's); `threads` names
+// the threads every row uses.
+void report(const char* title, std::vector<Row>& rows, const std::string& limit, int rounds, int threads = 1) {
   for (Row& r : rows) r.run();  // warm-up: pages touched, caches and predictors trained
   for (int k = 0; k < rounds; ++k)
     for (std::size_t j = 0; j < rows.size(); ++j) {
@@ -144,7 +151,8 @@ void report(const char* title, std::vector<Row>& rows, const std::string& limit,
     std::sort(r.ms.begin(), r.ms.end());
     if (r.name == limit) limit_ms = r.ms[r.ms.size() / 2];
   }
-  std::printf("\n%s (1 thread, medians of %d alternating rounds)\n", title, rounds);
+  std::printf("\n%s (%d thread%s, medians of %d alternating rounds)\n", title, threads, threads == 1 ? "" : "s",
+              rounds);
   std::printf("%-52s %10s %12s\n", "", "ms", "% of limit");
   for (const Row& r : rows) {
     const double m = r.ms[r.ms.size() / 2];
@@ -387,12 +395,14 @@ PROBE_TARGET inline void transpose16(__m512 r[16]) {
 // kTranspose, the same loads, stores and streams in the same order with the 16x16 block's shuffles
 // left out (a wrong output): what the gather's bytes in its order cost without its instructions.
 // kRowBlocks 16-row blocks per tile (kRowBlocks = 2: 32 rows, two lines of each source column).
+// Rows [i_begin, i_end) of A only (their four replicas), i_end = -1: all of them.
 template <int kBlocks, bool kTranspose = true, int kRowBlocks = 1>
-PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64_t J, bool prefetch) {
+PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64_t J, bool prefetch,
+                                 int64_t i_begin = 0, int64_t i_end = -1) {
   const int64_t ow = 2 * J;
   constexpr int kRows = 16 * kRowBlocks;
-  alignas(64) static float stage[kRows][16 * kBlocks];
-  for (int64_t i0 = 0; i0 < I; i0 += kRows)
+  alignas(64) float stage[kRows][16 * kBlocks];
+  for (int64_t i0 = i_begin; i0 < (i_end < 0 ? I : i_end); i0 += kRows)
     for (int64_t j0 = 0; j0 < J; j0 += 16 * kBlocks) {
       for (int b = 0; b < kBlocks; ++b)
         for (int rb = 0; rb < kRowBlocks; ++rb) {
@@ -418,6 +428,15 @@ PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64
 // different output: the bytes read and written, not the tile's order).
 PROBE_TARGET void read_stream_four(const float* src, float* out, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(src + i);
+    for (int q = 0; q < 4; ++q) _mm512_stream_ps(out + q * n + i, v);
+  }
+  _mm_sfence();
+}
+
+// read_stream_four's half h of the source (h = 0, 1).
+PROBE_TARGET void read_stream_four_part(const float* src, float* out, int64_t n, int h) {
+  for (int64_t i = h * n / 2; i < (h + 1) * n / 2; i += 16) {
     const __m512 v = _mm512_loadu_ps(src + i);
     for (int q = 0; q < 4; ++q) _mm512_stream_ps(out + q * n + i, v);
   }
@@ -460,6 +479,36 @@ void probe_strided(int rounds) {
   };
   report("strided: tile of a transposed (1024, 4096) float32 by (2, 2) (64 MiB out)", rows, "stream (limit)",
          rounds);
+
+  // Two threads, each a half: the limit's bytes, the tile's rows of A (their replicas), in one
+  // tbb::task_arena of two threads, as bench/compare runs the plans.
+  tessera_options o2 = o;
+  o2.max_threads = 2;
+  tessera_plan* plan2 = nullptr;
+  check(tessera_plan_create_ex(2, shape, strides, 4, 2, reps, &o2, &plan2), "the strided plan at 2 threads");
+  tbb::task_arena arena(2);
+  const auto halves = [&](const std::function<void(int)>& half) {
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<int>(0, 2, 1), [&](const tbb::blocked_range<int>& r) {
+        for (int h = r.begin(); h < r.end(); ++h) half(h);
+      }, tbb::simple_partitioner());
+    });
+  };
+  std::vector<Row> rows2 = {
+      {"stream (limit), 2 threads", [&] { halves([&](int h) { stream_fill(reinterpret_cast<uint8_t*>(out) + h * bytes / 2, bytes / 2); }); }, {}},
+      {"tessera plan (gather.4.nt), 2 threads", [&] { arena.execute([&] { tessera_plan_execute(plan2, base, out, bytes); }); }, {}},
+      {"16x16 transposes staged, 32 rows, 256-byte pieces", [&] { halves([&](int h) { transpose_tile<4, true, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
+      {"bound: 32 rows, 256-byte pieces, no shuffles", [&] { halves([&](int h) { transpose_tile<4, false, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
+      {"bound: 64 rows, 256-byte pieces, no shuffles", [&] { halves([&](int h) { transpose_tile<4, false, 4>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
+      {"bound: source read in order, streamed to 4 quarters", [&] { halves([&](int h) { read_stream_four_part(base, out, I * J, h); }); }, {}},
+  };
+  halves([&](int h) { transpose_tile<4, true, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); });
+  same("staged 16x16 transposes of 32 rows at 2 threads");
+  check(tessera_plan_execute(plan2, base, out, bytes), "the strided plan's execution at 2 threads");
+  same("the plan at 2 threads");
+  report("strided: the same at two threads (each a half of the bytes: of the output, of A's rows)", rows2,
+         "stream (limit), 2 threads", rounds, 2);
+  tessera_plan_destroy(plan2);
   tessera_plan_destroy(plan);
   std::free(base);
   std::free(out);

@@ -1,5 +1,6 @@
 // The executor: splits the C-contiguous output into contiguous chunks and runs each through the
-// dispatched kernels (kernels/kernels.hpp). Large outputs use tbb::parallel_for in the caller's
+// dispatched kernels (kernels/kernels.hpp); a plan with replicas (CopyPlan::replica_elems) has its
+// first replica split, each chunk written to every replica. Large outputs use tbb::parallel_for in the caller's
 // task arena; small ones, an arena of concurrency 1, or a plan with max_threads 1, run serially on
 // the calling thread with no task overhead. A plan with max_threads N > 1 below the arena's
 // concurrency is split into at most N chunks, so at most N threads take part. The process's first
@@ -80,33 +81,41 @@ void run_parts(int parts, const std::function<void(int)>& body) {
 }
 
 void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst) {
-  const int64_t total = plan.out_size;
+  int64_t total = plan.out_size;
   const int64_t nbytes = static_cast<int64_t>(plan.nbytes);
+  // The plan's replicas (CopyPlan::replica_elems): each range is of the first replica and is
+  // written to all `copies` of them.
+  int64_t copies = plan.replica_elems != 0 ? total / plan.replica_elems : 1;
   if (nbytes < kParallelMinBytes) {  // no TBB call at all for small outputs
-    execute_range(plan, src, dst, 0, total);
+    execute_range(plan, src, dst, 0, total / copies, false, copies);
     return;
   }
   const int arena = tbb::this_task_arena::max_concurrency();
   const int max_threads = plan.options.max_threads;
   const int threads = parallel_threads(nbytes, max_threads, arena);
   if (threads <= 1) {
-    execute_range(plan, src, dst, 0, total);
+    execute_range(plan, src, dst, 0, total / copies, false, copies);
     return;
   }
   // capped: the plan's max_threads allows fewer threads than the arena has, so the output is cut
   // into `threads` chunks (each chunk is written by one thread); otherwise the arena bounds the
   // threads and each gets kChunksPerThread chunks for load balance.
   const bool capped = threads < arena;
+  const int64_t pieces = capped ? threads : int64_t{threads} * kChunksPerThread;
+  // The chunks split the first replica, each written to all of them — unless it is too short to
+  // give every piece a line's 64 elements: then the whole output, each chunk gathering its own
+  // (a short replica's source is read from the cache again).
+  if (copies > 1 && total / copies < pieces * 64) copies = 1;
+  total /= copies;
   // Chunk length in elements: a multiple of 64 elements (64 * itemsize bytes, whole cache lines),
   // and every boundary at `first` + k * chunk, whose address is a multiple of 64 bytes wherever
   // the output's alignment allows it: then two threads never write the same cache line. The
   // first chunk also takes the up to 63 elements before `first`; rounding up keeps the number of
   // chunks at most `pieces`.
   const int64_t isz = static_cast<int64_t>(plan.itemsize);
-  const int64_t pieces = capped ? threads : int64_t{threads} * kChunksPerThread;
   const int64_t first = first_line_start(dst, isz) < total ? first_line_start(dst, isz) : 0;
   int64_t chunk_elems = (total - first + pieces - 1) / pieces;
-  if (chunk_elems * isz < kMinChunkBytes) chunk_elems = (kMinChunkBytes + isz - 1) / isz;
+  if (chunk_elems * isz * copies < kMinChunkBytes) chunk_elems = (kMinChunkBytes + isz * copies - 1) / (isz * copies);
   const int64_t chunk = (chunk_elems + 63) / 64 * 64;
   const int64_t nchunks = (total - first + chunk - 1) / chunk;
   const auto boundary = [&](int64_t k) {
@@ -119,7 +128,7 @@ void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst)
       tbb::blocked_range<int64_t>(0, nchunks, 1),
       [&](const tbb::blocked_range<int64_t>& r) {
         const int64_t begin = boundary(r.begin()), end = boundary(r.end());
-        execute_range(plan, src, dst + begin * isz, begin, end);
+        execute_range(plan, src, dst + begin * isz, begin, end, false, copies);
       },
       tbb::simple_partitioner(), context);
 }

@@ -409,6 +409,13 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   const Route route = choose_route(p, kernel, variant, blocked, caps);
   p.path = find_path(kernel, variant, route, blocked, lines && route == Route::plain);
   p.plain_path = find_path(kernel, variant, Route::plain, blocked, lines);
+  // A blocked gather's replicas (an outermost loop of source stride 0, as tile's reps on a
+  // transposed view): the executor splits the first replica among the threads and each range is
+  // written to every replica, where contiguous chunks of the whole output made every thread
+  // gather the source again (`strided` at 2 threads read 32 MiB for 64 MiB out, not 16).
+  p.replica_elems = 0;
+  if (blocked && p.nloops >= 2 && p.loops[0].src_stride == 0 && !p.loops[0].segment && p.loops[0].extent > 1)
+    p.replica_elems = p.nrows / p.loops[0].extent * p.row_elems;
   // The one-byte counts (Prefix::counts8) stay where the segments kernel walks them. That walk
   // reads a byte per element instead of the 8-byte prefix sums: rep_counts (float32 counts 0-4)
   // has 104 MiB to move instead of 160.
@@ -553,6 +560,9 @@ std::string describe(const CopyPlan& p) {
     os << "  loop " << k << ": " << l.extent << " x (src stride " << l.src_stride << " B"
        << (l.segment ? " per source index, segments of the counts" : "") << ", dst stride " << l.dst_stride << " B)\n";
   }
+  if (p.replica_elems != 0)
+    os << "  replicas: " << p.out_size / p.replica_elems << " of " << p.replica_elems * isz
+       << " B, each range of the first written to all\n";
   os << "  kernel: " << kernel_name(p.kernel()) << " [" << path_info(p.path).name << "]";
   switch (p.kernel()) {
     case Kernel::copy: os << " run of " << p.row_elems * isz << " B"; break;

@@ -478,6 +478,11 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       {"pattern.shuffle, one row split across ranges", {3}, {}, 4, {52433}, true},
       {"blocked gather, transposed", {40, 37}, {4, 160}, 4, {1, 2}},
       {"blocked gather, transposed, outer replicas", {40, 37}, {4, 160}, 4, {3, 2}},
+      // The executor's chunks split the first replica (CopyPlan::replica_elems), each written to
+      // the three; the replicas 16 bytes apart from a line (401 * 740 * 4 bytes each).
+      {"blocked gather, transposed, outer replicas split among threads", {401, 370}, {4, 1604}, 4, {3, 2}, true},
+      // A first replica of 592 elements, too short for 16 chunks: chunks of the whole output.
+      {"blocked gather, transposed, replicas too short to split", {8, 37}, {4, 256}, 4, {400, 2}, true},
       {"blocked gather, rows longer than a range", {16, 40000}, {4, 64}, 4, {1, 1}, true},
       {"short pattern, a tiny output", {3}, {}, 4, {2}},
       {"short pattern", {7}, {}, 4, {100}},
@@ -533,6 +538,16 @@ TEST_CASE("every Highway target: each sub-kernel (variant) the kernels choose ra
   std::vector<uint64_t> compiled;
   std::vector<std::vector<uint64_t>> ran;  // [target][variant]: this test case's counts
 #endif
+  {
+    // The process's first call that could use threads runs serially below 16 MiB (lib/parallel.hpp):
+    // one of 16 MiB ends that rule, so that the split cases split when this test case runs alone.
+    const float one = 1.0f;
+    std::vector<float> ones(std::size_t{4} << 20);
+    const tessera::Plan fill({1}, {}, sizeof(float), {static_cast<int64_t>(ones.size())});
+    tbb::task_arena four(4);
+    four.execute([&] { fill.execute(&one, ones.data(), ones.size() * sizeof(float)); });
+    REQUIRE(std::count(ones.begin(), ones.end(), 1.0f) == static_cast<std::ptrdiff_t>(ones.size()));
+  }
   for (int64_t target : targets) {
     hwy::SetSupportedTargetsForTest(target);
     const std::string name = hwy::TargetName(target);

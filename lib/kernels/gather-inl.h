@@ -228,10 +228,12 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, bool 
 /// source row (replicas, from a zero-stride loop) are gathered once and written to each replica.
 /// With `stream` the tile's rows go out with non-temporal stores. Otherwise, and for the partial
 /// rows at the range's ends (or a range of fewer than two whole rows), rows are gathered one by
-/// one with ordinary stores.
+/// one with ordinary stores. With `copies` > 1 (the plan's replicas: CopyPlan::replica_elems) the
+/// range lies in the first replica, and each tile row (each partial row) is written to every
+/// replica, so that the source is read once.
 template <class Elem>
 void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, Elem elem,
-                   bool blocked, bool stream) {
+                   bool blocked, bool stream, int64_t copies) {
   const int64_t st = p.inner_stride;
   const int64_t isz = static_cast<int64_t>(p.itemsize);
   const auto row_fn = [st, isz, elem](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
@@ -239,29 +241,22 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
     for (size_t j = 0; j < n; ++j) elem(d + static_cast<int64_t>(j) * isz, s + static_cast<int64_t>(j) * st);
   };
   const int64_t row_elems = p.row_elems;
+  const int64_t span = copies > 1 ? p.replica_elems : 0, copy_bytes = span * isz;  // per replica
+  // Elements [b, e) of the first replica (element b at `to`), walked row by row into every replica.
+  const auto walk = [&](uint8_t* to, int64_t b, int64_t e) {
+    for (int64_t k = 0; k < copies; ++k) WalkRows(p, src, to + k * copy_bytes, b + k * span, e + k * span, row_fn);
+  };
   // Whole rows [r0, r1) get the blocked copy; the partial rows at the range's ends go row by row.
   const int64_t r0 = (begin + row_elems - 1) / row_elems;
-  int64_t r1 = end / row_elems;
+  const int64_t r1 = end / row_elems;
   if (!blocked || r1 - r0 < 2) {
     if (blocked) TESSERA_COUNT_VARIANT(gather_blocked_rows);
-    WalkRows(p, src, out, begin, end, row_fn);
+    walk(out, begin, end);
     return;
-  }
-  // An outermost loop that only repeats (source stride 0) makes whole replicas of the output:
-  // when the range is `copies` of them, the first is gathered and each of its tile rows is
-  // written to every copy, so the source is read once.
-  int64_t copies = 1, copy_bytes = 0;
-  if (p.nloops >= 2 && p.loops[0].src_stride == 0 && !p.loops[0].segment) {
-    const int64_t span = p.nrows / p.loops[0].extent * row_elems;  // elements per replica
-    if (begin % span == 0 && end % span == 0 && end - begin >= 2 * span) {
-      copies = (end - begin) / span;
-      copy_bytes = span * isz;
-      r1 = r0 + span / row_elems;
-    }
   }
   if (copies > 1) TESSERA_COUNT_VARIANT(gather_blocked_replicas);
   else TESSERA_COUNT_VARIANT(gather_blocked_tiles);
-  WalkRows(p, src, out, begin, r0 * row_elems, row_fn);
+  walk(out, begin, r0 * row_elems);
   uint8_t* o = out + (r0 * row_elems - begin) * isz;
 
   // A tile holds up to `distinct` rows of kTileRowBytes: columns per block C. Few rows, so that the
@@ -324,6 +319,8 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
   const int64_t row_bytes = row_elems * isz;
 
   RowOdometer at(p, r0);
+  const int inner = p.nloops - 1;
+  const bool inner_replicas = inner >= 0 && p.loops[inner].src_stride == 0 && !p.loops[inner].segment;
   for (int64_t r = r0; r < r1;) {
     // The group: consecutive rows while their distinct source rows fit the tile. A group whose
     // first row starts element-aligned off a source line (a transposed view of a numpy array,
@@ -342,9 +339,13 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
     while (r + g < r1 && g < kMaxGroup) {
       const uint8_t* row = src + at.src_off;
       if (row == prev) {  // a replica of the row before (an inner zero-stride loop): no lookup
-        which[g] = which[g - 1];
-        ++g;
-        at.Advance(p, 1);
+        // The innermost loop's replicas left in its extent, all at once where they are the row's
+        // (bc_transposed's 64 per row: the group's 1024 rows were formed one Advance at a time
+        // before any of its bytes went out, and the streaming stores waited).
+        const int64_t n = inner_replicas ? std::min(p.loops[inner].extent - at.idx[inner], std::min(r1 - r, kMaxGroup) - g) : 1;
+        std::fill(which + g, which + g + n, which[g - 1]);
+        g += n;
+        at.Advance(p, n);
         continue;
       }
       prev = row;
@@ -418,7 +419,7 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
     o += g * row_elems * isz;
     r += g;
   }
-  if (copies == 1) WalkRows(p, src, o, r1 * row_elems, end, row_fn);
+  walk(o, r1 * row_elems, end);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -17,11 +17,15 @@ namespace tessera::detail {
 
 /// Writes output elements [begin, end) of the plan to `out` (where element `begin` goes), by the
 /// plan's Path — or by its path with ordinary stores (CopyPlan::plain_path) if `ordinary_stores`.
-/// Preconditions: 0 <= begin < end <= plan.out_size; src and out valid. A path chosen under another target runs correctly on any
-/// (a target without vectors or streaming stores runs such paths with its scalar code).
+/// With `copies` > 1 (plans with CopyPlan::replica_elems, whose paths are blocked gathers) the range
+/// lies in the first replica and is also written to the same place in the next copies - 1
+/// replicas (out + k * replica_elems * itemsize bytes), gathered once.
+/// Preconditions: 0 <= begin < end <= plan.out_size (copies == 1) or <= replica_elems and copies
+/// replicas in the output; src and out valid. A path chosen under another target runs correctly
+/// on any (a target without vectors or streaming stores runs such paths with its scalar code).
 /// Defined in kernels/rows.cpp.
 void execute_range(const CopyPlan& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
-                   bool ordinary_stores = false);
+                   bool ordinary_stores = false, int64_t copies = 1);
 
 /// Writes `region` (plan_region) C-contiguously to dst. Defined in kernels/region.cpp.
 void execute_region_kernel(const Region& region, const unsigned char* src, unsigned char* dst);

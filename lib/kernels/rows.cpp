@@ -138,14 +138,14 @@ HWY_INLINE void WithRowFn(const CopyPlan& p, Path path, const Body& body) {
 
 /// The gather paths: rows one by one, or blocked (streamed out if `stream`).
 void ExecuteGathers(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, bool blocked,
-                    bool stream) {
+                    bool stream, int64_t copies) {
   switch (p.itemsize) {
-    case 1: ExecuteGather(p, src, out, begin, end, GatherElem<1>(), blocked, stream); return;
-    case 2: ExecuteGather(p, src, out, begin, end, GatherElem<2>(), blocked, stream); return;
-    case 4: ExecuteGather(p, src, out, begin, end, GatherElem<4>(), blocked, stream); return;
-    case 8: ExecuteGather(p, src, out, begin, end, GatherElem<8>(), blocked, stream); return;
-    case 16: ExecuteGather(p, src, out, begin, end, GatherElem<16>(), blocked, stream); return;
-    default: ExecuteGather(p, src, out, begin, end, GatherElem<0>{p.itemsize}, blocked, stream); return;
+    case 1: ExecuteGather(p, src, out, begin, end, GatherElem<1>(), blocked, stream, copies); return;
+    case 2: ExecuteGather(p, src, out, begin, end, GatherElem<2>(), blocked, stream, copies); return;
+    case 4: ExecuteGather(p, src, out, begin, end, GatherElem<4>(), blocked, stream, copies); return;
+    case 8: ExecuteGather(p, src, out, begin, end, GatherElem<8>(), blocked, stream, copies); return;
+    case 16: ExecuteGather(p, src, out, begin, end, GatherElem<16>(), blocked, stream, copies); return;
+    default: ExecuteGather(p, src, out, begin, end, GatherElem<0>{p.itemsize}, blocked, stream, copies); return;
   }
 }
 
@@ -291,15 +291,16 @@ void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 
 }  // namespace
 
-/// Writes output elements [begin, end) of the plan to `out` (execute_range).
+/// Writes output elements [begin, end) of the plan to `out`, and to `copies` - 1 more replicas
+/// (execute_range).
 void ExecuteRange(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
-                  bool ordinary_stores) {
+                  bool ordinary_stores, int64_t copies) {
   const Path path = ordinary_stores ? p.plain_path : p.path;
   TESSERA_COUNT_PATH(path);
   TESSERA_VARIANT_SCOPE();
   const PathInfo& info = path_info(path);
   if (info.kernel == Kernel::gather) {
-    ExecuteGathers(p, src, out, begin, end, info.blocked, info.route != Route::plain);
+    ExecuteGathers(p, src, out, begin, end, info.blocked, info.route != Route::plain, copies);
   } else if (info.route == Route::plain) {
     if (info.lines) {  // fill.N.lines: N = 1, 2, 4, 8 (kPathInfo)
       switch (p.itemsize) {
@@ -354,8 +355,8 @@ uint64_t row_variants() noexcept { return HWY_DYNAMIC_DISPATCH(RowVariants)(); }
 #endif
 
 void execute_range(const CopyPlan& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
-                   bool ordinary_stores) {
-  HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, src, out, begin, end, ordinary_stores);
+                   bool ordinary_stores, int64_t copies) {
+  HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, src, out, begin, end, ordinary_stores, copies);
 }
 
 KernelCaps kernel_caps() { return HWY_DYNAMIC_DISPATCH(Caps)(); }
