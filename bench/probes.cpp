@@ -481,7 +481,8 @@ void probe_strided(int rounds) {
          rounds);
 
   // Two threads, each a half: the limit's bytes, the tile's rows of A (their replicas), in one
-  // tbb::task_arena of two threads, as bench/compare runs the plans.
+  // tbb::task_arena of two threads, as bench/compare runs the plans (two tasks of one half each;
+  // the simple_partitioner does not pin them to different threads, the arena's two take them).
   tessera_options o2 = o;
   o2.max_threads = 2;
   tessera_plan* plan2 = nullptr;

@@ -105,10 +105,12 @@ struct CopyPlan : PlanBase {
   int64_t count = 0;         // pattern: runs per row; fill: elements per row; gather, repeat, segments: source elements per row
   int64_t inner_stride = 0;  // gather, repeat, segments: source byte stride between elements
   int64_t inner_reps = 0;    // repeat: copies of each element
-  // The blocked gathers under an outermost loop that only repeats (source stride 0): elements per
-  // replica of the output, each range of the first replica written to every replica at once
-  // (execute_range's copies), so that the source is read once whatever the threads; 0: none.
+  // The blocked gathers under an outermost loop that only repeats (source stride 0): the output's
+  // `replicas` copies of replica_elems elements each; the executor hands out ranges of the first,
+  // each written to every replica at once (execute_range's copies), so that the source's whole
+  // rows are gathered once whatever the threads. replica_elems 0 (replicas 1): none.
   int64_t replica_elems = 0;
+  int64_t replicas = 1;
 
   Kernel kernel() const noexcept { return path_info(path).kernel; }
   /// Source elements of the segment axis (0 if none).

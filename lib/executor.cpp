@@ -1,6 +1,6 @@
 // The executor: splits the C-contiguous output into contiguous chunks and runs each through the
-// dispatched kernels (kernels/kernels.hpp); a plan with replicas (CopyPlan::replica_elems) has its
-// first replica split, each chunk written to every replica. Large outputs use tbb::parallel_for in the caller's
+// dispatched kernels (kernels/kernels.hpp); a plan with replicas (CopyPlan::replica_elems) has
+// its first replica split, each chunk written to every replica. Large outputs use tbb::parallel_for in the caller's
 // task arena; small ones, an arena of concurrency 1, or a plan with max_threads 1, run serially on
 // the calling thread with no task overhead. A plan with max_threads N > 1 below the arena's
 // concurrency is split into at most N chunks, so at most N threads take part. The process's first
@@ -83,10 +83,10 @@ void run_parts(int parts, const std::function<void(int)>& body) {
 void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst) {
   int64_t total = plan.out_size;
   const int64_t nbytes = static_cast<int64_t>(plan.nbytes);
-  // The plan's replicas (CopyPlan::replica_elems): each range is of the first replica and is
-  // written to all `copies` of them. (No division without: a tiny call's 26 ns took 5% longer.)
-  int64_t copies = plan.replica_elems != 0 ? total / plan.replica_elems : 1;
-  const int64_t replica_end = plan.replica_elems != 0 ? plan.replica_elems : total;  // the first replica's end
+  // The plan's replicas (CopyPlan::replicas): each range is of the first replica and is written
+  // to all `copies` of them.
+  int64_t copies = plan.replicas;
+  const int64_t replica_end = plan.replica_elems != 0 ? plan.replica_elems : total;  // the first's end
   if (nbytes < kParallelMinBytes) {  // no TBB call at all for small outputs
     execute_range(plan, src, dst, 0, replica_end, false, copies);
     return;
@@ -104,15 +104,16 @@ void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst)
   const bool capped = threads < arena;
   const int64_t pieces = capped ? threads : int64_t{threads} * kChunksPerThread;
   // The chunks split the first replica, each written to all of them — unless it is too short to
-  // give every piece a line's 64 elements: then the whole output, each chunk gathering its own
-  // (a short replica's source is read from the cache again).
+  // give every piece 64 elements (the chunks' granule): then the whole output, each chunk
+  // gathering its own (a short replica's source is read from the cache again).
   if (copies > 1 && replica_end < pieces * 64) copies = 1;
-  total /= copies;
+  if (copies > 1) total = replica_end;
   // Chunk length in elements: a multiple of 64 elements (64 * itemsize bytes, whole cache lines),
   // and every boundary at `first` + k * chunk, whose address is a multiple of 64 bytes wherever
-  // the output's alignment allows it: then two threads never write the same cache line. The
-  // first chunk also takes the up to 63 elements before `first`; rounding up keeps the number of
-  // chunks at most `pieces`.
+  // the output's alignment allows it: then two threads never write the same cache line (in the
+  // first replica; in the others where a replica's bytes are whole lines). The first chunk also
+  // takes the up to 63 elements before `first`; rounding up keeps the number of chunks at most
+  // `pieces`.
   const int64_t isz = static_cast<int64_t>(plan.itemsize);
   const int64_t first = first_line_start(dst, isz) < total ? first_line_start(dst, isz) : 0;
   int64_t chunk_elems = (total - first + pieces - 1) / pieces;

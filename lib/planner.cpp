@@ -414,8 +414,11 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   // written to every replica, where contiguous chunks of the whole output made every thread
   // gather the source again (`strided` at 2 threads read 32 MiB for 64 MiB out, not 16).
   p.replica_elems = 0;
-  if (blocked && p.nloops >= 2 && p.loops[0].src_stride == 0 && !p.loops[0].segment && p.loops[0].extent > 1)
-    p.replica_elems = p.nrows / p.loops[0].extent * p.row_elems;
+  p.replicas = 1;
+  if (blocked && p.nloops >= 2 && p.loops[0].src_stride == 0 && !p.loops[0].segment && p.loops[0].extent > 1) {
+    p.replicas = p.loops[0].extent;
+    p.replica_elems = p.nrows / p.replicas * p.row_elems;
+  }
   // The one-byte counts (Prefix::counts8) stay where the segments kernel walks them. That walk
   // reads a byte per element instead of the 8-byte prefix sums: rep_counts (float32 counts 0-4)
   // has 104 MiB to move instead of 160.
@@ -561,8 +564,8 @@ std::string describe(const CopyPlan& p) {
        << (l.segment ? " per source index, segments of the counts" : "") << ", dst stride " << l.dst_stride << " B)\n";
   }
   if (p.replica_elems != 0)
-    os << "  replicas: " << p.out_size / p.replica_elems << " of " << p.replica_elems * isz
-       << " B, each range of the first written to all\n";
+    os << "  replicas: " << p.replicas << " of " << p.replica_elems * isz
+       << " B, each range of the first written to all (when the first is long enough to split)\n";
   os << "  kernel: " << kernel_name(p.kernel()) << " [" << path_info(p.path).name << "]";
   switch (p.kernel()) {
     case Kernel::copy: os << " run of " << p.row_elems * isz << " B"; break;

@@ -1069,7 +1069,8 @@ TEST_CASE("float32 sums into an output at any offset from a cache line: the alig
   // in registers and carry the line an item ends in to the next item, and a segment of count 0
   // takes its part of such lines (kernels/reduce.cpp, StreamSkewed): long items, short items read
   // row by row into registers or through the scratch row, rows not a whole number of vectors,
-  // segments of counts 0-4 with empty ones between. Every offset of a float in a 64-byte line, 1
+  // segments of counts 0-4 with empty ones between; per-element counts along the only axis, whose
+  // segment groups' steps are rotated and blended the same way (SegmentGroupsC). Every offset of a float in a 64-byte line, 1
   // and 4 threads, streamed and not: the bits of the same plan into a 64-byte aligned output, and
   // the 64 bytes either side untouched.
   TargetGuard guard;
@@ -1077,6 +1078,9 @@ TEST_CASE("float32 sums into an output at any offset from a cache line: the alig
   std::vector<int64_t> counts(333);
   int64_t total = 0;
   for (int64_t& c : counts) total += c = rng.uniform(0, 4);
+  std::vector<int64_t> counts1(5003);  // along the only axis: the segment groups (rep_counts_bwd's)
+  int64_t total1 = 0;
+  for (int64_t& c : counts1) total1 += c = rng.uniform(0, 4);
   struct Case {
     const char* name;
     std::function<tessera::Plan(const tessera::Options&)> plan;
@@ -1106,6 +1110,9 @@ TEST_CASE("float32 sums into an output at any offset from a cache line: the alig
       {"repeat_backward, counts 0-4, rows of 40",
        [&](const tessera::Options& o) { return tessera::Plan::repeat_backward({total, 40}, {}, DType::float32, {333, 40}, counts, 0, o); },
        total * 40, "reduce.segments"},
+      {"repeat_backward, counts 0-4 along the only axis (the segment groups' steps)",
+       [&](const tessera::Options& o) { return tessera::Plan::repeat_backward({total1}, {}, DType::float32, {5003}, counts1, 0, o); },
+       total1, "reduce.segments.runs"},
   };
   for (const Case& c : cases) {
     const std::string name = c.name;

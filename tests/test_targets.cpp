@@ -481,7 +481,8 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       // The executor's chunks split the first replica (CopyPlan::replica_elems), each written to
       // the three; the replicas 16 bytes apart from a line (401 * 740 * 4 bytes each).
       {"blocked gather, transposed, outer replicas split among threads", {401, 370}, {4, 1604}, 4, {3, 2}, true},
-      // A first replica of 592 elements, too short for 16 chunks: chunks of the whole output.
+      // A plan with replicas whose first (592 elements) is too short for 16 chunks: the executor
+      // hands out chunks of the whole output with copies 1 (the output checked, not the route).
       {"blocked gather, transposed, replicas too short to split", {8, 37}, {4, 256}, 4, {400, 2}, true},
       {"blocked gather, rows longer than a range", {16, 40000}, {4, 64}, 4, {1, 1}, true},
       {"short pattern, a tiny output", {3}, {}, 4, {2}},

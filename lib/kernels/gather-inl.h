@@ -229,8 +229,8 @@ HWY_INLINE void GatherTile(const uint8_t* const* uniq, const bool* packed, bool 
 /// With `stream` the tile's rows go out with non-temporal stores. Otherwise, and for the partial
 /// rows at the range's ends (or a range of fewer than two whole rows), rows are gathered one by
 /// one with ordinary stores. With `copies` > 1 (the plan's replicas: CopyPlan::replica_elems) the
-/// range lies in the first replica, and each tile row (each partial row) is written to every
-/// replica, so that the source is read once.
+/// range lies in the first replica, and each tile row is written to every replica, so that the
+/// whole rows' source is read once (the partial rows at the range's ends are walked per replica).
 template <class Elem>
 void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end, Elem elem,
                    bool blocked, bool stream, int64_t copies) {
@@ -342,7 +342,8 @@ void ExecuteGather(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t 
         // The innermost loop's replicas left in its extent, all at once where they are the row's
         // (bc_transposed's 64 per row: the group's 1024 rows were formed one Advance at a time
         // before any of its bytes went out, and the streaming stores waited).
-        const int64_t n = inner_replicas ? std::min(p.loops[inner].extent - at.idx[inner], std::min(r1 - r, kMaxGroup) - g) : 1;
+        const int64_t n =
+            inner_replicas ? std::min(p.loops[inner].extent - at.idx[inner], std::min(r1 - r, kMaxGroup) - g) : 1;
         std::fill(which + g, which + g + n, which[g - 1]);
         g += n;
         at.Advance(p, n);

@@ -70,8 +70,10 @@ enum class Variant : int {
   pattern_shuffle_fallback,  // FillPattern: a piece that starts mid-run or is shorter than a vector
   // kernels/gather-inl.h, ExecuteGather with a blocked path (gather.*.blocked, gather.*.nt)
   gather_blocked_tiles,      // whole rows through the L1 tile, one output copy
-  gather_blocked_replicas,   // the same, each tile row written to every replica (source read once)
-  gather_blocked_rows,       // a range of fewer than two whole rows: rows one by one
+  gather_blocked_replicas,   // the same for a range handed with copies > 1 (the executor, from
+                             // CopyPlan::replica_elems): each tile row written to every replica
+  gather_blocked_rows,       // a range of fewer than two whole rows: rows one by one (into every
+                             // replica with copies > 1)
   // kernels/row_kernels-inl.h, FillPattern (pattern.short/long, fills of odd sizes, the fall-back
   // above, regions): which way a run is replicated
   fill_pattern_few_runs,     // a few short runs from phase 0: each copied from the source

@@ -1474,24 +1474,36 @@ struct Kernels {
       static_cast<void>(stream), static_cast<void>(ahead);
       return k;
     } else {
-      // Streamed where the plan streams the output and the step's outputs are whole vectors
-      // (they stay so: a step writes one vector); then fenced before the call returns.
+      // Streamed where the plan streams the output: on the step's own vectors where they are whole
+      // (they stay so: a step writes one vector), else (`skew`, SkewOf: numpy's dst + 16 on
+      // AVX-512) as StreamSkewed does, each line assembled from two steps' vectors; then fenced
+      // before the call returns.
       constexpr std::size_t kVectorBytes = hn::MaxLanes(hn::ScalableTag<float>()) * sizeof(float);
       const bool nt = stream && !accumulate && reinterpret_cast<uintptr_t>(o + k) % kVectorBytes == 0;
+      const int64_t skew = stream && !accumulate && !nt ? SkewOf(o + k) : 0;
       int64_t next;
       switch (c) {
-        case 1: next = SegmentGroupsC<1>(row, c8, k, ke, base, row_elems, o, accumulate, nt, ahead); break;
-        case 2: next = SegmentGroupsC<2>(row, c8, k, ke, base, row_elems, o, accumulate, nt, ahead); break;
-        case 3: next = SegmentGroupsC<3>(row, c8, k, ke, base, row_elems, o, accumulate, nt, ahead); break;
-        default: next = SegmentGroupsC<4>(row, c8, k, ke, base, row_elems, o, accumulate, nt, ahead); break;
+        case 1: next = SegmentGroupsC<1>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead); break;
+        case 2: next = SegmentGroupsC<2>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead); break;
+        case 3: next = SegmentGroupsC<3>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead); break;
+        default: next = SegmentGroupsC<4>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead); break;
       }
-      if (nt) hwy::FlushStream();
+      if (nt || skew != 0) hwy::FlushStream();
       return next;
     }
   }
+  // `skew` (0 with accumulate, and where `stream` streams whole vectors): o + k lies skew elements
+  // past a vector's boundary (SkewOf); the steps' vectors rotated by it, each line between the
+  // first boundary and the last blended from two steps' and streamed on its boundary (as
+  // StreamSkewed's lines: its rotation and blend written again here, kept in this loop's
+  // registers — the two shared through a small class made StreamSkewed's callers 4-6% slower into
+  // dst + 16), the first step's elements before the first boundary and the last's after the last
+  // one written with ordinary stores. (With every step an ordinary store across two lines,
+  // rep_counts_bwd into dst + 16 ran at 0.90-0.93 of its aligned speed: each line read from
+  // memory before it was written.)
   template <int C>
   static int64_t SegmentGroupsC(const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t* base_io,
-                                int64_t row_elems, T* o, bool accumulate, bool stream, int64_t ahead) {
+                                int64_t row_elems, T* o, bool accumulate, bool stream, int64_t skew, int64_t ahead) {
     int64_t base = *base_io;
     // The prefetch (ahead > 0): each line of the row `ahead` elements past the step's first
     // element, once, as the steps reach it (pf: the next element to prefetch from).
@@ -1508,6 +1520,15 @@ struct Kernels {
     constexpr int64_t kLineElems = kLineBytes / static_cast<int64_t>(sizeof(float));
     static_assert(static_cast<int64_t>(hn::MaxLanes(df)) == NF && (G == 2 || G == 4 || G == 8),
                   "two groups per vector");
+    // The rotation (skew != 0): lane l of a step's rotated vector is its lane (l + NF - skew) % NF;
+    // lanes below skew of a line come from the step before (`prev`), the others from the step's.
+    alignas(64) hn::TFromD<decltype(di)> rot[NF];
+    for (int64_t l = 0; l < NF; ++l) rot[l] = static_cast<hn::TFromD<decltype(di)>>((l + NF - skew) % NF);
+    const auto idx = hn::SetTableIndices(df, rot);
+    const auto from_prev = hn::FirstN(df, static_cast<size_t>(skew));
+    alignas(64) float part[NF];
+    auto prev = hn::Zero(df);
+    T* next_line = nullptr;  // the next line to stream (skew != 0), once the first step has run
     for (; k + NF <= ke; k += NF) {
       int64_t ta = 0, tb = 0;
       uint64_t ca = 0, cb = 0;
@@ -1540,12 +1561,28 @@ struct Kernels {
         hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, old)));
         const auto sum = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
         hn::StoreU(hn::IfThenElse(hn::RebindMask(df, hn::Gt(counts, hn::Zero(di))), sum, old), df, o + k);
+      } else if (skew != 0) {
+        const auto sums = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+        const auto cur = hn::TableLookupLanes(sums, idx);
+        if (next_line == nullptr) {  // the elements before the first boundary
+          hn::Store(sums, df, part);
+          std::memcpy(o + k, part, static_cast<std::size_t>(NF - skew) * sizeof(float));
+          next_line = o + k + NF - skew;
+        } else {
+          hn::Stream(hn::IfThenElse(from_prev, prev, cur), df, next_line);
+          next_line += NF;
+        }
+        prev = cur;
       } else if (stream) {
         hn::Stream(hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo)), df, o + k);
       } else {
         hn::StoreU(hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo)), df, o + k);
       }
       base = bb + tb;
+    }
+    if (next_line != nullptr) {  // the last step's elements after the last boundary
+      hn::Store(prev, df, part);
+      std::memcpy(next_line, part, static_cast<std::size_t>(skew) * sizeof(float));
     }
     *base_io = base;
     return k;

@@ -299,6 +299,7 @@ void ExecuteRange(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t b
   TESSERA_COUNT_PATH(path);
   TESSERA_VARIANT_SCOPE();
   const PathInfo& info = path_info(path);
+  HWY_DASSERT(copies == 1 || (info.kernel == Kernel::gather && info.blocked));
   if (info.kernel == Kernel::gather) {
     ExecuteGathers(p, src, out, begin, end, info.blocked, info.route != Route::plain, copies);
   } else if (info.route == Route::plain) {
