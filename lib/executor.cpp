@@ -1,13 +1,13 @@
 // The executor: splits the C-contiguous output into contiguous chunks and runs each through the
-// dispatched kernels (kernels/kernels.hpp); a plan with replicas (CopyPlan::replica_elems) has
-// its first replica split, each chunk written to every replica. Large outputs use tbb::parallel_for in the caller's
-// task arena; small ones, an arena of concurrency 1, or a plan with max_threads 1, run serially on
-// the calling thread with no task overhead. A plan with max_threads N > 1 below the arena's
-// concurrency is split into at most N chunks, so at most N threads take part. The process's first
-// call that could use threads runs serially below 16 MiB, leaving oneTBB's workers (0.5 ms to
-// start) to the next such call (parallel_threads, parallel.hpp). Output regions run
-// serially: the planner reduces them (plan_region), the region kernel writes them. The planner's
-// scan of per-element counts runs its parts here too (planning_threads, run_parts).
+// dispatched kernels (kernels/kernels.hpp); a plan with replicas (CopyPlan::replica_elems) has its
+// first replica split, each chunk written to every replica. Large outputs use tbb::parallel_for in
+// the caller's task arena; small ones, an arena of concurrency 1, or a plan with max_threads 1, run
+// serially on the calling thread with no task overhead. A plan with max_threads N > 1 below the
+// arena's concurrency is split into at most N chunks, so at most N threads take part. The process's
+// first call that could use threads runs serially below 16 MiB, leaving oneTBB's workers (0.5 ms to
+// start) to the next such call (parallel_threads, parallel.hpp). Output regions run serially: the
+// planner reduces them (plan_region), the region kernel writes them. The planner's scan of
+// per-element counts runs its parts here too (planning_threads, run_parts).
 //
 // Nothing here allocates memory proportional to the output.
 #include "executor.hpp"

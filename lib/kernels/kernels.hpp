@@ -21,8 +21,9 @@ namespace tessera::detail {
 /// lies in the first replica and is also written to the same place in the next copies - 1
 /// replicas (out + k * replica_elems * itemsize bytes); its whole rows are gathered once.
 /// Preconditions: 0 <= begin < end <= (copies > 1 ? plan.replica_elems : plan.out_size), copies *
-/// plan.replica_elems <= plan.out_size if copies > 1; src and out valid. A path chosen under another target runs correctly
-/// on any (a target without vectors or streaming stores runs such paths with its scalar code).
+/// plan.replica_elems <= plan.out_size if copies > 1; src and out valid. A path chosen under
+/// another target runs correctly on any (a target without vectors or streaming stores runs such
+/// paths with its scalar code).
 /// Defined in kernels/rows.cpp.
 void execute_range(const CopyPlan& plan, const unsigned char* src, unsigned char* out, int64_t begin, int64_t end,
                    bool ordinary_stores = false, int64_t copies = 1);
