@@ -426,17 +426,9 @@ PROBE_TARGET void transpose_tile(const float* base, float* out, int64_t I, int64
 // The bytes of a (2, 2) tile of n floats with the fewest instructions: the source read once in
 // memory order, each 64-byte line streamed to the same place in the output's four quarters (a
 // different output: the bytes read and written, not the tile's order).
-PROBE_TARGET void read_stream_four(const float* src, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const __m512 v = _mm512_loadu_ps(src + i);
-    for (int q = 0; q < 4; ++q) _mm512_stream_ps(out + q * n + i, v);
-  }
-  _mm_sfence();
-}
-
-// read_stream_four's half h of the source (h = 0, 1).
-PROBE_TARGET void read_stream_four_part(const float* src, float* out, int64_t n, int h) {
-  for (int64_t i = h * n / 2; i < (h + 1) * n / 2; i += 16) {
+// Elements [begin, end) of the source (end = -1: all n).
+PROBE_TARGET void read_stream_four(const float* src, float* out, int64_t n, int64_t begin = 0, int64_t end = -1) {
+  for (int64_t i = begin; i < (end < 0 ? n : end); i += 16) {
     const __m512 v = _mm512_loadu_ps(src + i);
     for (int q = 0; q < 4; ++q) _mm512_stream_ps(out + q * n + i, v);
   }
@@ -501,7 +493,7 @@ void probe_strided(int rounds) {
       {"16x16 transposes staged, 32 rows, 256-byte pieces", [&] { halves([&](int h) { transpose_tile<4, true, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
       {"bound: 32 rows, 256-byte pieces, no shuffles", [&] { halves([&](int h) { transpose_tile<4, false, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
       {"bound: 64 rows, 256-byte pieces, no shuffles", [&] { halves([&](int h) { transpose_tile<4, false, 4>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
-      {"bound: source read in order, streamed to 4 quarters", [&] { halves([&](int h) { read_stream_four_part(base, out, I * J, h); }); }, {}},
+      {"bound: source read in order, streamed to 4 quarters", [&] { halves([&](int h) { read_stream_four(base, out, I * J, h * I * J / 2, (h + 1) * I * J / 2); }); }, {}},
   };
   halves([&](int h) { transpose_tile<4, true, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); });
   same("staged 16x16 transposes of 32 rows at 2 threads");
