@@ -111,6 +111,11 @@ struct CopyPlan : PlanBase {
   // rows are gathered once whatever the threads. replica_elems 0 (replicas 1): none.
   int64_t replica_elems = 0;
   int64_t replicas = 1;
+  // The executor's chunks: whole multiples of chunk_rows_elems elements from the start of what it
+  // splits (the output, or the first replica), where there are enough of them for its pieces; 0:
+  // whole cache lines at absolute addresses. A blocked gather's row (row_elems): a chunk that
+  // starts or ends inside a row gathers that partial row element by element, once per replica.
+  int64_t chunk_rows_elems = 0;
 
   Kernel kernel() const noexcept { return path_info(path).kernel; }
   /// Source elements of the segment axis (0 if none).

@@ -108,17 +108,22 @@ void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst)
   // gathering its own (a short replica's source is read from the cache again).
   if (copies > 1 && replica_end < pieces * 64) copies = 1;
   if (copies > 1) total = replica_end;
-  // Chunk length in elements: a multiple of 64 elements (64 * itemsize bytes, whole cache lines),
-  // and every boundary at `first` + k * chunk, whose address is a multiple of 64 bytes wherever
-  // the output's alignment allows it: then two threads never write the same cache line (in the
-  // first replica; in the others where a replica's bytes are whole lines). The first chunk also
-  // takes the up to 63 elements before `first`; rounding up keeps the number of chunks at most
-  // `pieces`.
+  // Chunk length in elements: a multiple of the plan's rows where it asks for whole rows
+  // (CopyPlan::chunk_rows_elems) and has a row for every piece, boundaries at k * chunk (two
+  // threads may then write different bytes of the line where two rows meet, with ordinary stores).
+  // Otherwise a multiple of 64 elements (64 * itemsize bytes, whole cache lines), and every
+  // boundary at `first` + k * chunk, whose address is a multiple of 64 bytes wherever the output's
+  // alignment allows it: then two threads never write the same cache line (in the first replica;
+  // in the others where a replica's bytes are whole lines). The first chunk also takes the up to
+  // 63 elements before `first`. Rounding up keeps the number of chunks at most `pieces`.
   const int64_t isz = static_cast<int64_t>(plan.itemsize);
-  const int64_t first = first_line_start(dst, isz) < total ? first_line_start(dst, isz) : 0;
+  const int64_t rows = plan.chunk_rows_elems;
+  const bool by_rows = rows > 0 && total / rows >= pieces;
+  const int64_t granule = by_rows ? rows : 64;
+  const int64_t first = by_rows || first_line_start(dst, isz) >= total ? 0 : first_line_start(dst, isz);
   int64_t chunk_elems = (total - first + pieces - 1) / pieces;
   if (chunk_elems * isz * copies < kMinChunkBytes) chunk_elems = (kMinChunkBytes + isz * copies - 1) / (isz * copies);
-  const int64_t chunk = (chunk_elems + 63) / 64 * 64;
+  const int64_t chunk = (chunk_elems + granule - 1) / granule * granule;
   const int64_t nchunks = (total - first + chunk - 1) / chunk;
   const auto boundary = [&](int64_t k) {
     return k == 0 ? int64_t{0} : k == nchunks ? total : first + k * chunk;

@@ -484,7 +484,11 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       // A plan with replicas whose first (592 elements) is too short for 16 chunks: the executor
       // hands out chunks of the whole output with copies 1 (the output checked, not the route).
       {"blocked gather, transposed, replicas too short to split", {8, 37}, {4, 256}, 4, {400, 2}, true},
-      {"blocked gather, rows longer than a range", {16, 40000}, {4, 64}, 4, {1, 1}, true},
+      // Fewer rows (8) than the executor's chunks (16): chunks of lines, which start inside rows.
+      {"blocked gather, rows longer than a range", {8, 40000}, {4, 64}, 4, {1, 1}, true},
+      // The same with replicas (the first 6 rows of 8000, long enough to split): the partial rows
+      // at each range's ends walked into the three replicas.
+      {"blocked gather, transposed, replicas of few rows split inside rows", {6, 8000}, {4, 24}, 4, {3, 1}, true},
       {"short pattern, a tiny output", {3}, {}, 4, {2}},
       {"short pattern", {7}, {}, 4, {100}},
       {"long pattern", {101}, {}, 3, {50}},
@@ -510,8 +514,9 @@ std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
   const unsigned char* src = buf.data() - lo;
   const std::vector<unsigned char> whole = ref::tile(src, c.shape, c.strides, c.itemsize, c.reps);
   const tessera::Plan plan(c.shape, c.strides, c.itemsize, c.reps);
-  // Split: the output 16 bytes past a cache line, where the executor's chunks (which start on
-  // absolute lines) then start inside rows of 64 bytes or more, wherever the buffer was placed.
+  // Split: the output 16 bytes past a cache line, where the executor's chunks start on absolute
+  // lines, inside rows of 64 bytes or more (or, for a blocked gather with a row for every chunk,
+  // at rows 16 bytes into a line), wherever the buffer was placed.
   std::vector<unsigned char> out_buf(whole.size() + 128, 0);
   unsigned char* const got =
       out_buf.data() + (64 - reinterpret_cast<uintptr_t>(out_buf.data()) % 64) + (c.split ? 16 : 0);
