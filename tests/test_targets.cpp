@@ -486,9 +486,9 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       {"blocked gather, transposed, replicas too short to split", {8, 37}, {4, 256}, 4, {400, 2}, true},
       // Fewer rows (8) than the executor's chunks (16): chunks of lines, which start inside rows.
       {"blocked gather, rows longer than a range", {8, 40000}, {4, 64}, 4, {1, 1}, true},
-      // The same with replicas (the first 6 rows of 8000, long enough to split): the partial rows
+      // The same with replicas (the first 8 rows of 16000, long enough to split): the partial rows
       // at each range's ends walked into the three replicas.
-      {"blocked gather, transposed, replicas of few rows split inside rows", {6, 8000}, {4, 24}, 4, {3, 1}, true},
+      {"blocked gather, transposed, replicas of few rows split inside rows", {8, 16000}, {4, 64}, 4, {3, 1}, true},
       {"short pattern, a tiny output", {3}, {}, 4, {2}},
       {"short pattern", {7}, {}, 4, {100}},
       {"long pattern", {101}, {}, 3, {50}},

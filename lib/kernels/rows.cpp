@@ -252,13 +252,20 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// had run every case of bench/compare within 3%): one thread into dst + 16 then runs `promote`,
 /// `mixed3d` and `nchw` at 0.99-1.00 of their aligned speed; at two threads they stay at
 /// 0.90-0.95 (the Xeon reporting family 6 model 167, 2026-12-03,
-/// bench/results/2026-12-03-xeon-f6m167/compare-dst16-stage-apart.txt).
+/// bench/results/2026-12-03-xeon-f6m167/compare-dst16-stage-apart.txt). There the later chunks
+/// (which start on absolute lines, 48 bytes into the plan's rows) filled a stage at line offset 0
+/// with the rows' stores across lines; the stage now also lies as far into its line as the range
+/// lies from the output's start (the rows' place in a line where their bytes are whole lines), so
+/// the row functions store on its lines and only the streaming loads straddle: `promote`,
+/// `mixed3d` and `nchw` into dst + 16 at two threads 0.97-1.00 of their aligned speed
+/// (compare-dst16-stage-phase.txt, the same machine).
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   constexpr uintptr_t kPage = 4096, kSlack = HWY_MAX_BYTES;  // StageStream reads a vector either side
   static_assert(kStageBytes % kPage == 0, "the second stage at the first's page offset");
   HWY_ALIGN uint8_t frame[kSlack + 2 * kStageBytes + 2 * kPage + kSlack];
   // Half a page from the output's own page offset (rounded down to a line); at page offset 0 for an
-  // output on a page boundary, as measured on both kinds of core.
+  // output on a page boundary, as measured on both kinds of core; plus the range's start from the
+  // output's, in a line (`phase`).
   const uintptr_t at = reinterpret_cast<uintptr_t>(out) % kPage;
   const uintptr_t phase = static_cast<uintptr_t>(begin) * p.itemsize % 64;
   const uintptr_t apart = (at == 0 ? 0 : (at + kPage / 2) % kPage / 64 * 64) + phase;
