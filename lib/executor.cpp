@@ -110,7 +110,9 @@ void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst)
   if (copies > 1) total = replica_end;
   // Chunk length in elements: a multiple of the plan's rows where it asks for whole rows
   // (CopyPlan::chunk_rows_elems) and has a row for every piece, boundaries at k * chunk (two
-  // threads may then write different bytes of the line where two rows meet, with ordinary stores).
+  // threads may then write different bytes of the line where two rows meet: each range's edge
+  // with ordinary stores up to its first vector boundary, the rest of that line streamed where
+  // vectors are shorter than a line).
   // Otherwise a multiple of 64 elements (64 * itemsize bytes, whole cache lines), and every
   // boundary at `first` + k * chunk, whose address is a multiple of 64 bytes wherever the output's
   // alignment allows it: then two threads never write the same cache line (in the first replica;

@@ -421,7 +421,9 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   }
   // A blocked gather's chunks hold whole rows: at line boundaries into an output off the lines
   // (dst + 16), every chunk began and ended inside a row, whose pieces were gathered element by
-  // element (`strided` at 2 threads 0.91 of its aligned speed).
+  // element (`strided` at 2 threads 0.91 of its aligned speed; 1.00 with whole rows: 2026-12-03,
+  // a Xeon reporting family 6 model 167, bench/results/2026-12-03-xeon-f6m167/
+  // compare-dst16-stage-phase-only.txt and compare-dst16-stage-phase.txt).
   p.chunk_rows_elems = blocked ? p.row_elems : 0;
   // The one-byte counts (Prefix::counts8) stay where the segments kernel walks them. That walk
   // reads a byte per element instead of the 8-byte prefix sums: rep_counts (float32 counts 0-4)
@@ -571,7 +573,7 @@ std::string describe(const CopyPlan& p) {
     os << "  replicas: " << p.replicas << " of " << p.replica_elems * isz
        << " B, each range of the first written to all (when the first is long enough to split)\n";
   if (p.chunk_rows_elems != 0)
-    os << "  chunks: whole rows of " << p.chunk_rows_elems * isz << " B (when there is a row for every chunk)\n";
+    os << "  chunks: whole rows of " << p.chunk_rows_elems * isz << " B (where there are enough rows for the threads' chunks)\n";
   os << "  kernel: " << kernel_name(p.kernel()) << " [" << path_info(p.path).name << "]";
   switch (p.kernel()) {
     case Kernel::copy: os << " run of " << p.row_elems * isz << " B"; break;

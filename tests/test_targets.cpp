@@ -467,7 +467,8 @@ struct CopyVariantCase {
   std::vector<int64_t> shape, strides;
   std::size_t itemsize;
   std::vector<int64_t> reps;
-  bool split = false;  // in an arena of 4: the output split into ranges that start inside rows
+  bool split = false;   // in an arena of 4: the output split into ranges (16 pieces)
+  bool stream = false;  // with NonTemporal::always: the streamed route of the same path
 };
 
 // The copying inputs: pattern.shuffle's two ways, the blocked gather's three, FillPattern's three,
@@ -481,14 +482,22 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       // The executor's chunks split the first replica (CopyPlan::replica_elems), each written to
       // the three; the replicas 16 bytes apart from a line (401 * 740 * 4 bytes each).
       {"blocked gather, transposed, outer replicas split among threads", {401, 370}, {4, 1604}, 4, {3, 2}, true},
+      {"blocked gather, transposed, outer replicas split among threads, streamed", {401, 370}, {4, 1604}, 4, {3, 2},
+       true, true},
       // A plan with replicas whose first (592 elements) is too short for 16 chunks: the executor
       // hands out chunks of the whole output with copies 1 (the output checked, not the route).
       {"blocked gather, transposed, replicas too short to split", {8, 37}, {4, 256}, 4, {400, 2}, true},
-      // Fewer rows (8) than the executor's chunks (16): chunks of lines, which start inside rows.
+      // Fewer rows (8) than the executor's pieces (16): chunks of lines, which start inside rows.
       {"blocked gather, rows longer than a range", {8, 40000}, {4, 64}, 4, {1, 1}, true},
-      // The same with replicas (the first 8 rows of 16000, long enough to split): the partial rows
-      // at each range's ends walked into the three replicas.
+      // The same with replicas (the first 8 rows of 16000, long enough to split): each range
+      // shorter than a row, walked element by element into the three replicas.
       {"blocked gather, transposed, replicas of few rows split inside rows", {8, 16000}, {4, 64}, 4, {3, 1}, true},
+      // 15 rows of 1000 in the first of 12 replicas: chunks of lines (2752 elements), each with two
+      // whole rows gathered through the tile into every replica and partial rows at its ends.
+      {"blocked gather, transposed, replicas split inside rows and whole rows", {15, 1000}, {4, 64}, 4, {12, 1},
+       true},
+      {"blocked gather, transposed, replicas split inside rows and whole rows, streamed", {15, 1000}, {4, 64}, 4,
+       {12, 1}, true, true},
       {"short pattern, a tiny output", {3}, {}, 4, {2}},
       {"short pattern", {7}, {}, 4, {100}},
       {"long pattern", {101}, {}, 3, {50}},
@@ -513,10 +522,12 @@ std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
   if (c.strides.empty()) buf.resize(static_cast<std::size_t>(ref::count(c.shape)) * c.itemsize);
   const unsigned char* src = buf.data() - lo;
   const std::vector<unsigned char> whole = ref::tile(src, c.shape, c.strides, c.itemsize, c.reps);
-  const tessera::Plan plan(c.shape, c.strides, c.itemsize, c.reps);
+  tessera::Options options;
+  if (c.stream) options.nontemporal = tessera::NonTemporal::always;
+  const tessera::Plan plan(c.shape, c.strides, c.itemsize, c.reps, options);
   // Split: the output 16 bytes past a cache line, where the executor's chunks start on absolute
-  // lines, inside rows of 64 bytes or more (or, for a blocked gather with a row for every chunk,
-  // at rows 16 bytes into a line), wherever the buffer was placed.
+  // lines, inside rows of 64 bytes or more (or, for a blocked gather with a row for every piece,
+  // at the starts of rows, off the lines), wherever the buffer was placed.
   std::vector<unsigned char> out_buf(whole.size() + 128, 0);
   unsigned char* const got =
       out_buf.data() + (64 - reinterpret_cast<uintptr_t>(out_buf.data()) % 64) + (c.split ? 16 : 0);

@@ -257,15 +257,16 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 /// with the rows' stores across lines; the stage now also lies as far into its line as the range
 /// lies from the output's start (the rows' place in a line where their bytes are whole lines), so
 /// the row functions store on its lines and only the streaming loads straddle: `promote`,
-/// `mixed3d` and `nchw` into dst + 16 at two threads 0.97-1.00 of their aligned speed
-/// (compare-dst16-stage-phase.txt, the same machine).
+/// `mixed3d` and `nchw` into dst + 16 at two threads from 0.97, 0.91, 0.94 (c95e63f) to 0.99-1.01
+/// of their aligned speed (30f9852, the same machine, 2026-12-03, compare-dst16-c95e63f.txt and
+/// compare-dst16-stage-phase.txt).
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   constexpr uintptr_t kPage = 4096, kSlack = HWY_MAX_BYTES;  // StageStream reads a vector either side
   static_assert(kStageBytes % kPage == 0, "the second stage at the first's page offset");
   HWY_ALIGN uint8_t frame[kSlack + 2 * kStageBytes + 2 * kPage + kSlack];
   // Half a page from the output's own page offset (rounded down to a line); at page offset 0 for an
   // output on a page boundary, as measured on both kinds of core; plus the range's start from the
-  // output's, in a line (`phase`).
+  // output's, in a line (`phase`). apart < kPage: the frame's two spare pages hold it and to_page.
   const uintptr_t at = reinterpret_cast<uintptr_t>(out) % kPage;
   const uintptr_t phase = static_cast<uintptr_t>(begin) * p.itemsize % 64;
   const uintptr_t apart = (at == 0 ? 0 : (at + kPage / 2) % kPage / 64 * 64) + phase;
