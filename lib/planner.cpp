@@ -573,7 +573,8 @@ std::string describe(const CopyPlan& p) {
     os << "  replicas: " << p.replicas << " of " << p.replica_elems * isz
        << " B, each range of the first written to all (when the first is long enough to split)\n";
   if (p.chunk_rows_elems != 0)
-    os << "  chunks: whole rows of " << p.chunk_rows_elems * isz << " B (where there are enough rows for the threads' chunks)\n";
+    os << "  chunks: whole rows of " << p.chunk_rows_elems * isz
+       << " B (where there are enough rows for the threads' chunks)\n";
   os << "  kernel: " << kernel_name(p.kernel()) << " [" << path_info(p.path).name << "]";
   switch (p.kernel()) {
     case Kernel::copy: os << " run of " << p.row_elems * isz << " B"; break;
