@@ -122,7 +122,8 @@ void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst)
   const int64_t rows = plan.chunk_rows_elems;
   const bool by_rows = rows > 0 && total / rows >= pieces;
   const int64_t granule = by_rows ? rows : 64;
-  const int64_t first = by_rows || first_line_start(dst, isz) >= total ? 0 : first_line_start(dst, isz);
+  const int64_t line_start = by_rows ? 0 : first_line_start(dst, isz);
+  const int64_t first = line_start < total ? line_start : 0;
   int64_t chunk_elems = (total - first + pieces - 1) / pieces;
   if (chunk_elems * isz * copies < kMinChunkBytes) chunk_elems = (kMinChunkBytes + isz * copies - 1) / (isz * copies);
   const int64_t chunk = (chunk_elems + granule - 1) / granule * granule;

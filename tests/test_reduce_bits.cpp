@@ -1070,9 +1070,9 @@ TEST_CASE("float32 sums into an output at any offset from a cache line: the alig
   // takes its part of such lines (kernels/reduce.cpp, StreamSkewed): long items, short items read
   // row by row into registers or through the scratch row, rows not a whole number of vectors,
   // segments of counts 0-4 with empty ones between; per-element counts along the only axis, whose
-  // segment groups' steps are rotated and blended the same way (SegmentGroupsC). Every offset of a float in a 64-byte line, 1
-  // and 4 threads, streamed and not: the bits of the same plan into a 64-byte aligned output, and
-  // the 64 bytes either side untouched.
+  // segment groups' steps are rotated and blended the same way (SegmentGroupsC). Every offset of
+  // a float in a 64-byte line, 1 and 4 threads, streamed and not: the bits of the same plan into a
+  // 64-byte aligned output, and the 64 bytes either side untouched.
   TargetGuard guard;
   Rng rng(4242);
   std::vector<int64_t> counts(333);

@@ -1561,22 +1561,24 @@ struct Kernels {
         hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, old)));
         const auto sum = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
         hn::StoreU(hn::IfThenElse(hn::RebindMask(df, hn::Gt(counts, hn::Zero(di))), sum, old), df, o + k);
-      } else if (skew != 0) {
-        const auto sums = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
-        const auto cur = hn::TableLookupLanes(sums, idx);
-        if (next_line == nullptr) {  // the elements before the first boundary
-          hn::Store(sums, df, part);
-          std::memcpy(o + k, part, static_cast<std::size_t>(NF - skew) * sizeof(float));
-          next_line = o + k + NF - skew;
-        } else {
-          hn::Stream(hn::IfThenElse(from_prev, prev, cur), df, next_line);
-          next_line += NF;
-        }
-        prev = cur;
-      } else if (stream) {
-        hn::Stream(hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo)), df, o + k);
       } else {
-        hn::StoreU(hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo)), df, o + k);
+        const auto sums = hn::Combine(df, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+        if (skew != 0) {
+          const auto cur = hn::TableLookupLanes(sums, idx);
+          if (next_line == nullptr) {  // the elements before the first boundary
+            hn::Store(sums, df, part);
+            std::memcpy(o + k, part, static_cast<std::size_t>(NF - skew) * sizeof(float));
+            next_line = o + k + NF - skew;
+          } else {
+            hn::Stream(hn::IfThenElse(from_prev, prev, cur), df, next_line);
+            next_line += NF;
+          }
+          prev = cur;
+        } else if (stream) {
+          hn::Stream(sums, df, o + k);
+        } else {
+          hn::StoreU(sums, df, o + k);
+        }
       }
       base = bb + tb;
     }

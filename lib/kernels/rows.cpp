@@ -268,8 +268,9 @@ void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
   // output on a page boundary, as measured on both kinds of core; plus the range's start from the
   // output's, in a line (`phase`). apart < kPage: the frame's two spare pages hold it and to_page.
   const uintptr_t at = reinterpret_cast<uintptr_t>(out) % kPage;
-  const uintptr_t phase = static_cast<uintptr_t>(begin) * p.itemsize % 64;
-  const uintptr_t apart = (at == 0 ? 0 : (at + kPage / 2) % kPage / 64 * 64) + phase;
+  constexpr uintptr_t kLine = static_cast<uintptr_t>(kLineBytes);
+  const uintptr_t phase = static_cast<uintptr_t>(begin) * p.itemsize % kLine;
+  const uintptr_t apart = (at == 0 ? 0 : (at + kPage / 2) % kPage / kLine * kLine) + phase;
   const uintptr_t to_page = (kPage - reinterpret_cast<uintptr_t>(frame + kSlack) % kPage) % kPage;
   uint8_t* const stages = frame + kSlack + to_page + apart;
   uint8_t* stage = stages;  // the next block fills the other stage where this one left bytes (StageStream)
