@@ -378,11 +378,13 @@ std::string run_variant_case(const VariantCase& c, uint64_t seed) {
 const std::vector<VariantCase>& variant_cases() {
   using tessera::DType;
   // 90 counts 3, 0, 2, 4, 1, 3, ... (180 elements)
-  static const std::vector<int64_t> counts04 = [] {
-    std::vector<int64_t> c(90);
-    for (std::size_t k = 0; k < c.size(); ++k) c[k] = static_cast<int64_t>((k * 7 + 3) % 5);
+  // n counts cycling through 0..m (7 is prime to m + 1 <= 5): n / (m + 1) times each.
+  const auto counts_to = [](std::size_t n, int64_t m) {
+    std::vector<int64_t> c(n);
+    for (std::size_t k = 0; k < n; ++k) c[k] = static_cast<int64_t>(k * 7 + 3) % (m + 1);
     return c;
-  }();
+  };
+  static const std::vector<int64_t> counts04 = counts_to(90, 4);
   static const std::vector<VariantCase> cases = {
       // periodic, one kept axis (the tight loop): w = 1 (37 rows: N at a time and the rest)
       {"rows summed, w = 1", {37, 100}, {}, {37, 1}, DType::float32},
@@ -447,6 +449,10 @@ const std::vector<VariantCase>& variant_cases() {
       // the one-byte counts), the steps whose windows would pass the row's end by SegmentRuns
       {"repeat counts 0-4, segment groups", {3, 180}, {}, {}, DType::float32, false, false, counts04, 1},
       {"repeat counts 0-4, segment groups, accumulate", {3, 180}, {}, {}, DType::float32, false, true, counts04, 1},
+      // two steps of a group at a time (counts of at most C: C steps): C odd leaves a step alone
+      {"repeat counts 0-3, segment groups", {3, 144}, {}, {}, DType::float32, false, false, counts_to(96, 3), 1},
+      {"repeat counts 0-2, segment groups", {3, 96}, {}, {}, DType::float32, false, false, counts_to(96, 2), 1},
+      {"repeat counts 0-1, segment groups", {3, 48}, {}, {}, DType::float32, false, false, counts_to(96, 1), 1},
       // segments of 0-4 rows of 256 bytes, back to back (46 KiB of gradient): where the policy
       // prefetches along the rows, each line read with the line 4 KiB on prefetched (SegmentItems)
       {"repeat counts 0-4 along axis 0, rows of 64", {180, 64}, {}, {}, DType::float32, false, false, counts04, 0},

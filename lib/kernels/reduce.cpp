@@ -1434,6 +1434,7 @@ struct Kernels {
                                                 hn::TableLookupLanes(w0, lane), hn::TableLookupLanes(w1, lane)));
 #endif
   }
+  static constexpr uint64_t kOnes = 0x0101010101010101ull;  // 1 in each byte
   // The exclusive prefix sums of G <= 8 one-byte counts of at most kSegGroupMaxCount, a byte each
   // (at most 28), and their total; `raw`: the counts, a byte each.
   template <int G>
@@ -1441,7 +1442,7 @@ struct Kernels {
     uint64_t x = 0;
     std::memcpy(&x, c8, G);  // little-endian: count j in byte j (x86, aarch64)
     *raw = x;
-    const uint64_t inclusive = x * 0x0101010101010101ull;  // byte j: counts 0..j (no carries: <= 32)
+    const uint64_t inclusive = x * kOnes;  // byte j: counts 0..j (no carries: <= 32)
     *total = static_cast<int64_t>((inclusive >> (8 * (G - 1))) & 0xff);
     return G == 8 ? inclusive << 8 : (inclusive << 8) & ((uint64_t{1} << (8 * G)) - 1);
   }
@@ -1492,6 +1493,36 @@ struct Kernels {
       return next;
     }
   }
+  // Which lanes of a group's two steps have an element (count > step): Live(LiveKey(bytes), i)
+  // holds lanes 0..G-1 of step i and lanes G..2G-1 of step i + 1; `bytes`: the group's G counts,
+  // a byte each.
+#if (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && !defined(HWY_DISABLE_BMI2_FMA)
+  // AVX-512: in general registers, not by a compare of lanes, which takes the port the
+  // permutations and conversions need (vpcmpd: port 5 on Intel's cores). The key: the eight
+  // counts, a nibble each, twice (pext); a nibble count + 7 - step has its top bit set where
+  // count > step (counts are at most 4), so one addition and one pext give both steps' bits.
+  static HWY_INLINE uint64_t LiveKey(uint64_t bytes) {
+    const uint64_t nibbles = _pext_u64(bytes, 0x0F0F0F0F0F0F0F0Full);
+    return nibbles | nibbles << 32;
+  }
+  template <int G>
+  static HWY_INLINE hn::Mask<hn::ScalableTag<float>> Live(uint64_t key, int i) {
+    static_assert(G == 8, "eight lanes of doubles");
+    const uint64_t steps = (0x6666666600000000ull | 0x77777777ull) - static_cast<uint64_t>(i) * 0x1111111111111111ull;
+    return hn::Mask<hn::ScalableTag<float>>{_cvtu32_mask16(static_cast<uint32_t>(_pext_u64(key + steps, 0x8888888888888888ull)))};
+  }
+#else
+  static HWY_INLINE uint64_t LiveKey(uint64_t bytes) { return bytes; }
+  template <int G>
+  static HWY_INLINE auto Live(uint64_t bytes, int i) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToSigned<decltype(df)> di;
+    const hn::Rebind<uint8_t, decltype(di)> d8;
+    const auto count = hn::PromoteTo(di, PairBytes<G>(d8, bytes, bytes));
+    const auto steps = hn::IfThenElse(hn::FirstN(di, G), hn::Set(di, i), hn::Set(di, i + 1));
+    return hn::RebindMask(df, hn::Gt(count, steps));
+  }
+#endif
   // `skew` (0 with accumulate, and where `stream` streams whole vectors): o + k lies skew elements
   // past a vector's boundary (SkewOf); the steps' vectors rotated by it, each line between the
   // first boundary and the last blended from two steps' and streamed on its boundary (as
@@ -1505,9 +1536,6 @@ struct Kernels {
   static int64_t SegmentGroupsC(const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t* base_io,
                                 int64_t row_elems, T* o, bool accumulate, bool stream, int64_t skew, int64_t ahead) {
     int64_t base = *base_io;
-    // The prefetch (ahead > 0): each line of the row `ahead` elements past the step's first
-    // element, once, as the steps reach it (pf: the next element to prefetch from).
-    int64_t pf = std::min(base + ahead, row_elems);
     static_assert(C >= 1 && C <= kSegGroupMaxCount, "a group's segments fit its window");
     const hn::ScalableTag<float> df;
     const hn::Half<decltype(df)> dh;
@@ -1536,23 +1564,31 @@ struct Kernels {
       const int64_t bb = base + ta;  // group B's first element
       if (bb + 2 * NF > row_elems) break;
       TESSERA_COUNT_VARIANT(segment_groups);
+      // The prefetch (ahead > 0): the C lines from `ahead` elements past the step's first (they
+      // hold the 2 G C elements a step reads at most), each step, into L1. (A loop over the lines
+      // the steps passed, 0-4 a step, mispredicted its exit; into L2, prefetcht1, 5% slower.)
       if (ahead > 0)
-        for (const int64_t to = std::min(bb + tb + ahead, row_elems); pf < to; pf += kLineElems) PrefetchLine(row + pf);
-      // Each group in lanes 0..G-1 of its own vectors (the lanes above: unused): lane r's offset in
-      // the group's window and its count.
-      const auto offs_a = hn::PromoteTo(di, PairBytes<G>(d8, ea, 0));
-      const auto offs_b = hn::PromoteTo(di, PairBytes<G>(d8, eb, 0));
-      const auto count_a = hn::PromoteTo(di, PairBytes<G>(d8, ca, 0));
-      const auto count_b = hn::PromoteTo(di, PairBytes<G>(d8, cb, 0));
+        for (int j = 0; j < C; ++j) __builtin_prefetch(row + std::min(base + ahead + j * kLineElems, row_elems - 1), 0, 3);
+      // Two steps (i, i + 1) of a group at once: lanes 0..G-1 of one permutation pick element i of
+      // each segment, lanes G..2G-1 element i + 1 (half the permutations and masks of one step at
+      // a time, whose lanes G..2G-1 went unused). offs_*: lane r's offset in the group's window,
+      // in both halves, the upper one plus 1.
+      const auto offs_a = hn::PromoteTo(di, PairBytes<G>(d8, ea, ea + kOnes));
+      const auto offs_b = hn::PromoteTo(di, PairBytes<G>(d8, eb, eb + kOnes));
       const auto wa0 = hn::LoadU(df, row + base), wa1 = hn::LoadU(df, row + base + NF);
       const auto wb0 = hn::LoadU(df, row + bb), wb1 = hn::LoadU(df, row + bb + NF);
+      const uint64_t key_a = LiveKey(ca), key_b = LiveKey(cb);
       auto lo = hn::Zero(dd), hi = hn::Zero(dd);  // the identity; lo: group A, hi: group B
-      for (int i = 0; i < C; ++i) {
-        const auto vi = hn::Set(di, i);
-        const auto xa = TwoTablesOrZero(df, hn::RebindMask(df, hn::Gt(count_a, vi)), wa0, wa1, hn::Add(offs_a, vi));
-        const auto xb = TwoTablesOrZero(df, hn::RebindMask(df, hn::Gt(count_b, vi)), wb0, wb1, hn::Add(offs_b, vi));
+      for (int i = 0; i < C; i += 2) {
+        const auto at = hn::Set(di, i);
+        const auto xa = TwoTablesOrZero(df, Live<G>(key_a, i), wa0, wa1, hn::Add(offs_a, at));
+        const auto xb = TwoTablesOrZero(df, Live<G>(key_b, i), wb0, wb1, hn::Add(offs_b, at));
         lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, xa)));
         hi = hn::Add(hi, hn::PromoteTo(dd, hn::LowerHalf(dh, xb)));
+        if (i + 1 < C) {
+          lo = hn::Add(lo, hn::PromoteTo(dd, hn::UpperHalf(dh, xa)));
+          hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, xb)));
+        }
       }
       if (accumulate) {  // a count of 0 leaves its output alone
         const auto counts = hn::PromoteTo(di, PairBytes<G>(d8, ca, cb));

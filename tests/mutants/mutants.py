@@ -161,6 +161,20 @@ MUTANTS = [
      '(the segment after it: every segment of a group but empty ones sums the wrong elements)',
      'return G == 8 ? inclusive << 8 : (inclusive << 8) & ((uint64_t{1} << (8 * G)) - 1);',
      'return G == 8 ? inclusive : inclusive & ((uint64_t{1} << (8 * G)) - 1);'),
+    ('reduce-segment-groups-live-upper', 'lib/kernels/reduce.cpp', 'Kernels::Live',
+     "segments_runs' groups on AVX-512 take the upper step's lanes (step i + 1) as live where count > i "
+     '(a segment adds the element after its last)',
+     'const uint64_t steps = (0x6666666600000000ull | 0x77777777ull)',
+     'const uint64_t steps = (0x7777777700000000ull | 0x77777777ull)'),
+    ('reduce-segment-groups-live-upper-lanes', 'lib/kernels/reduce.cpp', 'Kernels::Live',
+     "segments_runs' groups on targets without AVX-512 compare the upper step's lanes with step i, not "
+     'i + 1 (a segment adds the element after its last)',
+     'hn::Set(di, i), hn::Set(di, i + 1));',
+     'hn::Set(di, i), hn::Set(di, i));'),
+    ('reduce-segment-groups-odd-step', 'lib/kernels/reduce.cpp', 'Kernels::SegmentGroupsC',
+     "segments_runs' groups leave out the upper step of the last pair (C even: step C - 1 never added)",
+     'if (i + 1 < C) {',
+     'if (i + 2 < C) {'),
     ('repeat-compact-segment-of', 'lib/prefix.hpp', 'Prefix::segment_of',
      'compact prefix sums: a position at the end of a segment is taken to be inside it (the walk of '
      'the one-byte counts stops one segment early: a region starting there copies the wrong elements)',
