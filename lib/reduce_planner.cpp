@@ -190,8 +190,9 @@ void lay_out_segments(ReducePlan& r) {
   // bench/results/2026-12-02-xeon-f6m167/probes-rep_counts_bwd-prefetch.txt) the plan read at 41%
   // of `read` without, 56% 4 KiB and 57% 2 KiB ahead; 1.43x / 1.46x faster than without
   // (bench/compare, the same file's directory). With two steps per permutation and the prefetch
-  // C lines a step into L1 (2026-12-03, bench/results/2026-12-03-xeon-f6m167/probes-rep_counts_bwd-*.txt),
-  // 1, 2, 4 and 16 KiB ahead ran within 1% of each other.
+  // C lines a step into L1 (3087f7c; bench/prefetch_distance.py, 2026-12-03,
+  // bench/results/2026-12-03-xeon-f6m167/prefetch-distance-rep_counts_bwd-3087f7c.txt), 2, 4 and
+  // 8 KiB ahead ran within 1% of each other, 1 KiB slower at two threads.
   if (groups) {
     r.seg_many.seg_group_count = r.seg_max_count;
     const int64_t bytes = std::min(reduce_prefetch_bytes(), kPrefetchAlongBytes);
