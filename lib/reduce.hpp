@@ -337,10 +337,10 @@ struct ReduceProblem {
   //   block, as it sums the same block of this item.
   //   The distance is reduce_prefetch_bytes() of items, rounded up to whole items, but for items
   //   prefetched along their rows: reduce_prefetch_along_bytes(). Every prefetch brings its line
-  //   into L2 (the kernels' PrefetchLine).
+  //   into L2 (the kernels' PrefetchLine), but the segment groups'.
   //   segments_runs' groups (seg_group_count > 0; set by lay_out_segments): elements, not items —
-  //   each row prefetched this many elements ahead of the group step reading it, line by line
-  //   (min(reduce_prefetch_bytes(), kPrefetchAlongBytes) of the element type).
+  //   each row prefetched this many elements ahead of the group step reading it, the lines a
+  //   step reads at most (C on AVX-512) each step, into L1 (min(reduce_prefetch_bytes(), kPrefetchAlongBytes) of the element type).
   //   choose_reduce_kernel sets it back to 0 where the chosen kernel has no prefetch (the column
   //   `prefetches` of kReduceKernels: e.g. reduce.periodic.leaves, which a scalable target, or
   //   an element whose accumulators have more than 16 lanes, gets for both kinds of periodic
@@ -372,9 +372,9 @@ struct ReduceProblem {
   // every count is at most this, the element float32, the outputs contiguous and the one-byte
   // counts kept (Prefix::counts8); 0 otherwise. The kernel then sums 2N segments per step
   // (SegmentGroups, N the accumulator's lanes): their offsets from the counts' bytes (the 8-byte
-  // prefix sums read only where a range starts and in its tail), element i of each picked from
-  // the window of its group by a permutation, exactly this many steps. The same additions as one
-  // segment at a time.
+  // prefix sums read only where a range starts and in its tail), elements i and i + 1 of each
+  // picked from the window of its group by one permutation (two steps in its two halves), for
+  // exactly this many steps. The same additions as one segment at a time.
   int64_t seg_group_count = 0;
   // Output written with non-temporal stores (the lanes and interleaved paths, segments_runs'
   // groups): set by the planner from Options::nontemporal and the output's size (as the copying

@@ -720,8 +720,8 @@ TESSERA_API int64_t streaming_threshold_bytes();
 /// prefetched as the same line of an earlier item is read, those 4096 bytes ahead instead; the
 /// strips' lines all fetched before each strip were as often slower); 0 on every other CPU (on
 /// AMD family 25 any distance was slower). Runs of per-element counts summed in groups (float32
-/// counts of at most 4) are prefetched min(this, 4096) bytes ahead, wherever this is not 0. Every
-/// prefetch brings its line into L2. A plan's describe() says "prefetched N items ahead" where it prefetches, followed by
+/// counts of at most 4) are prefetched min(this, 4096) bytes ahead, wherever this is not 0, into
+/// L1; every other prefetch brings its line into L2. A plan's describe() says "prefetched N items ahead" where it prefetches, followed by
 /// " along the rows" where it prefetches a strip's rows line by line. The environment variable
 /// TESSERA_PREFETCH_BYTES (decimal digits: a count of bytes, 0 for none) overrides, for every
 /// kind of item (strips read row by row then prefetched along the rows on every core). Read on

@@ -432,7 +432,7 @@ struct Kernels {
   // prefetcht1, aarch64's PRFM PLDL2KEEP), as the gather's. Into L1 (hwy::Prefetch, prefetcht0)
   // the same prefetches ran slower on an Intel Xeon of family 6 model 167 (narrow_bwd 78% of
   // `read` against 87%, 2026-12-02): the lines come from DRAM; L2 to L1 the core's own
-  // prefetchers keep up.
+  // prefetchers keep up. (The segment groups' rows alone go to L1: SegmentGroupsC.)
   static HWY_INLINE void PrefetchLine(const void* p) { __builtin_prefetch(p, 0, 2); }
   // The cache line the prefetches step by (bytes).
   static constexpr int64_t kLineBytes = kPrefetchLineBytes;
@@ -1546,6 +1546,7 @@ struct Kernels {
     constexpr int64_t NF = 2 * N;
     constexpr int G = static_cast<int>(N);  // segments per group
     constexpr int64_t kLineElems = kLineBytes / static_cast<int64_t>(sizeof(float));
+    constexpr int64_t kAheadLines = (2 * G * C + kLineElems - 1) / kLineElems;  // lines a step reads at most
     static_assert(static_cast<int64_t>(hn::MaxLanes(df)) == NF && (G == 2 || G == 4 || G == 8),
                   "two groups per vector");
     // The rotation (skew != 0): lane l of a step's rotated vector is its lane (l + NF - skew) % NF;
@@ -1564,11 +1565,14 @@ struct Kernels {
       const int64_t bb = base + ta;  // group B's first element
       if (bb + 2 * NF > row_elems) break;
       TESSERA_COUNT_VARIANT(segment_groups);
-      // The prefetch (ahead > 0): the C lines from `ahead` elements past the step's first (they
-      // hold the 2 G C elements a step reads at most), each step, into L1. (A loop over the lines
-      // the steps passed, 0-4 a step, mispredicted its exit; into L2, prefetcht1, 5% slower.)
+      // The prefetch (ahead > 0): the lines from `ahead` elements past the step's first that hold
+      // the 2 G C elements a step reads at most (C lines on AVX-512), each step, into L1. (A loop
+      // over the lines the steps passed, 0-4 a step, mispredicted its exit; into L2, prefetcht1,
+      // the plan read at 70% of `read` against 75%: tessera_probes --probe rep_counts_bwd,
+      // 2026-12-03.)
       if (ahead > 0)
-        for (int j = 0; j < C; ++j) __builtin_prefetch(row + std::min(base + ahead + j * kLineElems, row_elems - 1), 0, 3);
+        for (int64_t j = 0; j < kAheadLines; ++j)
+          __builtin_prefetch(row + std::min(base + ahead + j * kLineElems, row_elems - 1), 0, 3);
       // Two steps (i, i + 1) of a group at once: lanes 0..G-1 of one permutation pick element i of
       // each segment, lanes G..2G-1 element i + 1 (half the permutations and masks of one step at
       // a time, whose lanes G..2G-1 went unused). offs_*: lane r's offset in the group's window,
