@@ -339,8 +339,9 @@ struct ReduceProblem {
   //   prefetched along their rows: reduce_prefetch_along_bytes(). Every prefetch brings its line
   //   into L2 (the kernels' PrefetchLine), but the segment groups'.
   //   segments_runs' groups (seg_group_count > 0; set by lay_out_segments): elements, not items —
-  //   each row prefetched this many elements ahead of the group step reading it, the lines a
-  //   step reads at most (C on AVX-512) each step, into L1 (min(reduce_prefetch_bytes(), kPrefetchAlongBytes) of the element type).
+  //   each row prefetched this many elements ahead of the group step reading it, the lines a step
+  //   reads at most (C on AVX-512) each step, into L1 (min(reduce_prefetch_bytes(),
+  //   kPrefetchAlongBytes) of the element type).
   //   choose_reduce_kernel sets it back to 0 where the chosen kernel has no prefetch (the column
   //   `prefetches` of kReduceKernels: e.g. reduce.periodic.leaves, which a scalable target, or
   //   an element whose accumulators have more than 16 lanes, gets for both kinds of periodic

@@ -183,12 +183,13 @@ void lay_out_segments(ReducePlan& r) {
                       reduce_seg_groups(r.caps.fixed_width, r.caps.acc_lanes[static_cast<int>(Elem::f32)]);
   // The groups' steps run many instructions per line of the gradient (rep_counts_bwd's, counts 0-4:
   // about 130 for 16 segments, 2 lines, with their prefetches and stores), too many for the
-  // hardware prefetchers to keep enough lines in flight: wherever the reductions prefetch (reduce_prefetch_bytes() > 0), the kernel
-  // prefetches the row kPrefetchAlongBytes ahead of its step (or the variable's distance, if
-  // shorter), the lines a step reads at most each step (ReduceProblem::prefetch_items: elements,
-  // here). On the Xeon reporting family 6 model 167 (tessera_probes --probe rep_counts_bwd,
-  // 2026-12-02, bench/results/2026-12-02-xeon-f6m167/probes-rep_counts_bwd-prefetch.txt) the plan
-  // read at 41% of `read` without, 56% 4 KiB and 57% 2 KiB ahead; 1.43x / 1.46x faster than without
+  // hardware prefetchers to keep enough lines in flight: wherever the reductions prefetch
+  // (reduce_prefetch_bytes() > 0), the kernel prefetches the row kPrefetchAlongBytes ahead of its
+  // step (or the variable's distance, if shorter), the lines a step reads at most each step
+  // (ReduceProblem::prefetch_items: elements, here). On the Xeon reporting family 6 model 167
+  // (tessera_probes --probe rep_counts_bwd, 2026-12-02,
+  // bench/results/2026-12-02-xeon-f6m167/probes-rep_counts_bwd-prefetch.txt) the plan read at 41%
+  // of `read` without, 56% 4 KiB and 57% 2 KiB ahead; 1.43x / 1.46x faster than without
   // (bench/compare, the same file's directory). With two steps per permutation and the prefetch a
   // step's lines into L1 (3087f7c; bench/prefetch_distance.py, 2026-12-03,
   // bench/results/2026-12-03-xeon-f6m167/prefetch-distance-rep_counts_bwd-f6288ad.txt), 2, 4 and 8

@@ -377,8 +377,8 @@ std::string run_variant_case(const VariantCase& c, uint64_t seed) {
 // The reduction inputs: each reaches one or more of the reductions' sub-kernels (see the comments).
 const std::vector<VariantCase>& variant_cases() {
   using tessera::DType;
+  // n counts cycling through 0..m (7 is prime to m + 1 <= 5): n / (m + 1) times each; counts04:
   // 90 counts 3, 0, 2, 4, 1, 3, ... (180 elements)
-  // n counts cycling through 0..m (7 is prime to m + 1 <= 5): n / (m + 1) times each.
   const auto counts_to = [](std::size_t n, int64_t m) {
     std::vector<int64_t> c(n);
     for (std::size_t k = 0; k < n; ++k) c[k] = static_cast<int64_t>(k * 7 + 3) % (m + 1);

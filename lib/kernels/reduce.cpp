@@ -1509,7 +1509,8 @@ struct Kernels {
   static HWY_INLINE hn::Mask<hn::ScalableTag<float>> Live(uint64_t key, int i) {
     static_assert(G == 8, "eight lanes of doubles");
     const uint64_t steps = (0x6666666600000000ull | 0x77777777ull) - static_cast<uint64_t>(i) * 0x1111111111111111ull;
-    return hn::Mask<hn::ScalableTag<float>>{_cvtu32_mask16(static_cast<uint32_t>(_pext_u64(key + steps, 0x8888888888888888ull)))};
+    const uint32_t bits = static_cast<uint32_t>(_pext_u64(key + steps, 0x8888888888888888ull));
+    return hn::Mask<hn::ScalableTag<float>>{_cvtu32_mask16(bits)};
   }
 #else
   static HWY_INLINE uint64_t LiveKey(uint64_t bytes) { return bytes; }
@@ -1568,8 +1569,8 @@ struct Kernels {
       // The prefetch (ahead > 0): the lines from `ahead` elements past the step's first that hold
       // the 2 G C elements a step reads at most (C lines on AVX-512), each step, into L1. (A loop
       // over the lines the steps passed, 0-4 a step, mispredicted its exit; into L2, prefetcht1,
-      // the plan read at 70% of `read` against 75%: tessera_probes --probe rep_counts_bwd,
-      // 2026-12-03.)
+      // the plan read at 69% of `read`, into L1 at 73-75%: tessera_probes --probe rep_counts_bwd,
+      // 2026-12-03, bench/results/2026-12-03-xeon-f6m167/probes-rep_counts_bwd-f6288ad-l1-l2.txt.)
       if (ahead > 0)
         for (int64_t j = 0; j < kAheadLines; ++j)
           __builtin_prefetch(row + std::min(base + ahead + j * kLineElems, row_elems - 1), 0, 3);
