@@ -48,7 +48,10 @@
 //   rep_counts_bwd  repeat_backward of rep_counts' gradient (8 Mi segments of 0-4 float32, 64 MiB
 //               read): tessera's plan, from memory and (its first 1/128, 128 times) from L2; a segment
 //               a step (one masked load, its addends added in order);
-//               16 segments a step by four masked AVX-512 gathers, streamed
+//               16 segments a step by four masked AVX-512 gathers, streamed; the plan's vector
+//               work alone (its step's loads, permutations, conversions and additions on fixed
+//               offsets, no counts: segments_vector_work), prefetched as the plan does (4 KiB
+//               ahead) and 16 KiB ahead, from memory and from L2
 //   rep_ragged_bwd  repeat_backward of rep_ragged_bwd's gradient (32768 segments of 0-4 rows of
 //               1 KiB float32): tessera's plan, from memory and (its first 1/128, 128 times) from
 //               L2; the plain loop (a segment's rows added 16 columns at a time in double,
@@ -1146,6 +1149,39 @@ PROBE_TARGET void segments_gather(const float* g, float* out, const uint8_t* c8,
   _mm_sfence();
 }
 
+// The segment groups' vector work alone (reduce.cpp's SegmentGroupsC with C = 4 on AVX-512) over
+// 2 n floats read and n streamed, as if every step's 16 segments spanned 32 floats: per step two
+// windows of two vectors (group B's from 16 floats on), two masked two-table permutations for
+// elements 0-1 and two for 2-3 of fixed offsets, eight widenings to double (four of upper halves),
+// eight additions, two narrowings and an insert, one line streamed; with the plan's prefetch of
+// four lines `ahead` elements on (0: none). None of the plan's bookkeeping (the counts, their
+// offsets and masks): what the memory gives this core's vector work of the design. n: a multiple
+// of 16; g readable for 2 n + 32 floats (prefetches past it do not fault).
+PROBE_TARGET void segments_vector_work(const float* g, float* out, int64_t n, int64_t ahead) {
+  const __m512i offs = _mm512_set_epi32(8, 7, 6, 5, 4, 3, 2, 1, 7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512i two = _mm512_set1_epi32(2);
+  for (int64_t i = 0; i < n; i += 16, out += 16) {
+    const float* a = g + 2 * i;
+    if (ahead > 0)
+      for (int j = 0; j < 4; ++j) _mm_prefetch(reinterpret_cast<const char*>(a + ahead + 16 * j), _MM_HINT_T0);
+    const __m512 wa0 = _mm512_loadu_ps(a), wa1 = _mm512_loadu_ps(a + 16);
+    const __m512 wb0 = _mm512_loadu_ps(a + 16), wb1 = _mm512_loadu_ps(a + 32);
+    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+    for (int s = 0; s < 4; s += 2) {
+      const __m512i at = s == 0 ? offs : _mm512_add_epi32(offs, two);
+      const __mmask16 live = s == 0 ? 0xffff : 0x0f0f;
+      const __m512 xa = _mm512_maskz_permutex2var_ps(live, wa0, at, wa1);
+      const __m512 xb = _mm512_maskz_permutex2var_ps(live, wb0, at, wb1);
+      lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(xa)));
+      hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_castps512_ps256(xb)));
+      lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_extractf32x8_ps(xa, 1)));
+      hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(xb, 1)));
+    }
+    _mm512_stream_ps(out, demote(lo, hi));
+  }
+  _mm_sfence();
+}
+
 void probe_rep_counts_bwd(int rounds) {
   const int64_t n = int64_t{8} << 20;  // segments (the result's elements); a multiple of 16
   std::mt19937 rng(1);
@@ -1181,6 +1217,8 @@ void probe_rep_counts_bwd(int rounds) {
   segments_gather(g0, out, c8.data(), n);
   same("the gathers");
   const auto next = [&] { return copies.next(); };  // each call reads a copy L3 does not hold
+  // segments_vector_work's segments: as many as its 2 n + 32 floats fit in the padded copies.
+  const int64_t work_n = std::min<int64_t>(n, (padded - 32) / 2) / 16 * 16;
   volatile float sink = 0;
   std::vector<Row> rows = {
       {"read (limit)", [&] { sink = read_sum(next(), padded); }, {}},
@@ -1194,6 +1232,15 @@ void probe_rep_counts_bwd(int rounds) {
        }, {}},
       {"a segment a step, one masked load, added in order", [&] { segments_scalar(next(), out, c8.data(), n); }, {}},
       {"16 segments a step, four masked gathers, streamed", [&] { segments_gather(next(), out, c8.data(), n); }, {}},
+      {"the plan's vector work alone, prefetched 4 KiB ahead", [&] {
+         segments_vector_work(next(), out, work_n, 1024);
+       }, {}},
+      {"the plan's vector work alone, prefetched 16 KiB ahead", [&] {
+         segments_vector_work(next(), out, work_n, 4096);
+       }, {}},
+      {"the plan's vector work alone, in L2 (n/128 segments, 128x)", [&] {
+         for (int k = 0; k < 128; ++k) segments_vector_work(g0, out, n_part / 16 * 16, 0);
+       }, {}},
   };
   static_cast<void>(sink);
   report("rep_counts_bwd: repeat_backward of 16.8 Mi float32 by counts 0-4 (64 MiB read)", rows, "read (limit)",
