@@ -291,8 +291,9 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(runs(rows5_long, "reduce.periodic.rows"));
 #endif
   // Per-element counts of 0-4 float32 elements (rep_counts_bwd's kind) summed in groups from their
-  // one-byte counts: the gradient prefetched min(bytes, 4 KiB) of float32 ahead wherever the
-  // reductions prefetch, else not at all (and never where the groups do not run).
+  // one-byte counts: the gradient prefetched min(bytes, 4 KiB) of float32 ahead and the counts 4
+  // KiB ahead (kSegCountsAheadBytes) wherever the reductions prefetch, else neither (and never
+  // where the groups do not run).
   std::vector<int64_t> counts(4096);
   for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<int64_t>(i % 5);
   const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t{0});
@@ -304,6 +305,11 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   const int64_t seg_ahead =
       seg_at == std::string::npos ? 0 : std::atoll(seg_d.c_str() + seg_at + std::strlen(", prefetched "));
   CHECK(seg_ahead == (groups ? std::min<int64_t>(bytes, 4096) / 4 : 0));
+  const std::size_t counts_at = seg_d.find(", the counts ");
+  const int64_t counts_ahead =
+      counts_at == std::string::npos ? 0 : std::atoll(seg_d.c_str() + counts_at + std::strlen(", the counts "));
+  CHECK(counts_ahead == (groups && bytes > 0 ? 4096 : 0));
+  if (counts_at != std::string::npos) CHECK(seg_d.find(" bytes ahead", counts_at) != std::string::npos);
   // every x86 SIMD target has the groups' code (fixed-width vectors of 2 or more doubles)
   if (best == "AVX2" || best.rfind("AVX3", 0) == 0 || best == "SSE4" || best == "SSSE3") CHECK(groups);
   // Segments of 0-4 rows of 1 KiB float32 back to back (rep_ragged_bwd's kind), each one item of

@@ -1468,11 +1468,12 @@ struct Kernels {
   // first segment's not summed. Stops where the next step's windows would reach past the row (the
   // caller sums the rest one segment, or N, at a time); returns the first segment not summed.
   static int64_t SegmentGroups(int64_t c, const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t* base,
-                               int64_t row_elems, T* o, bool accumulate, bool stream, int64_t ahead) {
+                               int64_t row_elems, T* o, bool accumulate, bool stream, int64_t ahead,
+                               int64_t counts_ahead) {
     if constexpr (!kSegGroups) {
       static_cast<void>(c), static_cast<void>(row), static_cast<void>(c8), static_cast<void>(ke);
       static_cast<void>(base), static_cast<void>(row_elems), static_cast<void>(o), static_cast<void>(accumulate);
-      static_cast<void>(stream), static_cast<void>(ahead);
+      static_cast<void>(stream), static_cast<void>(ahead), static_cast<void>(counts_ahead);
       return k;
     } else {
       // Streamed where the plan streams the output: on the step's own vectors where they are whole
@@ -1484,10 +1485,10 @@ struct Kernels {
       const int64_t skew = stream && !accumulate && !nt ? SkewOf(o + k) : 0;
       int64_t next;
       switch (c) {
-        case 1: next = SegmentGroupsC<1>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead); break;
-        case 2: next = SegmentGroupsC<2>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead); break;
-        case 3: next = SegmentGroupsC<3>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead); break;
-        default: next = SegmentGroupsC<4>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead); break;
+        case 1: next = SegmentGroupsC<1>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead, counts_ahead); break;
+        case 2: next = SegmentGroupsC<2>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead, counts_ahead); break;
+        case 3: next = SegmentGroupsC<3>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead, counts_ahead); break;
+        default: next = SegmentGroupsC<4>(row, c8, k, ke, base, row_elems, o, accumulate, nt, skew, ahead, counts_ahead); break;
       }
       if (nt || skew != 0) hwy::FlushStream();
       return next;
@@ -1535,7 +1536,8 @@ struct Kernels {
   // memory before it was written.)
   template <int C>
   static int64_t SegmentGroupsC(const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t* base_io,
-                                int64_t row_elems, T* o, bool accumulate, bool stream, int64_t skew, int64_t ahead) {
+                                int64_t row_elems, T* o, bool accumulate, bool stream, int64_t skew, int64_t ahead,
+                                int64_t counts_ahead) {
     int64_t base = *base_io;
     static_assert(C >= 1 && C <= kSegGroupMaxCount, "a group's segments fit its window");
     const hn::ScalableTag<float> df;
@@ -1559,6 +1561,7 @@ struct Kernels {
     alignas(64) float part[NF];
     auto prev = hn::Zero(df);
     T* next_line = nullptr;  // the next line to stream (skew != 0), once the first step has run
+    const int64_t last_counts = ke - counts_ahead;  // steps of k below it prefetch counts inside the range
     for (; k + NF <= ke; k += NF) {
       int64_t ta = 0, tb = 0;
       uint64_t ca = 0, cb = 0;
@@ -1571,9 +1574,12 @@ struct Kernels {
       // over the lines the steps passed, 0-4 a step, mispredicted its exit; into L2, prefetcht1,
       // the plan read at 69% of `read`, into L1 at 73-75%: tessera_probes --probe rep_counts_bwd,
       // 2026-12-03, bench/results/2026-12-03-xeon-f6m167/probes-rep_counts_bwd-f6288ad-l1-l2.txt.)
+      // The counts (counts_ahead > 0): the line counts_ahead bytes on, each step, into L1
+      // (ReduceProblem::seg_counts_ahead).
       if (ahead > 0)
         for (int64_t j = 0; j < kAheadLines; ++j)
           __builtin_prefetch(row + std::min(base + ahead + j * kLineElems, row_elems - 1), 0, 3);
+      if (counts_ahead > 0 && k < last_counts) __builtin_prefetch(c8 + k + counts_ahead, 0, 3);
       // Two steps (i, i + 1) of a group at once: lanes 0..G-1 of one permutation pick element i of
       // each segment, lanes G..2G-1 element i + 1 (half the permutations and masks of one step at
       // a time, whose lanes G..2G-1 went unused). offs_*: lane r's offset in the group's window,
@@ -1758,7 +1764,7 @@ struct Kernels {
         if constexpr (kSegGroups) {
           if (q.seg_group_count > 0 && counts8 != nullptr && reinterpret_cast<uintptr_t>(row) % alignof(T) == 0)
             k = SegmentGroups(q.seg_group_count, row, counts8, kb, ke, &at, row_elems, o, accumulate, q.stream,
-                              q.prefetch_items);
+                              q.prefetch_items, q.seg_counts_ahead);
         }
 #endif
         if (prefix != nullptr) {
