@@ -1156,14 +1156,16 @@ PROBE_TARGET void segments_gather(const float* g, float* out, const uint8_t* c8,
 // eight additions, two narrowings and an insert, one line streamed; with the plan's prefetch of
 // four lines `ahead` elements on (0: none). None of the plan's bookkeeping (the counts, their
 // offsets and masks): what the memory gives this core's vector work of the design. n: a multiple
-// of 16; g readable for 2 n + 32 floats (prefetches past it do not fault).
+// of 16; g readable for 2 n + 16 floats (the prefetches clamped to its last one).
 PROBE_TARGET void segments_vector_work(const float* g, float* out, int64_t n, int64_t ahead) {
+  const float* const last = g + 2 * n + 15;
   const __m512i offs = _mm512_set_epi32(8, 7, 6, 5, 4, 3, 2, 1, 7, 6, 5, 4, 3, 2, 1, 0);
   const __m512i two = _mm512_set1_epi32(2);
   for (int64_t i = 0; i < n; i += 16, out += 16) {
     const float* a = g + 2 * i;
     if (ahead > 0)
-      for (int j = 0; j < 4; ++j) _mm_prefetch(reinterpret_cast<const char*>(a + ahead + 16 * j), _MM_HINT_T0);
+      for (int64_t j = 0; j < 4; ++j)
+        _mm_prefetch(reinterpret_cast<const char*>(a + std::min(ahead + 16 * j, last - a)), _MM_HINT_T0);
     const __m512 wa0 = _mm512_loadu_ps(a), wa1 = _mm512_loadu_ps(a + 16);
     const __m512 wb0 = _mm512_loadu_ps(a + 16), wb1 = _mm512_loadu_ps(a + 32);
     __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
@@ -1217,8 +1219,8 @@ void probe_rep_counts_bwd(int rounds) {
   segments_gather(g0, out, c8.data(), n);
   same("the gathers");
   const auto next = [&] { return copies.next(); };  // each call reads a copy L3 does not hold
-  // segments_vector_work's segments: as many as its 2 n + 32 floats fit in the padded copies.
-  const int64_t work_n = std::min<int64_t>(n, (padded - 32) / 2) / 16 * 16;
+  // segments_vector_work's segments: as many as its 2 n + 16 floats fit in the padded copies.
+  const int64_t work_n = std::min<int64_t>(n, (padded - 16) / 2) / 16 * 16;
   volatile float sink = 0;
   std::vector<Row> rows = {
       {"read (limit)", [&] { sink = read_sum(next(), padded); }, {}},

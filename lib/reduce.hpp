@@ -218,7 +218,8 @@ inline constexpr int64_t kPrefetchAlongBytes = 4 << 10;
 /// The largest distance TESSERA_PREFETCH_BYTES sets (a larger value means this one).
 inline constexpr int64_t kPrefetchMaxBytes = 1 << 20;
 /// How far the segment groups prefetch their one-byte counts ahead of the step that reads them
-/// (ReduceProblem::seg_counts_ahead; bytes, one count a byte): 256 steps of 16 segments.
+/// (ReduceProblem::seg_counts_ahead_bytes; bytes, one count a byte): 256 steps of 16 segments on
+/// AVX-512, 512 of 8 on AVX2.
 inline constexpr int64_t kSegCountsAheadBytes = 4 << 10;
 /// The cache line the kernels' prefetches step by (bytes).
 inline constexpr int64_t kPrefetchLineBytes = 64;
@@ -381,9 +382,11 @@ struct ReduceProblem {
   // exactly this many steps. The same additions as one segment at a time.
   int64_t seg_group_count = 0;
   // segments_runs' groups (seg_group_count > 0; set by lay_out_segments): bytes of the one-byte
-  // counts prefetched ahead of the step reading them (kSegCountsAheadBytes), a line's address each
-  // step, into L1; 0 for none (where the gradient is not prefetched either: prefetch_items 0).
-  int64_t seg_counts_ahead = 0;
+  // counts prefetched ahead of the step reading them (kSegCountsAheadBytes, whatever
+  // TESSERA_PREFETCH_BYTES says but 0), a line's address each step, into L1, inside the kernel
+  // call's range of segments; 0 for none (where the gradient is not prefetched either:
+  // prefetch_items 0).
+  int64_t seg_counts_ahead_bytes = 0;
   // Output written with non-temporal stores (the lanes and interleaved paths, segments_runs'
   // groups): set by the planner from Options::nontemporal and the output's size (as the copying
   // operations decide).

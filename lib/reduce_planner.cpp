@@ -198,15 +198,16 @@ void lay_out_segments(ReducePlan& r) {
     r.seg_many.seg_group_count = r.seg_max_count;
     const int64_t bytes = std::min(reduce_prefetch_bytes(), kPrefetchAlongBytes);
     r.seg_many.prefetch_items = bytes > 0 ? ceil_div(bytes, static_cast<int64_t>(r.seg_many.elsize)) : 0;
-    // ... and the counts kSegCountsAheadBytes ahead: their 16 bytes a step (a line every four
-    // steps) are a stream of their own beside the gradient's (tessera_probes --probe
-    // rep_counts_bwd: the groups' vector work alone reads at 91-94% of `read`, in variants that
-    // also read counts from memory at 56-65%; bench/results/2026-12-04-xeon-f6m167/
-    // experiments-rep_counts_bwd.txt). rep_counts_bwd on the Xeon
+    // ... and the counts kSegCountsAheadBytes ahead: a stream of their own beside the gradient's
+    // (16 bytes a step on AVX-512). tessera_probes --probe rep_counts_bwd (249dde5): the groups'
+    // vector work alone read at 91-94% of `read`, in variants that also read counts from memory
+    // at 56-65% (a std::vector's 4 KiB pages) and 83-85% (a huge-page buffer, as the plan's own
+    // counts8 are advised); bench/results/2026-12-04-xeon-f6m167/experiments-rep_counts_bwd.txt.
+    // rep_counts_bwd on the Xeon
     // reporting family 6 model 167 (bench/compare db8f493, 2 s, 2026-12-04,
     // bench/results/2026-12-04-xeon-f6m167/compare-counts-ahead.txt): 1.040-1.043x faster at 4 KiB
     // ahead (1 and 2 threads), 1.026-1.035x at 2, 8 and 16 KiB, 1.016-1.018x at 512 bytes.
-    r.seg_many.seg_counts_ahead = bytes > 0 ? kSegCountsAheadBytes : 0;
+    r.seg_many.seg_counts_ahead_bytes = bytes > 0 ? kSegCountsAheadBytes : 0;
   } else
     r.prefix.drop_counts8();
 }
@@ -731,8 +732,8 @@ std::string describe_reduce(const ReducePlan& r) {
               ? ", runs summed two groups of segments at a time from one-byte counts" +
                     (r.seg_many.prefetch_items > 0
                          ? ", prefetched " + std::to_string(r.seg_many.prefetch_items) + " elements ahead" +
-                               (r.seg_many.seg_counts_ahead > 0
-                                    ? ", the counts " + std::to_string(r.seg_many.seg_counts_ahead) + " bytes ahead"
+                               (r.seg_many.seg_counts_ahead_bytes > 0
+                                    ? ", the counts " + std::to_string(r.seg_many.seg_counts_ahead_bytes) + " bytes ahead"
                                     : std::string())
                          : std::string())
               : ", runs summed a vector of segments at a time")

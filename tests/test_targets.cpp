@@ -453,6 +453,10 @@ const std::vector<VariantCase>& variant_cases() {
       {"repeat counts 0-3, segment groups", {3, 144}, {}, {}, DType::float32, false, false, counts_to(96, 3), 1},
       {"repeat counts 0-2, segment groups", {3, 96}, {}, {}, DType::float32, false, false, counts_to(96, 2), 1},
       {"repeat counts 0-1, segment groups", {3, 48}, {}, {}, DType::float32, false, false, counts_to(96, 1), 1},
+      // more than kSegCountsAheadBytes (4 KiB) of counts in one range: where the gradient is
+      // prefetched, each step prefetches the counts 4 KiB on, up to the range's end
+      {"repeat counts 0-4, segment groups, counts prefetched", {2, 10000}, {}, {}, DType::float32, false, false,
+       counts_to(5000, 4), 1},
       // segments of 0-4 rows of 256 bytes, back to back (46 KiB of gradient): where the policy
       // prefetches along the rows, each line read with the line 4 KiB on prefetched (SegmentItems)
       {"repeat counts 0-4 along axis 0, rows of 64", {180, 64}, {}, {}, DType::float32, false, false, counts04, 0},

@@ -1561,7 +1561,9 @@ struct Kernels {
     alignas(64) float part[NF];
     auto prev = hn::Zero(df);
     T* next_line = nullptr;  // the next line to stream (skew != 0), once the first step has run
-    const int64_t last_counts = ke - counts_ahead;  // steps of k below it prefetch counts inside the range
+    // Steps of k below it prefetch counts inside the range (the range's last counts_ahead counts
+    // go unprefetched: 0.4% of a range of 1 Mi segments).
+    const int64_t last_counts = ke - counts_ahead;
     for (; k + NF <= ke; k += NF) {
       int64_t ta = 0, tb = 0;
       uint64_t ca = 0, cb = 0;
@@ -1575,7 +1577,7 @@ struct Kernels {
       // the plan read at 69% of `read`, into L1 at 73-75%: tessera_probes --probe rep_counts_bwd,
       // 2026-12-03, bench/results/2026-12-03-xeon-f6m167/probes-rep_counts_bwd-f6288ad-l1-l2.txt.)
       // The counts (counts_ahead > 0): the line counts_ahead bytes on, each step, into L1
-      // (ReduceProblem::seg_counts_ahead).
+      // (ReduceProblem::seg_counts_ahead_bytes).
       if (ahead > 0)
         for (int64_t j = 0; j < kAheadLines; ++j)
           __builtin_prefetch(row + std::min(base + ahead + j * kLineElems, row_elems - 1), 0, 3);
@@ -1764,7 +1766,7 @@ struct Kernels {
         if constexpr (kSegGroups) {
           if (q.seg_group_count > 0 && counts8 != nullptr && reinterpret_cast<uintptr_t>(row) % alignof(T) == 0)
             k = SegmentGroups(q.seg_group_count, row, counts8, kb, ke, &at, row_elems, o, accumulate, q.stream,
-                              q.prefetch_items, q.seg_counts_ahead);
+                              q.prefetch_items, q.seg_counts_ahead_bytes);
         }
 #endif
         if (prefix != nullptr) {

@@ -62,6 +62,11 @@ MUTANTS = [
      'each result element gets the sum of the real parts as its imaginary part',
      'push(p, 2, static_cast<int64_t>(p.elsize), 1, true);',
      'push(p, 2, static_cast<int64_t>(0 * p.elsize), 1, true);'),
+    ('reduce-segment-groups-counts-unprefetched', 'lib/reduce_planner.cpp', 'lay_out_segments',
+     "the planner leaves segments_runs' one-byte counts unprefetched where it prefetches the gradient "
+     '(rep_counts_bwd 1.04-1.09x slower on the Xeon reporting family 6 model 167)',
+     'r.seg_many.seg_counts_ahead_bytes = bytes > 0 ? kSegCountsAheadBytes : 0;',
+     'r.seg_many.seg_counts_ahead_bytes = 0;'),
     # --- the threads of a call (lib/parallel.hpp, inlined into both executors)
     ('max-threads-ignored', 'lib/parallel.hpp', 'threads_for',
      "max_threads is ignored: a copy or a reduction runs on every thread of the arena",
@@ -180,11 +185,6 @@ MUTANTS = [
      'the one-byte counts stops one segment early: a region starting there copies the wrong elements)',
      'while (s + c8[i] <= t) s += c8[i++];',
      'while (s + c8[i] < t) s += c8[i++];'),
-    ('reduce-segment-groups-counts-unprefetched', 'lib/reduce_planner.cpp', 'lay_out_segments',
-     "the planner leaves segments_runs' one-byte counts unprefetched where it prefetches the gradient "
-     '(rep_counts_bwd 1.04-1.09x slower on the Xeon reporting family 6 model 167)',
-     'r.seg_many.seg_counts_ahead = bytes > 0 ? kSegCountsAheadBytes : 0;',
-     'r.seg_many.seg_counts_ahead = 0;'),
     ('reduce-segment-groups-no-fence', 'lib/kernels/reduce.cpp', 'Kernels::SegmentGroups',
      "no hwy::FlushStream() (sfence) after segments_runs' groups streamed their results",
      'if (nt || skew != 0) hwy::FlushStream();',

@@ -789,7 +789,9 @@ def show_config(mode="stdout"):
         CPUs with a last-level cache over 64 MiB (runs of at most 4 KiB, longer runs of single
         elements, and strips of 2-8 short rows read one row after another, prefetched along the
         rows 4096 bytes ahead), 0 (none)
-        on other CPUs, or the environment variable ``TESSERA_PREFETCH_BYTES`` (for every kind);
+        on other CPUs, or the environment variable ``TESSERA_PREFETCH_BYTES`` (for every kind;
+        ``repeat_backward`` of per-element counts of at most 4 prefetches its float32 gradient at
+        most 4096 bytes ahead and its counts 4096 bytes ahead wherever this is not 0);
         ``block_cache_limit_bytes``: the most bytes of freed large outputs tessera keeps for
         reuse: `set_block_cache_limit`'s, else
         ``TESSERA_ALLOC_CACHE_BYTES`` or 256 MiB; ``block_cache_max_age_seconds``: how long an unused
