@@ -203,10 +203,10 @@ void lay_out_segments(ReducePlan& r) {
     // vector work alone read at 91-94% of `read`, in variants that also read counts from memory
     // at 56-65% (a std::vector's 4 KiB pages) and 83-85% (a huge-page buffer, as the plan's own
     // counts8 are advised); bench/results/2026-12-04-xeon-f6m167/experiments-rep_counts_bwd.txt.
-    // rep_counts_bwd on the Xeon
-    // reporting family 6 model 167 (bench/compare db8f493, 2 s, 2026-12-04,
-    // bench/results/2026-12-04-xeon-f6m167/compare-counts-ahead.txt): 1.040-1.043x faster at 4 KiB
-    // ahead (1 and 2 threads), 1.026-1.035x at 2, 8 and 16 KiB, 1.016-1.018x at 512 bytes.
+    // rep_counts_bwd on the Xeon reporting family 6 model 167 (bench/compare db8f493, 2 s,
+    // 2026-12-04, bench/results/2026-12-04-xeon-f6m167/compare-counts-ahead.txt): 1.040-1.043x
+    // faster at 4 KiB ahead (1 and 2 threads), 1.026-1.035x at 2, 8 and 16 KiB, 1.016-1.018x at
+    // 512 bytes.
     r.seg_many.seg_counts_ahead_bytes = bytes > 0 ? kSegCountsAheadBytes : 0;
   } else
     r.prefix.drop_counts8();
