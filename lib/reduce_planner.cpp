@@ -721,7 +721,13 @@ std::string describe_reduce(const ReducePlan& r) {
     s << " (" << kernel << ": runs of " << p.run << (p.width > 1 ? " rows of " + std::to_string(p.width) : std::string())
       << ", " << p.slots << " slots, " << p.nleaves << " leaves of " << kLeaf << " blocks per output" << prefetch
       << ")";
-  else if (p.path == ReducePath::segments)
+  else if (p.path == ReducePath::segments) {
+    const ReduceProblem& g = r.seg_many;  // the groups' problem (segments_runs)
+    const std::string groups_prefetch =
+        g.prefetch_items <= 0 ? std::string()
+        : ", prefetched " + std::to_string(g.prefetch_items) + " elements ahead" +
+              (g.seg_counts_ahead_bytes > 0 ? ", the counts " + std::to_string(g.seg_counts_ahead_bytes) + " bytes ahead"
+                                            : std::string());
     s << " (" << kernel << ": " << p.axes[r.seg_axis].extent << " segments, counts up to " << r.seg_max_count
       << (p.kernel != ReduceKernel::segments_runs
               ? ", each by the sub-problem planned for its count" +
@@ -729,16 +735,10 @@ std::string describe_reduce(const ReducePlan& r) {
                          ? ", prefetched " + std::to_string(r.seg_prefetch_bytes) + " bytes ahead along the rows"
                          : std::string())
           : r.seg_many.seg_group_count > 0
-              ? ", runs summed two groups of segments at a time from one-byte counts" +
-                    (r.seg_many.prefetch_items > 0
-                         ? ", prefetched " + std::to_string(r.seg_many.prefetch_items) + " elements ahead" +
-                               (r.seg_many.seg_counts_ahead_bytes > 0
-                                    ? ", the counts " + std::to_string(r.seg_many.seg_counts_ahead_bytes) + " bytes ahead"
-                                    : std::string())
-                         : std::string())
+              ? ", runs summed two groups of segments at a time from one-byte counts" + groups_prefetch
               : ", runs summed a vector of segments at a time")
       << ")";
-  else if (p.path != ReducePath::none && p.path != ReducePath::zeros)
+  } else if (p.path != ReducePath::none && p.path != ReducePath::zeros)
     s << " (" << kernel << ": " << p.nred << " addends per output element, " << p.nleaves << " leaves, " << p.nitems
       << " items of up to " << p.strip << " elements" << (p.rows_whole ? ", each row read whole" : "") << prefetch
       << ")";

@@ -301,13 +301,14 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   const std::string seg_d = seg.describe();
   CAPTURE(seg_d);
   const bool groups = seg_d.find("two groups of segments at a time") != std::string::npos;
-  const std::size_t seg_at = seg_d.find(", prefetched ");
-  const int64_t seg_ahead =
-      seg_at == std::string::npos ? 0 : std::atoll(seg_d.c_str() + seg_at + std::strlen(", prefetched "));
+  const auto number_after = [&](const char* key) -> int64_t {  // 0 where the description lacks key
+    const std::size_t at = seg_d.find(key);
+    return at == std::string::npos ? 0 : std::atoll(seg_d.c_str() + at + std::strlen(key));
+  };
+  const int64_t seg_ahead = number_after(", prefetched ");
   CHECK(seg_ahead == (groups ? std::min<int64_t>(bytes, 4096) / 4 : 0));
   const std::size_t counts_at = seg_d.find(", the counts ");
-  const int64_t counts_ahead =
-      counts_at == std::string::npos ? 0 : std::atoll(seg_d.c_str() + counts_at + std::strlen(", the counts "));
+  const int64_t counts_ahead = number_after(", the counts ");
   CHECK(counts_ahead == (groups && bytes > 0 ? 4096 : 0));
   if (counts_at != std::string::npos) CHECK(seg_d.find(" bytes ahead", counts_at) != std::string::npos);
   // every x86 SIMD target has the groups' code (fixed-width vectors of 2 or more doubles)

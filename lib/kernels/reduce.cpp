@@ -1561,9 +1561,9 @@ struct Kernels {
     alignas(64) float part[NF];
     auto prev = hn::Zero(df);
     T* next_line = nullptr;  // the next line to stream (skew != 0), once the first step has run
-    // Steps of k below it prefetch counts inside the range (the range's last counts_ahead counts
-    // go unprefetched: 0.4% of a range of 1 Mi segments).
-    const int64_t last_counts = ke - counts_ahead;
+    // Steps of k below it prefetch the counts, inside the range (the range's last counts_ahead
+    // counts go unprefetched: 0.4% of a range of 1 Mi segments); none without counts_ahead.
+    const int64_t last_counts = counts_ahead > 0 ? ke - counts_ahead : k;
     for (; k + NF <= ke; k += NF) {
       int64_t ta = 0, tb = 0;
       uint64_t ca = 0, cb = 0;
@@ -1581,7 +1581,7 @@ struct Kernels {
       if (ahead > 0)
         for (int64_t j = 0; j < kAheadLines; ++j)
           __builtin_prefetch(row + std::min(base + ahead + j * kLineElems, row_elems - 1), 0, 3);
-      if (counts_ahead > 0 && k < last_counts) __builtin_prefetch(c8 + k + counts_ahead, 0, 3);
+      if (k < last_counts) __builtin_prefetch(c8 + k + counts_ahead, 0, 3);
       // Two steps (i, i + 1) of a group at once: lanes 0..G-1 of one permutation pick element i of
       // each segment, lanes G..2G-1 element i + 1 (half the permutations and masks of one step at
       // a time, whose lanes G..2G-1 went unused). offs_*: lane r's offset in the group's window,
