@@ -2004,21 +2004,29 @@ struct Kernels {
   // reduce.lanes.reg.leaf, the segments' rows back to back): each line prefetched as the line that
   // many bytes before it is read (RegTreeItem's `ahead`), where the segment's rows so shifted end
   // within the src_bytes of the gradient.
+  // SegmentItems' state for the sub-problem of count c + 1: set up at its first segment of a call.
+  struct SegmentSub {
+    bool ready = false;
+    ReduceKernel kernel = ReduceKernel::none;
+    ItemPos pos;
+    Scratch scratch;  // its pointers into the thread's arena, grown to every sub-problem's
+    int64_t qoff[kRegLeaves * kLeaf];
+  };
+  // The calling thread's SegmentSub of each planned count (~17 KiB: not on the stack of a caller's
+  // thread, which may be small), looked up once a call: GCC looks a thread_local up again (a call
+  // of __tls_get_addr) after each call its function makes, several times a segment where the loop
+  // below held the array itself.
+  [[gnu::noinline]] static SegmentSub* ThreadSegmentSubs() {
+    static thread_local SegmentSub state[kSegPlannedCounts];
+    return state;
+  }
   static int64_t SegmentItems(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* c8,
                               int64_t kb, int64_t ke, int64_t* first_io, int64_t seg_stride, int64_t dst_step,
                               const uint8_t* src, uint8_t* dst, bool accumulate, int64_t prefetch_bytes,
                               int64_t src_bytes) {
-    struct Sub {
-      bool ready = false;
-      ReduceKernel kernel = ReduceKernel::none;
-      ItemPos pos;
-      Scratch scratch;  // its pointers into the thread's arena, grown below to every sub-problem's
-      int64_t qoff[kRegLeaves * kLeaf];
-    };
-    // The thread's own (~17 KiB: not on the stack of a caller's thread, which may be small); set
-    // afresh by each call, which calls nothing that comes back here.
-    static thread_local Sub state[kSegPlannedCounts];
-    for (Sub& sub : state) sub.ready = false;
+    // Set afresh by each call, which calls nothing that comes back here.
+    SegmentSub* const state = ThreadSegmentSubs();
+    for (int64_t c = 0; c < kSegPlannedCounts; ++c) state[c].ready = false;
     if (nsubs > kSegPlannedCounts) nsubs = kSegPlannedCounts;
     int64_t scratch_bytes = 0;  // the largest: the thread's arena grown once, before any Scratch
     for (int64_t c = 0; c < nsubs; ++c) scratch_bytes = std::max(scratch_bytes, subs[c].scratch_bytes);
@@ -2041,7 +2049,7 @@ struct Kernels {
         Items(p, from, to, 0, p.nitems, accumulate, false);
         continue;
       }
-      Sub& sub = state[c - 1];
+      SegmentSub& sub = state[c - 1];
       if (!sub.ready) {
         sub.scratch = Scratch(p);
         sub.kernel = KernelFor(p);

@@ -734,10 +734,16 @@ struct LastPlan {
   }
 };
 
+// The calling thread's LastPlan, looked up once a call: GCC looks a thread_local up again (a call of
+// __tls_get_addr) after each call its function makes, as libtessera's one-shot slot (lib/api.cpp).
+[[gnu::noinline]] LastPlan& this_thread_last_plan() {
+  thread_local LastPlan last;
+  return last;
+}
+
 tessera::Plan plan_for(const OpArgs& a, const tessera::Dims& shape, const tessera::Dims& strides,
                        std::size_t itemsize, std::optional<tessera::DType> dtype, const tessera::Options& options) {
-  thread_local LastPlan tls_last;
-  LastPlan& last = tls_last;  // one TLS lookup
+  LastPlan& last = this_thread_last_plan();
   const tessera::Arguments args = arguments(a, shape, dtype);
   if (last.matches(a, args, shape, strides, itemsize, dtype, options)) {
     check_output_size(a, last.plan->shape(), args.axis);
