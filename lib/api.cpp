@@ -135,9 +135,10 @@ struct BusyGuard {
   BusyGuard& operator=(const BusyGuard&) = delete;
 };
 
-// The calling thread's slot, looked up once a call: GCC looks a thread_local of a shared library
-// up again (a call of __tls_get_addr) after each call its function makes, 12 times in a call of
-// copy_into that held the slot itself (callgrind, 2026-12-04): 19% of the tiny one-shot call's time.
+// The calling thread's slot, looked up once a call: GCC 12 (-fPIC) computed a thread_local's
+// address again (a call of __tls_get_addr) after the calls its function made, 12 times in a call of
+// copy_into when it held the slot itself (callgrind, 2026-12-04; perf put those calls at 19% of the
+// tiny one-shot call's time).
 [[gnu::noinline]] OneShotSlot& this_thread_slot() {
   thread_local OneShotSlot slot;
   return slot;

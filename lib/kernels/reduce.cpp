@@ -1992,6 +1992,22 @@ struct Kernels {
       }
     }
   }
+  // SegmentItems' state for the sub-problem of count c + 1: set up at its first segment of a call.
+  struct SegmentSub {
+    bool ready = false;
+    ReduceKernel kernel = ReduceKernel::none;
+    ItemPos pos;
+    Scratch scratch;  // its pointers into the thread's arena, grown to every sub-problem's
+    int64_t qoff[kRegLeaves * kLeaf];
+  };
+  // The calling thread's SegmentSub of each planned count (~17 KiB: not on the stack of a caller's
+  // thread, which may be small), looked up once a call: GCC 12 (-fPIC) computed a thread_local's
+  // address again (a call of __tls_get_addr) after the calls its function made, from 38 places in
+  // SegmentItems' AVX3 code when it held the array itself (10 since).
+  [[gnu::noinline]] static SegmentSub* ThreadSegmentSubs() {
+    static thread_local SegmentSub state[kSegPlannedCounts];
+    return state;
+  }
   // Segments [kb, ke) of a segments plan run segment by segment (kernel segments): segment k, of
   // count c in 1 ... nsubs, by its planned sub-problem subs[c - 1] from source element *first_io
   // (times seg_stride bytes) into dst + k * dst_step bytes, as Items runs it, and *first_io moved
@@ -2004,22 +2020,6 @@ struct Kernels {
   // reduce.lanes.reg.leaf, the segments' rows back to back): each line prefetched as the line that
   // many bytes before it is read (RegTreeItem's `ahead`), where the segment's rows so shifted end
   // within the src_bytes of the gradient.
-  // SegmentItems' state for the sub-problem of count c + 1: set up at its first segment of a call.
-  struct SegmentSub {
-    bool ready = false;
-    ReduceKernel kernel = ReduceKernel::none;
-    ItemPos pos;
-    Scratch scratch;  // its pointers into the thread's arena, grown to every sub-problem's
-    int64_t qoff[kRegLeaves * kLeaf];
-  };
-  // The calling thread's SegmentSub of each planned count (~17 KiB: not on the stack of a caller's
-  // thread, which may be small), looked up once a call: GCC looks a thread_local up again (a call
-  // of __tls_get_addr) after each call its function makes, several times a segment where the loop
-  // below held the array itself.
-  [[gnu::noinline]] static SegmentSub* ThreadSegmentSubs() {
-    static thread_local SegmentSub state[kSegPlannedCounts];
-    return state;
-  }
   static int64_t SegmentItems(const ReduceProblem* subs, int64_t nsubs, const int64_t* prefix, const uint8_t* c8,
                               int64_t kb, int64_t ke, int64_t* first_io, int64_t seg_stride, int64_t dst_step,
                               const uint8_t* src, uint8_t* dst, bool accumulate, int64_t prefetch_bytes,

@@ -734,8 +734,9 @@ struct LastPlan {
   }
 };
 
-// The calling thread's LastPlan, looked up once a call: GCC looks a thread_local up again (a call of
-// __tls_get_addr) after each call its function makes, as libtessera's one-shot slot (lib/api.cpp).
+// The calling thread's LastPlan, looked up once a call: GCC 12 (-fPIC) computed a thread_local's
+// address again (a call of __tls_get_addr) after the calls its function made, from 21 places in
+// plan_for when it held LastPlan itself (as libtessera's one-shot slot, lib/api.cpp).
 [[gnu::noinline]] LastPlan& this_thread_last_plan() {
   thread_local LastPlan last;
   return last;
