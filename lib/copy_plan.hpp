@@ -105,12 +105,16 @@ struct CopyPlan : PlanBase {
   int64_t count = 0;         // pattern: runs per row; fill: elements per row; gather, repeat, segments: source elements per row
   int64_t inner_stride = 0;  // gather, repeat, segments: source byte stride between elements
   int64_t inner_reps = 0;    // repeat: copies of each element
-  // The blocked gathers under an outermost loop that only repeats (source stride 0): the output's
-  // `replicas` copies of replica_elems elements each; the executor hands out ranges of the first,
-  // each written to every replica at once (execute_range's copies), so that the source's whole
-  // rows are gathered once whatever the threads. replica_elems 0 (replicas 1): none.
+  // An output that is `replicas` copies of its first replica of replica_elems elements (an
+  // outermost loop that only repeats, source stride 0; or one row that is a pattern of whole
+  // runs): the executor hands out ranges of the first, each written to every replica
+  // (execute_range's copies), so that the source is read once whatever the threads. A blocked
+  // gather writes each tile row to every replica; other paths (a source larger than L2) walk a
+  // range in steps of replica_step_elems elements (a multiple of 64), each step written to every
+  // replica before the next, its source still in the cache. replica_elems 0 (replicas 1): none.
   int64_t replica_elems = 0;
   int64_t replicas = 1;
+  int64_t replica_step_elems = 0;  // 0: a blocked gather's replicas, or none
   // The executor's chunks: whole multiples of chunk_rows_elems elements from the start of what it
   // splits (the output, or the first replica), where there are enough of them for its pieces; 0:
   // whole cache lines at absolute addresses. A blocked gather's row (row_elems): a chunk that

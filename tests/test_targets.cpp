@@ -481,10 +481,33 @@ struct CopyVariantCase {
   bool stream = false;  // with NonTemporal::always: the streamed route of the same path
 };
 
+// Rows of 1024 float32 in the smallest source (doubling from 64 rows) whose tile by (3, 1) the
+// planner walks in replica steps (CopyPlan::replica_step_elems: a source larger than L2, read
+// from sysfs), found from Plan::describe(); fails the test if no source up to 64 MiB is.
+int64_t replica_step_rows() {
+  for (int64_t rows = 64; rows <= 16384; rows *= 2) {
+    const tessera::Plan plan({rows, 1024}, {}, sizeof(float), {3, 1});
+    if (plan.describe().find(", in steps of ") != std::string::npos) return rows + 1;
+  }
+  FAIL("no tile of a source up to 64 MiB by (3, 1) is planned in replica steps");
+  return 0;
+}
+
 // The copying inputs: pattern.shuffle's two ways, the blocked gather's three, FillPattern's three,
-// the plain fill's rows of one line (whole, and pieces of them where a range starts inside one).
+// the plain fill's rows of one line (whole, and pieces of them where a range starts inside one),
+// the replica steps (serial and split, of a pattern row and of an outer loop, 3-byte elements).
 const std::vector<CopyVariantCase>& copy_variant_cases() {
+  static const int64_t rows = replica_step_rows();
   static const std::vector<CopyVariantCase> cases = {
+      // Replica steps: a source larger than L2, written 3 times (a row that is a pattern of 3 runs),
+      // serially and split among 4 threads into dst + 16; an outer loop of 2 replicas of rows
+      // that are patterns (a replica not a whole number of lines); 3-byte elements, whose steps
+      // cannot start on lines.
+      {"replica steps, a pattern row", {rows, 1024}, {}, 4, {3, 1}},
+      {"replica steps, a pattern row, split", {rows, 1024}, {}, 4, {3, 1}, true},
+      {"replica steps, a pattern row, split, streamed", {rows, 1024}, {}, 4, {3, 1}, true, true},
+      {"replica steps, an outer loop, split, streamed", {rows, 1030}, {}, 4, {2, 2}, true, true},
+      {"replica steps, 3-byte elements, split", {rows * 1366}, {}, 3, {3}, true},
       {"pattern.shuffle, whole rows", {3, 3}, {}, 4, {1, 400}},
       {"pattern.shuffle, one row split across ranges", {3}, {}, 4, {52433}, true},
       {"blocked gather, transposed", {40, 37}, {4, 160}, 4, {1, 2}},
@@ -549,6 +572,11 @@ std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
   }
   if (std::memcmp(got, whole.data(), whole.size()) != 0)
     return std::string(c.name) + " (" + plan.kernel_path() + "): the output differs from the reference";
+  // Nothing written outside the output (the buffer's bytes before and after it are still 0).
+  const auto written = [](const unsigned char* p, std::size_t n) { return std::any_of(p, p + n, [](unsigned char b) { return b != 0; }); };
+  if (written(out_buf.data(), static_cast<std::size_t>(got - out_buf.data())) ||
+      written(got + whole.size(), static_cast<std::size_t>(out_buf.data() + out_buf.size() - (got + whole.size()))))
+    return std::string(c.name) + " (" + plan.kernel_path() + "): bytes written outside the output";
   return "";
 }
 

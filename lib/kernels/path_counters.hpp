@@ -74,6 +74,9 @@ enum class Variant : int {
                              // CopyPlan::replica_elems): each tile row written to every replica
   gather_blocked_rows,       // a range of fewer than two whole rows: rows one by one (into every
                              // replica with copies > 1)
+  // kernels/rows.cpp, ExecuteRange: a range handed with copies > 1 on a path other than the
+  // blocked gather (CopyPlan::replica_step_elems)
+  range_replica_steps,       // the range in steps, each written to every replica
   // kernels/row_kernels-inl.h, FillPattern (pattern.short/long, fills of odd sizes, the fall-back
   // above, regions): which way a run is replicated
   fill_pattern_few_runs,     // a few short runs from phase 0: each copied from the source
@@ -120,6 +123,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "gather.blocked:tiles",
     "gather.blocked:tiles.replicas",
     "gather.blocked:rows",
+    "ExecuteRange:replica_steps",
     "FillPattern:few_runs",
     "FillPattern:long_runs",
     "FillPattern:doubling",

@@ -301,17 +301,12 @@ void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 
 }  // namespace
 
-/// Writes output elements [begin, end) of the plan to `out`, and to `copies` - 1 more replicas
-/// (execute_range).
-void ExecuteRange(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
-                  bool ordinary_stores, int64_t copies) {
-  const Path path = ordinary_stores ? p.plain_path : p.path;
-  TESSERA_COUNT_PATH(path);
-  TESSERA_VARIANT_SCOPE();
+/// Writes output elements [begin, end) of the plan to `out` by `path` (not a blocked gather's
+/// replicas), without the streaming stores' fence.
+HWY_INLINE void RangeOnce(const CopyPlan& p, Path path, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   const PathInfo& info = path_info(path);
-  HWY_DASSERT(copies == 1 || (info.kernel == Kernel::gather && info.blocked));
   if (info.kernel == Kernel::gather) {
-    ExecuteGathers(p, src, out, begin, end, info.blocked, info.route != Route::plain, copies);
+    ExecuteGathers(p, src, out, begin, end, info.blocked, info.route != Route::plain, 1);
   } else if (info.route == Route::plain) {
     if (info.lines) {  // fill.N.lines: N = 1, 2, 4, 8 (kPathInfo)
       switch (p.itemsize) {
@@ -322,11 +317,48 @@ void ExecuteRange(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t b
       }
     }
     WithRowFn(p, path, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });
-    return;
   } else if (info.route == Route::direct) {
     ExecuteDirectStream(p, src, out, begin, end);
   } else {
     ExecuteStagedStream(p, src, out, begin, end);
+  }
+}
+
+/// Writes output elements [begin, end) of the first replica to `out` and to the next copies - 1
+/// replicas in steps (CopyPlan::replica_step_elems): each step's source is read from memory for
+/// the first replica and from the cache for the others. Step boundaries on absolute lines of the
+/// output where the element size allows (the first step up to one).
+HWY_NOINLINE void ReplicaSteps(const CopyPlan& p, Path path, const uint8_t* src, uint8_t* out, int64_t begin,
+                               int64_t end, int64_t copies) {
+  HWY_DASSERT(p.replica_step_elems > 0 && p.replica_elems > 0);
+  TESSERA_COUNT_VARIANT(range_replica_steps);
+  const int64_t isz = static_cast<int64_t>(p.itemsize), step = p.replica_step_elems;
+  const int64_t lead = static_cast<int64_t>((kLineBytes - reinterpret_cast<uintptr_t>(out) % kLineBytes) % kLineBytes);
+  int64_t e = begin + (lead % isz == 0 ? lead / isz : 0);
+  if (e == begin) e += step;
+  for (int64_t b = begin; b < end; b = e, e += step) {
+    e = std::min(e, end);
+    for (int64_t k = 0; k < copies; ++k) {
+      const int64_t shift = k * p.replica_elems;
+      RangeOnce(p, path, src, out + (b - begin + shift) * isz, b + shift, e + shift);
+    }
+  }
+}
+
+/// Writes output elements [begin, end) of the plan to `out`, and to `copies` - 1 more replicas
+/// (execute_range).
+void ExecuteRange(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end,
+                  bool ordinary_stores, int64_t copies) {
+  const Path path = ordinary_stores ? p.plain_path : p.path;
+  TESSERA_COUNT_PATH(path);
+  TESSERA_VARIANT_SCOPE();
+  const PathInfo& info = path_info(path);
+  if (info.kernel == Kernel::gather && info.blocked) {
+    ExecuteGathers(p, src, out, begin, end, true, info.route != Route::plain, copies);
+  } else if (copies > 1) {
+    ReplicaSteps(p, path, src, out, begin, end, copies);
+  } else {
+    RangeOnce(p, path, src, out, begin, end);
   }
   if (info.route != Route::plain) hwy::FlushStream();  // order the streaming stores before the range is reported done
 }
@@ -344,7 +376,8 @@ uint64_t RowVariants() {
   const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
   uint64_t m = bit(Variant::gather_blocked_tiles) | bit(Variant::gather_blocked_replicas) |
                bit(Variant::gather_blocked_rows) | bit(Variant::fill_pattern_few_runs) |
-               bit(Variant::fill_pattern_long_runs) | bit(Variant::fill_pattern_doubling);
+               bit(Variant::fill_pattern_long_runs) | bit(Variant::fill_pattern_doubling) |
+               bit(Variant::range_replica_steps);
   if (Caps().vectors) m |= bit(Variant::pattern_shuffle_table) | bit(Variant::pattern_shuffle_fallback);
   return m;
 }

@@ -350,6 +350,15 @@ MUTANTS = [
      'the last, partly filled staging block of a streamed range is not written out',
      '  blocks.Put(out, stage, fill * isz);\n  blocks.Finish();',
      '  (void)0;  // MUTANT: blocks.Put(out, stage, fill * isz) dropped\n  blocks.Finish();'),
+    ('replica-steps-last-skipped', 'lib/kernels/rows.cpp', 'ReplicaSteps',
+     "a range of a plan with replicas in steps writes each step to every replica but the last",
+     '    for (int64_t k = 0; k < copies; ++k) {\n      const int64_t shift = k * p.replica_elems;',
+     '    for (int64_t k = 0; k < copies - 1; ++k) {\n      const int64_t shift = k * p.replica_elems;'),
+    ('replica-steps-short-step', 'lib/kernels/rows.cpp', 'ReplicaSteps',
+     "the replica steps' boundaries advance one element past the step written (an element of the "
+     'first replica left unwritten at each boundary)',
+     '  for (int64_t b = begin; b < end; b = e, e += step) {',
+     '  for (int64_t b = begin; b < end; b = e + 1, e += step + 1) {'),
     # --- (4) the streaming fence
     ('stream-no-fence', 'lib/kernels/rows.cpp', 'ExecuteRange',
      'no hwy::FlushStream() (sfence) after a range written with non-temporal stores',
