@@ -8,6 +8,7 @@
 #include "operations.hpp"
 #include "planner.hpp"
 #include "reduce.hpp"
+#include "this_thread.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -135,18 +136,9 @@ struct BusyGuard {
   BusyGuard& operator=(const BusyGuard&) = delete;
 };
 
-// The calling thread's slot, looked up once a call: GCC 12 (-fPIC) computed a thread_local's
-// address again (a call of __tls_get_addr) after the calls its function made, 12 times in a call of
-// copy_into when it held the slot itself (callgrind, 2026-12-04; perf put those calls at 19% of the
-// tiny one-shot call's time).
-[[gnu::noinline]] OneShotSlot& this_thread_slot() {
-  thread_local OneShotSlot slot;
-  return slot;
-}
-
 void copy_into(O op, const void* src, const Dims& shape, const Dims& strides, std::size_t itemsize,
                const Arguments& args, void* dst, std::size_t dst_bytes, const Options& options) {
-  OneShotSlot& slot = this_thread_slot();
+  OneShotSlot& slot = this_thread<OneShotSlot>();  // looked up once a call
   if (slot.matches(op, shape, strides, itemsize, args, options)) {
     const BusyGuard guard(slot.busy);
     execute_checked(*slot.plan, src, dst, dst_bytes);

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "reduce.hpp"
+#include "this_thread.hpp"
 
 namespace tessera::detail {
 
@@ -147,16 +148,18 @@ inline void with_elem(Elem e, const F& f) {
   }
 }
 
+// thread_scratch's arena, one per thread (this_thread).
+struct ScratchArena {
+  std::unique_ptr<unsigned char[]> buf;
+  std::size_t size = 0;
+};
+
 /// This thread's scratch for the reduction kernels: at least `bytes` bytes, 64-byte aligned, kept
 /// for the thread's lifetime and grown (never shrunk) when a call needs more; its contents are
 /// undefined, and valid until the next call on this thread. A kernel call takes it once and calls
 /// no other kernel, so no two users on one thread overlap. Throws std::bad_alloc.
 inline unsigned char* thread_scratch(std::size_t bytes) {
-  struct Arena {
-    std::unique_ptr<unsigned char[]> buf;
-    std::size_t size = 0;
-  };
-  thread_local Arena arena;
+  ScratchArena& arena = this_thread<ScratchArena>();
   if (bytes > arena.size) {
     const std::size_t size = std::max<std::size_t>(bytes, arena.size * 2);
     arena.buf.reset(new unsigned char[size + 63]);

@@ -18,6 +18,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
@@ -301,14 +302,15 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   const std::string seg_d = seg.describe();
   CAPTURE(seg_d);
   const bool groups = seg_d.find("two groups of segments at a time") != std::string::npos;
-  const auto number_after = [&](const char* key) -> int64_t {  // 0 where the description lacks key
+  // The number after `key` in the description and where it starts (0 and npos where it lacks key).
+  const auto number_after = [&](const char* key) -> std::pair<int64_t, std::size_t> {
     const std::size_t at = seg_d.find(key);
-    return at == std::string::npos ? 0 : std::atoll(seg_d.c_str() + at + std::strlen(key));
+    if (at == std::string::npos) return {0, at};
+    return {std::atoll(seg_d.c_str() + at + std::strlen(key)), at + std::strlen(key)};
   };
-  const int64_t seg_ahead = number_after(", prefetched ");
+  const int64_t seg_ahead = number_after(", prefetched ").first;
   CHECK(seg_ahead == (groups ? std::min<int64_t>(bytes, 4096) / 4 : 0));
-  const std::size_t counts_at = seg_d.find(", the counts ");
-  const int64_t counts_ahead = number_after(", the counts ");
+  const auto [counts_ahead, counts_at] = number_after(", the counts ");
   CHECK(counts_ahead == (groups && bytes > 0 ? 4096 : 0));
   if (counts_at != std::string::npos) CHECK(seg_d.find(" bytes ahead", counts_at) != std::string::npos);
   // every x86 SIMD target has the groups' code (fixed-width vectors of 2 or more doubles)

@@ -2001,13 +2001,8 @@ struct Kernels {
     int64_t qoff[kRegLeaves * kLeaf];
   };
   // The calling thread's SegmentSub of each planned count (~17 KiB: not on the stack of a caller's
-  // thread, which may be small), looked up once a call: GCC 12 (-fPIC) computed a thread_local's
-  // address again (a call of __tls_get_addr) after the calls its function made, from 38 places in
-  // SegmentItems' AVX3 code when it held the array itself (10 since).
-  [[gnu::noinline]] static SegmentSub* ThreadSegmentSubs() {
-    static thread_local SegmentSub state[kSegPlannedCounts];
-    return state;
-  }
+  // thread, which may be small), looked up once a call (this_thread).
+  using SegmentSubs = SegmentSub[kSegPlannedCounts];
   // Segments [kb, ke) of a segments plan run segment by segment (kernel segments): segment k, of
   // count c in 1 ... nsubs, by its planned sub-problem subs[c - 1] from source element *first_io
   // (times seg_stride bytes) into dst + k * dst_step bytes, as Items runs it, and *first_io moved
@@ -2025,7 +2020,7 @@ struct Kernels {
                               const uint8_t* src, uint8_t* dst, bool accumulate, int64_t prefetch_bytes,
                               int64_t src_bytes) {
     // Set afresh by each call, which calls nothing that comes back here.
-    SegmentSub* const state = ThreadSegmentSubs();
+    SegmentSub* const state = this_thread<SegmentSubs>();
     for (int64_t c = 0; c < kSegPlannedCounts; ++c) state[c].ready = false;
     if (nsubs > kSegPlannedCounts) nsubs = kSegPlannedCounts;
     int64_t scratch_bytes = 0;  // the largest: the thread's arena grown once, before any Scratch
