@@ -105,7 +105,7 @@ void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst)
   const int64_t pieces = capped ? threads : int64_t{threads} * kChunksPerThread;
   // The chunks split the first replica, each written to all of them — unless it is too short to
   // give every piece 64 elements (the chunks' granule): then the whole output, each chunk
-  // gathering its own (a short replica's source is read from the cache again).
+  // writing its own (a short replica's source is read from the cache again).
   if (copies > 1 && replica_end < pieces * 64) copies = 1;
   if (copies > 1) total = replica_end;
   // Chunk length in elements: a multiple of the plan's rows where it asks for whole rows

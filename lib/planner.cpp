@@ -263,20 +263,25 @@ void simplify(CopyPlan& p) {
 namespace {
 
 // Replicas of paths other than the blocked gather (choose_path): walked in steps where the
-// source (read whole by every replica) is larger than L2 (1 MiB where its size is unknown): a
-// smaller one is read again from L2, and `medium` (4 replicas of 1 MiB from a 256 KiB source,
-// output in the cache) was 6% slower in steps. The step's source stays in L1 while it is written
-// to every replica: `outer` was 1.04-1.05x faster in steps of 32 KiB than of 64 KiB, 0.99x of
-// 256 KiB (a Xeon reporting family 6 model 167, 48 KiB of L1d, 2026-12-04, bench/compare).
-constexpr int64_t kReplicaMinSourceBytes = int64_t{1} << 20;
+// source (read whole by every replica) and each replica are larger than L2 (kReplicaUnknownL2Bytes
+// where sysfs does not say; never at or below kReplicaFloorBytes, which also spares a small first
+// call the sysfs scan): a smaller source is read again from L2, and `medium` (4 replicas of 1 MiB
+// from a 256 KiB source, output in the cache) was 6% slower in steps. The step's source stays in
+// L1 while it is written to every replica: `outer` was 1.04-1.05x faster in steps of 32 KiB than
+// of 64 KiB, 0.99x of 256 KiB (a Xeon reporting family 6 model 167, 48 KiB of L1d, 2026-12-04:
+// bench/results/2026-12-04-xeon-f6m167/experiments-replica-steps.txt).
+constexpr int64_t kReplicaFloorBytes = int64_t{256} << 10;
+constexpr int64_t kReplicaUnknownL2Bytes = int64_t{1} << 20;
 constexpr int64_t kReplicaStepBytes = int64_t{32} << 10;
 
-int64_t replica_min_source_bytes() {
-  static const int64_t bytes = [] {
-    const int64_t l2 = cache_sizes().level2;
-    return l2 > 0 ? l2 : kReplicaMinSourceBytes;
+// Whether n elements of isz bytes are more than L2's bytes (replicas in steps), without overflow.
+bool beyond_l2(int64_t n, int64_t isz) {
+  if (n <= kReplicaFloorBytes / isz) return false;
+  static const int64_t l2 = [] {
+    const int64_t bytes = cache_sizes().level2;
+    return bytes > 0 ? bytes : kReplicaUnknownL2Bytes;
   }();
-  return bytes;
+  return n > l2 / isz;
 }
 
 // choose_path's first part: the row kernel and the row's fields from the innermost one or two
@@ -431,8 +436,8 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   // runs). The executor splits the first replica among the threads and each range is written to
   // every replica. A blocked gather's replicas (a transposed view): contiguous chunks of the whole
   // output made every thread gather the source again (`strided` at 2 threads read 32 MiB for 64 MiB
-  // out, not 16). Other paths take replicas where the source (read whole by each replica) is
-  // larger than L2 (replica_min_source_bytes), walked in steps of kReplicaStepBytes, each written
+  // out, not 16). Other paths take replicas where the source (read whole by each replica) and
+  // each replica are larger than L2 (beyond_l2), walked in steps of kReplicaStepBytes, each written
   // to every replica before the next (CopyPlan::replica_step_elems): one replica after another,
   // each read its whole source again, from memory once it is larger than the caches (`outer`, 4
   // replicas of a 16 MiB source, at 1 thread read 64 MiB for 64 MiB out and wrote at 70% of
@@ -441,21 +446,21 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   p.replicas = 1;
   p.replica_step_elems = 0;
   const int64_t isz = static_cast<int64_t>(p.itemsize);
-  const bool gathered = kernel == Kernel::gather && blocked;
-  if (p.nloops >= (gathered ? 2 : 1) && p.loops[0].src_stride == 0 && !p.loops[0].segment && p.loops[0].extent > 1) {
+  if (p.nloops >= (blocked ? 2 : 1) && p.loops[0].src_stride == 0 && !p.loops[0].segment && p.loops[0].extent > 1) {
     p.replicas = p.loops[0].extent;
     p.replica_elems = p.nrows / p.replicas * p.row_elems;
-  } else if (!gathered && p.nloops == 0 && p.nrows == 1 && kernel == Kernel::pattern && p.count > 1 &&
-             p.run_bytes % isz == 0 && p.count * p.run_bytes == p.row_elems * isz) {
+  } else if (!blocked && p.nloops == 0 && kernel == Kernel::pattern && p.count > 1 && p.run_bytes % isz == 0 &&
+             p.count * p.run_bytes == p.row_elems * isz) {
     p.replicas = p.count;
     p.replica_elems = p.run_bytes / isz;
   }
-  if (!gathered && p.replica_elems != 0) {
-    if (p.input_size * isz <= replica_min_source_bytes()) {
+  if (!blocked && p.replica_elems != 0) {
+    if (beyond_l2(p.replica_elems, isz) && beyond_l2(p.input_size, isz)) {
+      // About kReplicaStepBytes: at least 64 elements, at most the replica.
+      p.replica_step_elems = std::min(p.replica_elems, std::max<int64_t>(64, kReplicaStepBytes / isz / 64 * 64));
+    } else {
       p.replicas = 1;
       p.replica_elems = 0;
-    } else {
-      p.replica_step_elems = std::max<int64_t>(64, kReplicaStepBytes / isz / 64 * 64);
     }
   }
   // A blocked gather's chunks hold whole rows: at line boundaries into an output off the lines
@@ -609,10 +614,11 @@ std::string describe(const CopyPlan& p) {
        << (l.segment ? " per source index, segments of the counts" : "") << ", dst stride " << l.dst_stride << " B)\n";
   }
   if (p.replica_elems != 0)
-    os << "  replicas: " << p.replicas << " of " << p.replica_elems * isz
-       << " B, each range of the first written to all (when the first is long enough to split)";
-  if (p.replica_step_elems != 0) os << ", in steps of " << p.replica_step_elems * isz << " B";
-  if (p.replica_elems != 0) os << "\n";
+  if (p.replica_elems != 0) {
+    os << "  replicas: " << p.replicas << " of " << p.replica_elems * isz << " B";
+    if (p.replica_step_elems != 0) os << " in steps of " << p.replica_step_elems * isz << " B";
+    os << ", each range of the first written to all (when the first is long enough to split)\n";
+  }
   if (p.chunk_rows_elems != 0)
     os << "  chunks: whole rows of " << p.chunk_rows_elems * isz
        << " B (where there are enough rows for the threads' chunks)\n";

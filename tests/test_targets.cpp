@@ -246,7 +246,7 @@ TEST_CASE("the compiled Highway targets less TESSERA_TEST_SKIP_TARGETS are the p
 
 // The sub-kernels the kernels choose inside a path (lib/kernels/path_counters.hpp, Variant):
 // pattern.shuffle's fall-back to FillPattern, the blocked gather's replicas and row fall-back,
-// the reductions' register trees, short-run folds, leaf loops and the replica split. A set of
+// the other paths' replica steps, the reductions' register trees, short-run folds, leaf loops and the replica split. A set of
 // inputs, each checked against a scalar reference, runs on every target this CPU supports; with
 // the counters (-Dpath_counters=true, tests/run's build/tests) every variant a target's code has
 // (detail::compiled_variants) must have run on it, and the counts are printed per target.
@@ -481,13 +481,14 @@ struct CopyVariantCase {
   bool stream = false;  // with NonTemporal::always: the streamed route of the same path
 };
 
-// Rows of 1024 float32 in the smallest source (doubling from 64 rows) whose tile by (3, 1) the
-// planner walks in replica steps (CopyPlan::replica_step_elems: a source larger than L2, read
-// from sysfs), found from Plan::describe(); fails the test if no source up to 64 MiB is.
+// One more than the rows of 1024 float32 in the smallest source (doubling from 64 rows) whose
+// tile by (3, 1) the planner walks in replica steps (CopyPlan::replica_step_elems: a source
+// larger than L2, read from sysfs), found from Plan::describe(); fails the test if no source up
+// to 64 MiB is. (Every source of that many rows of at least 4 KiB is then planned in steps.)
 int64_t replica_step_rows() {
   for (int64_t rows = 64; rows <= 16384; rows *= 2) {
     const tessera::Plan plan({rows, 1024}, {}, sizeof(float), {3, 1});
-    if (plan.describe().find(", in steps of ") != std::string::npos) return rows + 1;
+    if (plan.describe().find(" in steps of ") != std::string::npos) return rows + 1;
   }
   FAIL("no tile of a source up to 64 MiB by (3, 1) is planned in replica steps");
   return 0;
@@ -499,15 +500,17 @@ int64_t replica_step_rows() {
 const std::vector<CopyVariantCase>& copy_variant_cases() {
   static const int64_t rows = replica_step_rows();
   static const std::vector<CopyVariantCase> cases = {
-      // Replica steps: a source larger than L2, written 3 times (a row that is a pattern of 3 runs),
-      // serially and split among 4 threads into dst + 16; an outer loop of 2 replicas of rows
-      // that are patterns (a replica not a whole number of lines); 3-byte elements, whose steps
-      // cannot start on lines.
+      // Replica steps (each case's description must say so): a source larger than L2 written 3
+      // times (a row that is a pattern of 3 runs), serially and split among 4 threads into dst +
+      // 16; an outer loop of 2 replicas of rows that are patterns (a replica not a whole number of
+      // lines); an outer loop over padded rows copied whole (the copy kernel); 5-byte elements,
+      // whose steps cannot start on the lines of dst + 16.
       {"replica steps, a pattern row", {rows, 1024}, {}, 4, {3, 1}},
       {"replica steps, a pattern row, split", {rows, 1024}, {}, 4, {3, 1}, true},
       {"replica steps, a pattern row, split, streamed", {rows, 1024}, {}, 4, {3, 1}, true, true},
       {"replica steps, an outer loop, split, streamed", {rows, 1030}, {}, 4, {2, 2}, true, true},
-      {"replica steps, 3-byte elements, split", {rows * 1366}, {}, 3, {3}, true},
+      {"replica steps, an outer loop of padded rows, split", {rows, 1024}, {4160, 4}, 4, {3, 1}, true},
+      {"replica steps, 5-byte elements, split", {rows * 820}, {}, 5, {3}, true},
       {"pattern.shuffle, whole rows", {3, 3}, {}, 4, {1, 400}},
       {"pattern.shuffle, one row split across ranges", {3}, {}, 4, {52433}, true},
       {"blocked gather, transposed", {40, 37}, {4, 160}, 4, {1, 2}},
@@ -541,6 +544,9 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
   return cases;
 }
 
+// The byte around (and, before the call, in) a copying case's output.
+constexpr unsigned char kUnwritten = 0xa5;
+
 // Runs one copying case on random bytes and compares the whole output with the reference;
 // returns an error or "".
 std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
@@ -558,10 +564,12 @@ std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
   tessera::Options options;
   if (c.stream) options.nontemporal = tessera::NonTemporal::always;
   const tessera::Plan plan(c.shape, c.strides, c.itemsize, c.reps, options);
+  if (std::string(c.name).rfind("replica steps", 0) == 0 && plan.describe().find(" in steps of ") == std::string::npos)
+    return std::string(c.name) + ": not planned in replica steps:\n" + plan.describe();
   // Split: the output 16 bytes past a cache line, where the executor's chunks start on absolute
   // lines, inside rows of 64 bytes or more (or, for a blocked gather with a row for every piece,
   // at the starts of rows, off the lines), wherever the buffer was placed.
-  std::vector<unsigned char> out_buf(whole.size() + 128, 0);
+  std::vector<unsigned char> out_buf(whole.size() + 128, kUnwritten);
   unsigned char* const got =
       out_buf.data() + (64 - reinterpret_cast<uintptr_t>(out_buf.data()) % 64) + (c.split ? 16 : 0);
   if (c.split) {
@@ -572,8 +580,10 @@ std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
   }
   if (std::memcmp(got, whole.data(), whole.size()) != 0)
     return std::string(c.name) + " (" + plan.kernel_path() + "): the output differs from the reference";
-  // Nothing written outside the output (the buffer's bytes before and after it are still 0).
-  const auto written = [](const unsigned char* p, std::size_t n) { return std::any_of(p, p + n, [](unsigned char b) { return b != 0; }); };
+  // Nothing written outside the output (the buffer's bytes before and after it still kUnwritten).
+  const auto written = [](const unsigned char* p, std::size_t n) {
+    return std::any_of(p, p + n, [](unsigned char b) { return b != kUnwritten; });
+  };
   if (written(out_buf.data(), static_cast<std::size_t>(got - out_buf.data())) ||
       written(got + whole.size(), static_cast<std::size_t>(out_buf.data() + out_buf.size() - (got + whole.size()))))
     return std::string(c.name) + " (" + plan.kernel_path() + "): bytes written outside the output";

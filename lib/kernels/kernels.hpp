@@ -20,8 +20,9 @@ namespace tessera::detail {
 /// With `copies` > 1 (plans with CopyPlan::replica_elems) the range lies in the first replica and
 /// is also written to the same place in the next copies - 1 replicas (out + k * replica_elems *
 /// itemsize bytes): a blocked gather's whole rows are gathered once, other paths walk the range
-/// in steps of plan.replica_step_elems (boundaries on absolute cache lines where the element size
-/// allows), each written to every replica before the next.
+/// in steps of plan.replica_step_elems (boundaries on absolute cache lines of the first replica
+/// where the element size allows; of every replica where a replica is whole lines), each written
+/// to every replica before the next.
 /// Preconditions: 0 <= begin < end <= (copies > 1 ? plan.replica_elems : plan.out_size), copies *
 /// plan.replica_elems <= plan.out_size if copies > 1; src and out valid. A path chosen under
 /// another target runs correctly on any (a target without vectors or streaming stores runs such

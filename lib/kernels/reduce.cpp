@@ -19,10 +19,12 @@
 #include "kernels/kernels.hpp"
 #include "kernels/path_counters.hpp"
 #include "reduce_scalar.hpp"
+#include "this_thread.hpp"
 
 #include <hwy/cache_control.h>
 
 #include <cstring>
+#include <memory>
 
 HWY_BEFORE_NAMESPACE();
 namespace tessera::detail::HWY_NAMESPACE {
@@ -2001,8 +2003,11 @@ struct Kernels {
     int64_t qoff[kRegLeaves * kLeaf];
   };
   // The calling thread's SegmentSub of each planned count (~17 KiB: not on the stack of a caller's
-  // thread, which may be small), looked up once a call (this_thread).
-  using SegmentSubs = SegmentSub[kSegPlannedCounts];
+  // thread, which may be small), looked up once a call (this_thread) and allocated at its first:
+  // held in thread-local storage, these arrays (one per target and element type) made the
+  // library's thread-local block 706 KiB (16 KiB since; readelf, all targets), allocated and
+  // zeroed for every thread that touched any of tessera's thread-local state.
+  using SegmentSubs = std::unique_ptr<SegmentSub[]>;
   // Segments [kb, ke) of a segments plan run segment by segment (kernel segments): segment k, of
   // count c in 1 ... nsubs, by its planned sub-problem subs[c - 1] from source element *first_io
   // (times seg_stride bytes) into dst + k * dst_step bytes, as Items runs it, and *first_io moved
@@ -2020,7 +2025,9 @@ struct Kernels {
                               const uint8_t* src, uint8_t* dst, bool accumulate, int64_t prefetch_bytes,
                               int64_t src_bytes) {
     // Set afresh by each call, which calls nothing that comes back here.
-    SegmentSub* const state = this_thread<SegmentSubs>();
+    SegmentSubs& subs_state = this_thread<SegmentSubs>();
+    if (!subs_state) subs_state = std::make_unique<SegmentSub[]>(kSegPlannedCounts);
+    SegmentSub* const state = subs_state.get();
     for (int64_t c = 0; c < kSegPlannedCounts; ++c) state[c].ready = false;
     if (nsubs > kSegPlannedCounts) nsubs = kSegPlannedCounts;
     int64_t scratch_bytes = 0;  // the largest: the thread's arena grown once, before any Scratch

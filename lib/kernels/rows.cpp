@@ -327,7 +327,8 @@ HWY_INLINE void RangeOnce(const CopyPlan& p, Path path, const uint8_t* src, uint
 /// Writes output elements [begin, end) of the first replica to `out` and to the next copies - 1
 /// replicas in steps (CopyPlan::replica_step_elems): each step's source is read from memory for
 /// the first replica and from the cache for the others. Step boundaries on absolute lines of the
-/// output where the element size allows (the first step up to one).
+/// first replica where the element size allows (the first step up to one), and of every replica
+/// where a replica's bytes are whole lines.
 HWY_NOINLINE void ReplicaSteps(const CopyPlan& p, Path path, const uint8_t* src, uint8_t* out, int64_t begin,
                                int64_t end, int64_t copies) {
   HWY_DASSERT(p.replica_step_elems > 0 && p.replica_elems > 0);
