@@ -613,7 +613,6 @@ std::string describe(const CopyPlan& p) {
     os << "  loop " << k << ": " << l.extent << " x (src stride " << l.src_stride << " B"
        << (l.segment ? " per source index, segments of the counts" : "") << ", dst stride " << l.dst_stride << " B)\n";
   }
-  if (p.replica_elems != 0)
   if (p.replica_elems != 0) {
     os << "  replicas: " << p.replicas << " of " << p.replica_elems * isz << " B";
     if (p.replica_step_elems != 0) os << " in steps of " << p.replica_step_elems * isz << " B";

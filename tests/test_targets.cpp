@@ -246,8 +246,9 @@ TEST_CASE("the compiled Highway targets less TESSERA_TEST_SKIP_TARGETS are the p
 
 // The sub-kernels the kernels choose inside a path (lib/kernels/path_counters.hpp, Variant):
 // pattern.shuffle's fall-back to FillPattern, the blocked gather's replicas and row fall-back,
-// the other paths' replica steps, the reductions' register trees, short-run folds, leaf loops and the replica split. A set of
-// inputs, each checked against a scalar reference, runs on every target this CPU supports; with
+// the other paths' replica steps, the reductions' register trees, short-run folds, leaf loops and
+// the replica split. A set of inputs, each checked against a scalar reference (and the bytes
+// around a copy's output against being written), runs on every target this CPU supports; with
 // the counters (-Dpath_counters=true, tests/run's build/tests) every variant a target's code has
 // (detail::compiled_variants) must have run on it, and the counts are printed per target.
 namespace {
@@ -496,7 +497,8 @@ int64_t replica_step_rows() {
 
 // The copying inputs: pattern.shuffle's two ways, the blocked gather's three, FillPattern's three,
 // the plain fill's rows of one line (whole, and pieces of them where a range starts inside one),
-// the replica steps (serial and split, of a pattern row and of an outer loop, 3-byte elements).
+// the replica steps (serial and split: a pattern row, outer loops of pattern rows and of padded
+// rows, 5-byte elements).
 const std::vector<CopyVariantCase>& copy_variant_cases() {
   static const int64_t rows = replica_step_rows();
   static const std::vector<CopyVariantCase> cases = {
