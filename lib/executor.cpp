@@ -33,15 +33,6 @@
 namespace tessera::detail {
 namespace {
 
-// The first element index d in [0, 64) whose byte address dst + d * itemsize is a multiple of 64,
-// or 0 if none is (elements that straddle cache lines wherever they start).
-int64_t first_line_start(const unsigned char* dst, int64_t itemsize) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(dst);
-  for (int64_t d = 0; d < 64; ++d)
-    if ((a + static_cast<uintptr_t>(d * itemsize)) % 64 == 0) return d;
-  return 0;
-}
-
 // Whether the process's first call that could use threads has been made (parallel_threads).
 std::atomic<bool> g_first_done{false};
 

@@ -269,6 +269,16 @@ inline constexpr int64_t kDirectStreamBytes = 4096;
 inline constexpr int64_t kStageBytes = 4096;
 inline constexpr int64_t kLineBytes = 64;
 
+/// The first element index d in [0, 64) whose byte address dst + d * itemsize is a multiple of
+/// kLineBytes, or 0 if none is (elements that straddle cache lines wherever they start): where
+/// the executor's chunks and the replica steps start their lines.
+inline int64_t first_line_start(const void* dst, int64_t itemsize) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dst);
+  for (int64_t d = 0; d < 64; ++d)
+    if ((a + static_cast<uintptr_t>(d * itemsize)) % kLineBytes == 0) return d;
+  return 0;
+}
+
 /// Gathers whose source stride is at least kBlockedGatherStride bytes (magnitude), with elements
 /// of at most kBlockedGatherMaxItem bytes and at least one row loop, copy whole rows in blocks
 /// through a tile in L1 (a blocked transpose; kernels/gather-inl.h). Only these gathers stream.

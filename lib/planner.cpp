@@ -277,11 +277,8 @@ constexpr int64_t kReplicaStepBytes = int64_t{32} << 10;
 // Whether n elements of isz bytes are more than L2's bytes (replicas in steps), without overflow.
 bool beyond_l2(int64_t n, int64_t isz) {
   if (n <= kReplicaFloorBytes / isz) return false;
-  static const int64_t l2 = [] {
-    const int64_t bytes = cache_sizes().level2;
-    return bytes > 0 ? bytes : kReplicaUnknownL2Bytes;
-  }();
-  return n > l2 / isz;
+  const int64_t l2 = cache_sizes().level2;
+  return n > (l2 > 0 ? l2 : kReplicaUnknownL2Bytes) / isz;
 }
 
 // choose_path's first part: the row kernel and the row's fields from the innermost one or two

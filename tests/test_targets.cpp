@@ -506,7 +506,7 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       // times (a row that is a pattern of 3 runs), serially and split among 4 threads into dst +
       // 16; an outer loop of 2 replicas of rows that are patterns (a replica not a whole number of
       // lines); an outer loop over padded rows copied whole (the copy kernel); 5-byte elements,
-      // whose steps cannot start on the lines of dst + 16.
+      // whose first step into dst + 16 ends where an element first starts on a line.
       {"replica steps, a pattern row", {rows, 1024}, {}, 4, {3, 1}},
       {"replica steps, a pattern row, split", {rows, 1024}, {}, 4, {3, 1}, true},
       {"replica steps, a pattern row, split, streamed", {rows, 1024}, {}, 4, {3, 1}, true, true},

@@ -334,8 +334,7 @@ HWY_NOINLINE void ReplicaSteps(const CopyPlan& p, Path path, const uint8_t* src,
   HWY_DASSERT(p.replica_step_elems > 0 && p.replica_elems > 0);
   TESSERA_COUNT_VARIANT(range_replica_steps);
   const int64_t isz = static_cast<int64_t>(p.itemsize), step = p.replica_step_elems;
-  const int64_t lead = static_cast<int64_t>((kLineBytes - reinterpret_cast<uintptr_t>(out) % kLineBytes) % kLineBytes);
-  int64_t e = begin + (lead % isz == 0 ? lead / isz : 0);
+  int64_t e = begin + first_line_start(out, isz);
   if (e == begin) e += step;
   for (int64_t b = begin; b < end; b = e, e += step) {
     e = std::min(e, end);
