@@ -104,6 +104,7 @@ inline constexpr PathInfo kPathInfo[] = {
     {"gather.any.nt", Kernel::gather, PathVariant::any, Route::staged, true},
     {"repeat.shuffle", Kernel::repeat, PathVariant::shuffle, Route::plain, false},
     {"repeat.shuffle.nt", Kernel::repeat, PathVariant::shuffle, Route::staged, false},
+    {"repeat.shuffle.nt.direct", Kernel::repeat, PathVariant::shuffle, Route::direct, false},
     {"repeat.elements", Kernel::repeat, PathVariant::elements, Route::plain, false},
     {"repeat.elements.nt", Kernel::repeat, PathVariant::elements, Route::staged, false},
     {"segments", Kernel::segments, PathVariant::none, Route::plain, false},

@@ -378,8 +378,9 @@ PathVariant choose_variant(const CopyPlan& p, Kernel kernel, const KernelCaps& c
 // pages (just zeroed by the kernel, still cached: ordinary stores hit them there) and on targets
 // without them. Huge elements are not worth staging. Gathers stream only through the blocked
 // path's tile; rows gathered one by one are bound by their strided reads. Contiguous source
-// pieces of kDirectStreamBytes or more, and fills whose rows are whole cache lines, stream
-// directly; the rest through blocks staged in L1.
+// pieces of kDirectStreamBytes or more, fills whose rows are whole cache lines, and element
+// repeats of 4- and 8-byte elements by lane permutations in rows of kDirectStreamBytes or more
+// stream directly; the rest through blocks staged in L1.
 Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool blocked, const KernelCaps& caps) {
   const NonTemporal nt = p.options.nontemporal;
   const int64_t isz = static_cast<int64_t>(p.itemsize);
@@ -394,6 +395,10 @@ Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool b
       return variant == PathVariant::long_run && p.run_bytes >= kDirectStreamBytes ? Route::direct : Route::staged;
     case Kernel::fill:
       return variant != PathVariant::any && row_bytes % kLineBytes == 0 ? Route::direct : Route::staged;
+    case Kernel::repeat:  // RepeatStream: lane permutations of 4- and 8-byte elements
+      return variant == PathVariant::shuffle && (isz == 4 || isz == 8) && row_bytes >= kDirectStreamBytes
+                 ? Route::direct
+                 : Route::staged;
     default: return Route::staged;
   }
 }

@@ -330,6 +330,15 @@ std::vector<Case> large_cases() {
       streamed(repeat_case("large repeat by 8", {40001}, {}, 2, {8}, 0, "repeat.shuffle")),
       streamed(repeat_case("large repeat of 3-byte elements by 2", {100003}, {}, 3, {2}, 0, "repeat.elements")),
       streamed(repeat_case("large segments", {60001}, {}, 8, counts_0123(60001), std::nullopt, "segments")),
+      // Repeats of 4- and 8-byte elements in rows of kDirectStreamBytes or more stream from
+      // registers (repeat.shuffle.nt.direct): chunks start inside elements' runs, rows apart in
+      // the source share lines in the output.
+      streamed(repeat_case("large repeat by 3", {50003}, {}, 4, {3}, 0, "repeat.shuffle"), true),
+      streamed(repeat_case("large repeat of 8-byte elements by 5", {20011}, {}, 8, {5}, 0, "repeat.shuffle"), true),
+      streamed(repeat_case("rows of 8240 B, their sources 4400 B apart, each element twice", {9, 1030}, {4400, 4}, 4,
+                           {2}, 1, "repeat.shuffle"),
+               true),
+      streamed(repeat_case("rows of 8-byte elements, each 8x", {3, 70}, {8 * 75, 8}, 8, {8}, 1, "repeat.shuffle"), true),
       broadcast_case("large broadcast of a column", {2053, 1}, 4, {2053, 65}, "fill.4"),
       // Fills of rows of one cache line each (fill.N.lines), chunks split across threads inside
       // rows (a line holds the end of one row and the start of the next unless dst is aligned).
@@ -1100,13 +1109,14 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     }
   }
   static const std::vector<std::size_t> large_gaps = {0, 27};
-  // Direct fills and streamed blocked gathers: element-aligned destinations off the line too
-  // (numpy's dst + 16, say).
+  // Direct fills and repeats and streamed blocked gathers: element-aligned destinations off the
+  // line too (numpy's dst + 16, say).
   static const std::vector<std::size_t> large_fill_gaps = {0, 4, 16, 27, 48, 60};
   for (const Case& c : large_cases()) {
-    const bool direct_fill = c.path.rfind("fill.", 0) == 0 && c.path.find(".nt.direct") != std::string::npos;
+    const bool direct = (c.path.rfind("fill.", 0) == 0 || c.path.rfind("repeat.", 0) == 0) &&
+                        c.path.find(".nt.direct") != std::string::npos;
     const bool streamed_gather = c.path.rfind("gather.", 0) == 0 && c.path.find(".nt") != std::string::npos;
-    large.push_back({c, direct_fill || streamed_gather ? &large_fill_gaps : &large_gaps});
+    large.push_back({c, direct || streamed_gather ? &large_fill_gaps : &large_gaps});
   }
 
   const GuardPage small_src(8192), small_dst(8192);

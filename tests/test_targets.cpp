@@ -480,6 +480,7 @@ struct CopyVariantCase {
   std::vector<int64_t> reps;
   bool split = false;   // in an arena of 4: the output split into ranges (16 pieces)
   bool stream = false;  // with NonTemporal::always: the streamed route of the same path
+  std::size_t offset = 0;  // the output this many bytes further from the line (after split's 16)
 };
 
 // One more than the rows of 1024 float32 in the smallest source (doubling from 64 rows) whose
@@ -498,7 +499,7 @@ int64_t replica_step_rows() {
 // The copying inputs: pattern.shuffle's two ways, the blocked gather's three, FillPattern's three,
 // the plain fill's rows of one line (whole, and pieces of them where a range starts inside one),
 // the replica steps (serial and split: a pattern row, outer loops of pattern rows and of padded
-// rows, 5-byte elements).
+// rows, 5-byte elements), the direct element repeats' output off its elements.
 const std::vector<CopyVariantCase>& copy_variant_cases() {
   static const int64_t rows = replica_step_rows();
   static const std::vector<CopyVariantCase> cases = {
@@ -542,6 +543,9 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       {"fill, rows of one line", {37, 1}, {}, 4, {1, 16}},
       {"fill, rows of one line, 8-byte elements", {5, 3, 1}, {}, 8, {2, 1, 8}},
       {"fill, rows of one line, ranges starting inside rows", {40009, 1}, {}, 2, {1, 32}, true},
+      // repeat.shuffle.nt.direct (a tile of a column along its last axis: each element 3x) into
+      // an output 2 bytes off its elements' boundaries, whose elements straddle lines.
+      {"element repeats streamed directly, elements across lines", {1200, 1}, {}, 4, {1, 3}, false, true, 2},
   };
   return cases;
 }
@@ -573,7 +577,7 @@ std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
   // at the starts of rows, off the lines), wherever the buffer was placed.
   std::vector<unsigned char> out_buf(whole.size() + 128, kUnwritten);
   unsigned char* const got =
-      out_buf.data() + (64 - reinterpret_cast<uintptr_t>(out_buf.data()) % 64) + (c.split ? 16 : 0);
+      out_buf.data() + (64 - reinterpret_cast<uintptr_t>(out_buf.data()) % 64) + (c.split ? 16 : 0) + c.offset;
   if (c.split) {
     tbb::task_arena four(4);
     four.execute([&] { plan.execute(src, got, whole.size()); });

@@ -77,6 +77,8 @@ enum class Variant : int {
   // kernels/rows.cpp, ExecuteRange: a range handed with copies > 1 on a path other than the
   // blocked gather (CopyPlan::replica_step_elems)
   range_replica_steps,       // the range in steps, each written to every replica
+  // kernels/row_kernels-inl.h, RepeatStream (repeat.shuffle.nt.direct)
+  repeat_stream_spilled,     // an output whose elements straddle lines: the piece through StreamJoin
   // kernels/row_kernels-inl.h, FillPattern (pattern.short/long, fills of odd sizes, the fall-back
   // above, regions): which way a run is replicated
   fill_pattern_few_runs,     // a few short runs from phase 0: each copied from the source
@@ -124,6 +126,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "gather.blocked:tiles.replicas",
     "gather.blocked:rows",
     "ExecuteRange:replica_steps",
+    "repeat.shuffle.nt.direct:spilled",
     "FillPattern:few_runs",
     "FillPattern:long_runs",
     "FillPattern:doubling",

@@ -846,6 +846,90 @@ HWY_INLINE void RepeatShuffleRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
 #endif
 }
 
+#if HWY_TARGET != HWY_SCALAR
+/// The direct route of "repeat.shuffle" for 4- and 8-byte elements ("repeat.shuffle.nt.direct"):
+/// the output's whole lines streamed from registers, each vector (V lanes, at most a line) one
+/// lane permutation of V source elements loaded as a vector. A period of `reps` vectors takes V
+/// source elements; vector q of a period whose first output element is `phase` elements into its
+/// source element's copies reads from source element (phase + q V) / reps on, lanes
+/// Lanes(phase')[l] = (phase' + l) / reps with phase' = (phase + q V) % reps. The elements before
+/// a piece's first line boundary and after its last whole period (the periods' loads stay inside
+/// the source row) go through `join` (StreamJoin: a line shared with the piece before is
+/// completed and streamed whole), written first by RepeatRow into a small buffer; where the
+/// output's elements straddle lines (dst not a multiple of kSize), the whole piece does. The
+/// staged route wrote each 64-byte line as four 16-byte byte shuffles into a stage in L1, then
+/// streamed it: `rep3`, `rep4`, `rep8` at 77-82% of `stream` (a Xeon reporting family 6 model
+/// 167, 2026-12-04), where a loop of vector loads, permutations and streaming stores ran at
+/// 105-109% (2026-12-05, the same machine).
+template <size_t kSize>
+class RepeatStream {
+  using T = hwy::UnsignedFromSize<kSize>;
+  using TI = hwy::MakeSigned<T>;
+  static constexpr size_t kLine = static_cast<size_t>(kLineBytes);
+  static constexpr size_t kLineLanes = kLine / kSize;
+  static constexpr size_t kSpillElems = 1024 / kSize;  // RepeatRow's buffer for heads and tails
+  const hn::CappedTag<T, kLineLanes> d_;               // at most a line: a line-aligned dst is aligned
+  const size_t reps_;
+  const size_t src_elems_;  // the source row's elements
+  HWY_ALIGN TI lanes_[kRepeatShuffleMaxReps][kLineLanes];
+  HWY_ALIGN uint8_t spill_[kSpillElems * kSize];
+
+  // Output elements [off, off + n) of the row through the join.
+  HWY_INLINE void Spill(StreamJoin& join, uint8_t* dst, const uint8_t* s, size_t off, size_t n) {
+    while (n > 0) {
+      const size_t m = n < kSpillElems ? n : kSpillElems;
+      RepeatRow<kSize>(spill_, s, static_cast<int64_t>(kSize), reps_, off, m, kSize);
+      join.Put(dst, spill_, m * kSize);
+      dst += m * kSize, off += m, n -= m;
+    }
+  }
+
+ public:
+  /// reps: 2 ... kRepeatShuffleMaxReps; src_elems: the source row's elements.
+  RepeatStream(size_t reps, size_t src_elems) : reps_(reps), src_elems_(src_elems) {
+    const size_t V = hn::Lanes(d_);
+    for (size_t ph = 0; ph < reps; ++ph)
+      for (size_t l = 0; l < V; ++l) lanes_[ph][l] = static_cast<TI>((ph + l) / reps);
+  }
+
+  /// Writes output elements [off, off + n) of the row whose source row starts at s to dst.
+  HWY_INLINE void Put(StreamJoin& join, uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT s, size_t off,
+                      size_t n) {
+    if (reinterpret_cast<uintptr_t>(dst) % kSize != 0) {  // elements straddle lines
+      TESSERA_COUNT_VARIANT(repeat_stream_spilled);
+      Spill(join, dst, s, off, n);
+      return;
+    }
+    size_t head = HeadBytes(dst, kLine) / kSize;
+    if (head > n) head = n;
+    if (head != 0) {
+      Spill(join, dst, s, off, head);
+      dst += head * kSize, off += head, n -= head;
+    } else {
+      join.Finish();  // a line held from elsewhere (this piece starts on a line boundary)
+    }
+    const size_t V = hn::Lanes(d_), reps = reps_, period = reps * V;
+    size_t j = off / reps;  // the period's first source element
+    size_t from[kRepeatShuffleMaxReps], phase[kRepeatShuffleMaxReps];
+    for (size_t q = 0; q < reps; ++q) {
+      const size_t t = off % reps + q * V;
+      from[q] = t / reps;
+      phase[q] = t % reps;
+    }
+    T* o = reinterpret_cast<T*>(dst);  // a multiple of kSize (above)
+    const hn::Repartition<uint8_t, decltype(d_)> d8;  // the source: any address
+    size_t done = 0;
+    for (; done + period <= n && j + from[reps - 1] + V <= src_elems_; done += period, j += V, o += period) {
+      for (size_t q = 0; q < reps; ++q) {
+        const auto v = hn::BitCast(d_, hn::LoadU(d8, s + (j + from[q]) * kSize));
+        hn::Stream(hn::TableLookupLanes(v, hn::SetTableIndices(d_, lanes_[phase[q]])), d_, o + q * V);
+      }
+    }
+    Spill(join, reinterpret_cast<uint8_t*>(o), s, off + done, n - done);
+  }
+};
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // Segments (numpy.repeat with one count per element): source element i written counts[i] =
 // prefix[i + 1] - prefix[i] times.

@@ -214,6 +214,27 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
         case 8: FillRows<8>(p, src, out, begin, end); return;
         default: FillRows<16>(p, src, out, begin, end); return;
       }
+    case Kernel::repeat: {  // repeat.shuffle.nt.direct: 4- and 8-byte elements (the planner's choose_route)
+#if HWY_TARGET != HWY_SCALAR  // (no streaming route there)
+      const size_t reps = static_cast<size_t>(p.inner_reps);
+      const size_t src_elems = static_cast<size_t>(p.row_elems) / reps;
+      StreamJoin join;
+      const auto run = [&](auto& w) {
+        WalkRows(p, src, out, begin, end, [&w, &join](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          w.Put(join, d, s, off, n);
+        });
+      };
+      if (isz == 4) {
+        RepeatStream<4> w(reps, src_elems);
+        run(w);
+      } else {
+        RepeatStream<8> w(reps, src_elems);
+        run(w);
+      }
+      join.Finish();
+#endif
+      return;
+    }
     default: {  // pattern.long.nt.direct
       const size_t run = static_cast<size_t>(p.run_bytes);
       StreamJoin join;
@@ -378,7 +399,9 @@ uint64_t RowVariants() {
                bit(Variant::gather_blocked_rows) | bit(Variant::fill_pattern_few_runs) |
                bit(Variant::fill_pattern_long_runs) | bit(Variant::fill_pattern_doubling) |
                bit(Variant::range_replica_steps);
-  if (Caps().vectors) m |= bit(Variant::pattern_shuffle_table) | bit(Variant::pattern_shuffle_fallback);
+  if (Caps().vectors)
+    m |= bit(Variant::pattern_shuffle_table) | bit(Variant::pattern_shuffle_fallback) |
+         bit(Variant::repeat_stream_spilled);
   return m;
 }
 #endif

@@ -69,8 +69,10 @@ static const Case kCases[] = {
     /* element repeats shorter than kRepeatMaxBytes: whole source rows repeated element-wise */
     {"repeat.elements.nt", "a tile repeating each 4 B element 10x = 40 B < 64 B (10 > 8 reps: no shuffle)", TILE, 2,
      {4, 1}, {1, 1}, 4, 2, {1, 10}, 1},
-    {"repeat.shuffle.nt", "contiguous 4 B elements, each repeated 4x (2-8 reps of 1-8 B: shuffle tables)", REPEAT, 1,
-     {1000}, {1}, 4, 1, {4}, 1},
+    {"repeat.shuffle.nt", "contiguous 2 B elements, each repeated 4x (2-8 reps of 1-8 B: shuffle tables; 1-2 B staged)",
+     REPEAT, 1, {1000}, {1}, 2, 1, {4}, 1},
+    {"repeat.shuffle.nt.direct", "contiguous 4 B elements, each repeated 4x: a row of 16000 B >= kDirectStreamBytes",
+     REPEAT, 1, {1000}, {1}, 4, 1, {4}, 1},
     {"repeat.elements.nt", "contiguous 2 B elements, each repeated 12x = 24 B < 64 B (12 > 8 reps)", REPEAT, 1,
      {300}, {1}, 2, 1, {12}, 1},
     {"segments.nt", "per-element counts (0, 1, 2, 3, 0, 1, ...)", REPEAT, 1, {12}, {1}, 4, 12,

@@ -359,6 +359,15 @@ MUTANTS = [
      'first replica left unwritten at each boundary)',
      '  for (int64_t b = begin; b < end; b = e, e += step) {',
      '  for (int64_t b = begin; b < end; b = e + 1, e += step + 1) {'),
+    ('repeat-stream-phase', 'lib/kernels/row_kernels-inl.h', 'RepeatStream',
+     "the direct element repeats' vectors take the period's first phase for every vector (lanes off by "
+     'the phase after the first vector of a period)',
+     '        hn::Stream(hn::TableLookupLanes(v, hn::SetTableIndices(d_, lanes_[phase[q]])), d_, o + q * V);',
+     '        hn::Stream(hn::TableLookupLanes(v, hn::SetTableIndices(d_, lanes_[phase[0]])), d_, o + q * V);'),
+    ('repeat-stream-tail-dropped', 'lib/kernels/row_kernels-inl.h', 'RepeatStream',
+     "the direct element repeats drop the elements after a piece's last whole period",
+     '    Spill(join, reinterpret_cast<uint8_t*>(o), s, off + done, n - done);',
+     '    (void)0;  // MUTANT: the tail after the last period dropped'),
     # --- (4) the streaming fence
     ('stream-no-fence', 'lib/kernels/rows.cpp', 'ExecuteRange',
      'no hwy::FlushStream() (sfence) after a range written with non-temporal stores',
