@@ -58,6 +58,7 @@ inline constexpr PathInfo kPathInfo[] = {
     {"copy.nt.direct", Kernel::copy, PathVariant::none, Route::direct, false},
     {"pattern.shuffle", Kernel::pattern, PathVariant::shuffle, Route::plain, false},
     {"pattern.shuffle.nt", Kernel::pattern, PathVariant::shuffle, Route::staged, false},
+    {"pattern.shuffle.nt.direct", Kernel::pattern, PathVariant::shuffle, Route::direct, false},
     {"pattern.short", Kernel::pattern, PathVariant::short_run, Route::plain, false},
     {"pattern.short.nt", Kernel::pattern, PathVariant::short_run, Route::staged, false},
     {"pattern.long", Kernel::pattern, PathVariant::long_run, Route::plain, false},
@@ -267,6 +268,10 @@ int64_t env_int64(const char* name, int64_t fallback) noexcept;
 /// long stream them directly ("….nt.direct"), and so do fills of 1-16 byte elements whose rows are
 /// whole cache lines (kLineBytes); others stage blocks of kStageBytes in L1 ("….nt").
 inline constexpr int64_t kDirectStreamBytes = 4096;
+/// Rows of short runs ("pattern.shuffle") of at least this many bytes stream straight from
+/// registers ("pattern.shuffle.nt.direct"): most of their lines whole vectors, the one they share
+/// with the next row joined (StreamJoin).
+inline constexpr int64_t kShuffleDirectRowBytes = 256;
 inline constexpr int64_t kStageBytes = 4096;
 inline constexpr int64_t kLineBytes = 64;
 

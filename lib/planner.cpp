@@ -378,9 +378,10 @@ PathVariant choose_variant(const CopyPlan& p, Kernel kernel, const KernelCaps& c
 // pages (just zeroed by the kernel, still cached: ordinary stores hit them there) and on targets
 // without them. Huge elements are not worth staging. Gathers stream only through the blocked
 // path's tile; rows gathered one by one are bound by their strided reads. Contiguous source
-// pieces of kDirectStreamBytes or more, fills whose rows are whole cache lines, and element
-// repeats of 4- and 8-byte elements by lane permutations in rows of kDirectStreamBytes or more
-// stream directly; the rest through blocks staged in L1.
+// pieces of kDirectStreamBytes or more, fills whose rows are whole cache lines, rows of short runs
+// of kShuffleDirectRowBytes or more, and element repeats of 4- and 8-byte elements by lane
+// permutations in rows of kDirectStreamBytes or more stream directly; the rest through blocks
+// staged in L1.
 Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool blocked, const KernelCaps& caps) {
   const NonTemporal nt = p.options.nontemporal;
   const int64_t isz = static_cast<int64_t>(p.itemsize);
@@ -392,6 +393,7 @@ Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool b
   switch (kernel) {
     case Kernel::copy: return row_bytes >= kDirectStreamBytes ? Route::direct : Route::staged;
     case Kernel::pattern:
+      if (variant == PathVariant::shuffle) return row_bytes >= kShuffleDirectRowBytes ? Route::direct : Route::staged;
       return variant == PathVariant::long_run && p.run_bytes >= kDirectStreamBytes ? Route::direct : Route::staged;
     case Kernel::fill:
       return variant != PathVariant::any && row_bytes % kLineBytes == 0 ? Route::direct : Route::staged;

@@ -139,13 +139,15 @@ Case streamed(Case c, bool direct = false) {
                                                  : c.reps[0];
   const bool fill_lines = c.path.rfind("fill.", 0) == 0 && c.path != "fill.any" &&
                           row * static_cast<int64_t>(c.itemsize) % 64 == 0;
+  // Rows of short runs of 256 bytes or more (kShuffleDirectRowBytes) stream from registers too.
+  const bool shuffle_rows = c.path == "pattern.shuffle" && row * static_cast<int64_t>(c.itemsize) >= 256;
   const std::string lines = ".lines";  // rows of one line: fill.N.lines with ordinary stores
   if (c.path.size() > lines.size() && c.path.compare(c.path.size() - lines.size(), lines.size(), lines) == 0)
     c.path.resize(c.path.size() - lines.size());
   if (is_blocked) {
     c.path = c.path.substr(0, c.path.size() - blocked.size()) + ".nt";
   } else if (c.path != "none" && !gather) {
-    c.path += direct || fill_lines ? ".nt.direct" : ".nt";
+    c.path += direct || fill_lines || shuffle_rows ? ".nt.direct" : ".nt";
   }
   return c;
 }
@@ -330,6 +332,12 @@ std::vector<Case> large_cases() {
       streamed(repeat_case("large repeat by 8", {40001}, {}, 2, {8}, 0, "repeat.shuffle")),
       streamed(repeat_case("large repeat of 3-byte elements by 2", {100003}, {}, 3, {2}, 0, "repeat.elements")),
       streamed(repeat_case("large segments", {60001}, {}, 8, counts_0123(60001), std::nullopt, "segments")),
+      // Rows of short runs: under 256 bytes staged (pattern.shuffle.nt), from 256 bytes
+      // (kShuffleDirectRowBytes) streamed from registers, the line two rows share joined; runs of
+      // 12 bytes (rows of 120 and 480 bytes, neither whole lines) and of 9 bytes (3-byte elements).
+      streamed({"rows of a 12-byte run, 120 bytes each", {300, 3}, {}, 4, {1, 10}, "pattern.shuffle"}),
+      streamed({"rows of a 12-byte run, 480 bytes each", {300, 3}, {}, 4, {1, 40}, "pattern.shuffle"}),
+      streamed({"rows of a 9-byte run, 360 bytes each", {200, 3}, {}, 3, {1, 40}, "pattern.shuffle"}),
       // Repeats of 4- and 8-byte elements in rows of kDirectStreamBytes or more stream from
       // registers (repeat.shuffle.nt.direct): chunks start inside elements' runs, rows apart in
       // the source share lines in the output.
@@ -1109,11 +1117,12 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     }
   }
   static const std::vector<std::size_t> large_gaps = {0, 27};
-  // Direct fills and repeats and streamed blocked gathers: element-aligned destinations off the
-  // line too (numpy's dst + 16, say).
+  // Direct fills, repeats and short-run rows and streamed blocked gathers: element-aligned
+  // destinations off the line too (numpy's dst + 16, say).
   static const std::vector<std::size_t> large_fill_gaps = {0, 4, 16, 27, 48, 60};
   for (const Case& c : large_cases()) {
-    const bool direct = (c.path.rfind("fill.", 0) == 0 || c.path.rfind("repeat.", 0) == 0) &&
+    const bool direct = (c.path.rfind("fill.", 0) == 0 || c.path.rfind("repeat.", 0) == 0 ||
+                         c.path.rfind("pattern.shuffle", 0) == 0) &&
                         c.path.find(".nt.direct") != std::string::npos;
     const bool streamed_gather = c.path.rfind("gather.", 0) == 0 && c.path.find(".nt") != std::string::npos;
     large.push_back({c, direct || streamed_gather ? &large_fill_gaps : &large_gaps});

@@ -194,9 +194,12 @@ void FillLineRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t b
 
 /// Streaming straight to the output (the ".nt.direct" paths): copy rows or pattern runs of at
 /// least kDirectStreamBytes from the source (joined where they continue one another: StreamJoin),
-/// fills of whole cache lines from a register.
-void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
+/// fills of whole cache lines from a register, rows of short runs (PatternStream) and element
+/// repeats (RepeatStream) from byte and lane shuffles in registers.
+void ExecuteDirectStream(const CopyPlan& p, Path path, const uint8_t* src, uint8_t* out, int64_t begin,
+                         int64_t end) {
   const size_t isz = p.itemsize;
+  static_cast<void>(path);  // (SCALAR)
   switch (p.kernel()) {
     case Kernel::copy: {
       StreamJoin join;
@@ -235,8 +238,18 @@ void ExecuteDirectStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
 #endif
       return;
     }
-    default: {  // pattern.long.nt.direct
+    default: {  // pattern.long.nt.direct, pattern.shuffle.nt.direct
       const size_t run = static_cast<size_t>(p.run_bytes);
+#if HWY_TARGET != HWY_SCALAR  // (no streaming route there)
+      if (path_info(path).variant == PathVariant::shuffle) {
+        PatternStream w(run);
+        WalkRows(p, src, out, begin, end, [isz, &w](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          w.Put(d, s, off * isz, n * isz);
+        });
+        w.Finish();
+        return;
+      }
+#endif
       StreamJoin join;
       WalkRows(p, src, out, begin, end, [isz, run, &join](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
         FillPatternStream(join, d, n * isz, s, run, off * isz % run);
@@ -339,7 +352,7 @@ HWY_INLINE void RangeOnce(const CopyPlan& p, Path path, const uint8_t* src, uint
     }
     WithRowFn(p, path, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });
   } else if (info.route == Route::direct) {
-    ExecuteDirectStream(p, src, out, begin, end);
+    ExecuteDirectStream(p, path, src, out, begin, end);
   } else {
     ExecuteStagedStream(p, src, out, begin, end);
   }

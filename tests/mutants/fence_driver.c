@@ -43,14 +43,17 @@ typedef struct {
 /* Strides are in itemsize units here (converted to bytes below); the view's first element sits
  * where every reversed (negative-stride) axis starts at its far end. The planner's rules quoted
  * below are lib/planner.cpp's choose_kernel / choose_path (kRepeatMaxBytes 64, kRepeatShuffleMaxReps
- * 8, kDirectStreamBytes 4096, kLineBytes 64, kLongRunBytes). */
+ * 8, kDirectStreamBytes 4096, kShuffleDirectRowBytes 256, kLineBytes 64, kLongRunBytes). */
 static const Case kCases[] = {
     {"copy.nt.direct", "contiguous rows of 4400 B >= kDirectStreamBytes", TILE, 2, {2, 1100}, {1250, 1}, 4, 2, {1, 1}, 1},
     {"copy.nt", "contiguous rows of 400 B < kDirectStreamBytes: staged", TILE, 2, {3, 100}, {125, 1}, 4, 2, {1, 1}, 1},
     {"pattern.long.nt.direct", "a run of 4400 B >= kDirectStreamBytes repeated", TILE, 1, {1100}, {1}, 4, 1, {3}, 1},
     {"pattern.long.nt", "a long run of 400 B repeated: staged", TILE, 1, {100}, {1}, 4, 1, {8}, 1},
     {"pattern.short.nt", "a run of 40 B (too long for a shuffle) repeated 100x", TILE, 1, {10}, {1}, 4, 1, {100}, 1},
-    {"pattern.shuffle.nt", "a run of 12 B repeated into 24 KB", TILE, 1, {3}, {1}, 4, 1, {2000}, 1},
+    {"pattern.shuffle.nt", "rows of a 12 B run, 120 B each (< kShuffleDirectRowBytes 256): staged", TILE, 2, {300, 3},
+     {3, 1}, 4, 2, {1, 10}, 1},
+    {"pattern.shuffle.nt.direct", "a run of 12 B repeated into 24 KB (a row >= kShuffleDirectRowBytes)", TILE, 1, {3},
+     {1}, 4, 1, {2000}, 1},
     /* fills: an element repeated into >= kRepeatMaxBytes (64 B) of output, 1-16 B elements; rows of
        whole cache lines stream straight from a register (.direct), other rows are staged */
     {"fill.1.nt.direct", "1 B x 256 = 4 lines per row", TILE, 2, {4, 1}, {1, 1}, 1, 2, {1, 256}, 1},

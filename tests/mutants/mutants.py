@@ -359,6 +359,15 @@ MUTANTS = [
      'first replica left unwritten at each boundary)',
      '  for (int64_t b = begin; b < end; b = e, e += step) {',
      '  for (int64_t b = begin; b < end; b = e + 1, e += step + 1) {'),
+    ('pattern-stream-join-phase', 'lib/kernels/row_kernels-inl.h', 'PatternStream',
+     "the vector two rows of short runs share takes the next row's bytes from the pattern at the "
+     "row's first byte instead of the vector's (shifted by the pending bytes)",
+     '          hn::IfThenElse(hn::FirstN(d_, pend_n_), hn::Load(d_, pend_), At(v, (j + run_ - pend_n_ % run_) % run_));',
+     '          hn::IfThenElse(hn::FirstN(d_, pend_n_), hn::Load(d_, pend_), At(v, j));'),
+    ('pattern-stream-pending-lost', 'lib/kernels/row_kernels-inl.h', 'PatternStream',
+     'a row piece of short runs that does not continue the pending vector drops it (its bytes never written)',
+     '    if (pend_at_ != nullptr) CopySmall(pend_at_, pend_, pend_n_);',
+     '    (void)0;  // MUTANT: the pending bytes dropped'),
     ('repeat-stream-phase', 'lib/kernels/row_kernels-inl.h', 'RepeatStream',
      "the direct element repeats' vectors take the period's first phase for every vector (lanes off by "
      'the phase after the first vector of a period)',
