@@ -548,6 +548,9 @@ SEEDS = {
     "path_repeat_shuffle_4B": repeat([2, 8], [3], 4),
     "path_repeat_shuffle_1B_axis": repeat([4, 8], [2], 1, axis=1),
     "path_repeat_shuffle_8B_nt": repeat([8], [8], 8, opt=options(nontemporal=1)),
+    # repeat.shuffle.nt.direct (4-byte elements, a row of 8 KiB) into a destination 2 bytes off
+    # its elements: the piece through StreamJoin (RepeatStream's "spilled")
+    "path_repeat_shuffle_4B_nt_direct_spilled": repeat([8, 8, 4], [8], 4, opt=options(nontemporal=1), dst_mis=2),
     "path_repeat_elements_3B": repeat([5], [2], 3),
     "path_repeat_elements_strided": repeat([6, 3], [4], 2, axis=-1, strides=[pos(), neg()]),
     "path_repeat_elements_9_copies": repeat([7], [9], 1),
