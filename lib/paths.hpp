@@ -269,8 +269,11 @@ int64_t env_int64(const char* name, int64_t fallback) noexcept;
 /// whole cache lines (kLineBytes); others stage blocks of kStageBytes in L1 ("….nt").
 inline constexpr int64_t kDirectStreamBytes = 4096;
 /// Rows of short runs ("pattern.shuffle") of at least this many bytes stream straight from
-/// registers ("pattern.shuffle.nt.direct"): most of their lines whole vectors, the one they share
-/// with the next row joined (StreamJoin).
+/// registers ("pattern.shuffle.nt.direct"): most of their lines whole vectors, the vector they
+/// share with the next row completed in registers (PatternStream). Shorter rows keep the stage:
+/// there the direct route's work per row cost more (rows of 72-168 bytes 0.6-0.8x the staged
+/// route's speed, 216 bytes even, 192, 240, 264 and 480 bytes 1.2-1.6x; a Xeon reporting family 6
+/// model 167, 173ed08, 2026-12-05, bench/results/2026-12-05-xeon-f6m167/experiments.txt).
 inline constexpr int64_t kShuffleDirectRowBytes = 256;
 inline constexpr int64_t kStageBytes = 4096;
 inline constexpr int64_t kLineBytes = 64;

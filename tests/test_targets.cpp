@@ -546,6 +546,10 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       // repeat.shuffle.nt.direct (a tile of a column along its last axis: each element 3x) into
       // an output 2 bytes off its elements' boundaries, whose elements straddle lines.
       {"element repeats streamed directly, elements across lines", {1200, 1}, {}, 4, {1, 3}, false, true, 2},
+      // pattern.shuffle.nt.direct (rows of 480 bytes: 40 copies of a 12-byte run) split among 4
+      // threads into dst + 16: ranges start and end inside rows and inside the vector two rows share.
+      {"rows of a short run streamed directly, split inside rows", {9001, 3}, {}, 4, {1, 40}, true, true},
+      {"rows of a short run streamed directly, split, 1-byte elements", {20011, 5}, {}, 1, {1, 60}, true, true},
   };
   return cases;
 }

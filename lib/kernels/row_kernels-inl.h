@@ -855,8 +855,9 @@ HWY_INLINE void RepeatShuffleRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
 /// of one row kept (pending) until the next row's start completes it, then streamed whole; only
 /// a piece that does not continue the one before writes its first bytes, and the last piece its
 /// last bytes, with ordinary stores. The staged route built each row in a 4 KiB block in L1 and
-/// streamed the block: `narrow` (rows of 40 copies of a 12-byte run) at 68-79% of `stream` (a Xeon
-/// reporting family 6 model 167, 2026-12-04). Call Finish before the range ends.
+/// streamed the block: `narrow` (rows of 40 copies of a 12-byte run) at 68-79% of `stream` (5f63cb8,
+/// a Xeon reporting family 6 model 167, 2026-12-04); 1.27x that speed since (bench/compare 87cfa68,
+/// 2026-12-05). Call Finish before the range ends.
 class PatternStream {
   static constexpr size_t kLine = static_cast<size_t>(kLineBytes);
   const hn::CappedTag<uint8_t, kLine> d_;  // at most a line: a line-aligned dst is aligned
@@ -960,9 +961,10 @@ class PatternStream {
 /// completed and streamed whole), written first by RepeatRow into a small buffer; where the
 /// output's elements straddle lines (dst not a multiple of kSize), the whole piece does. The
 /// staged route wrote each 64-byte line as four 16-byte byte shuffles into a stage in L1, then
-/// streamed it: `rep3`, `rep4`, `rep8` at 77-82% of `stream` (a Xeon reporting family 6 model
-/// 167, 2026-12-04), where a loop of vector loads, permutations and streaming stores ran at
-/// 105-109% (2026-12-05, the same machine).
+/// streamed it: `rep3`, `rep4`, `rep8` at 77-82% of `stream` (5f63cb8, a Xeon reporting family 6
+/// model 167, 2026-12-04), where a loop of vector loads, permutations and streaming stores ran at
+/// 105-109% beside c1e0d44's plan at 80-86% (2026-12-05, the same machine; bench/results/
+/// 2026-12-05-xeon-f6m167/experiments.txt).
 template <size_t kSize>
 class RepeatStream {
   using T = hwy::UnsignedFromSize<kSize>;
@@ -1027,7 +1029,11 @@ class RepeatStream {
         hn::Stream(hn::TableLookupLanes(v, hn::SetTableIndices(d_, lanes_[phase[q]])), d_, o + q * V);
       }
     }
-    Spill(join, reinterpret_cast<uint8_t*>(o), s, off + done, n - done);
+    // The streamed periods end on a line: a period of vectors narrower than a line (AVX2, SSE4,
+    // NEON) with an odd number of copies ends inside one, whose rest the join would then write
+    // with ordinary stores beside the streamed bytes. Such periods go through the join again.
+    while (done != 0 && done * kSize % kLine != 0) done -= period;
+    Spill(join, dst + done * kSize, s, off + done, n - done);
   }
 };
 #endif

@@ -221,6 +221,7 @@ void ExecuteDirectStream(const CopyPlan& p, Path path, const uint8_t* src, uint8
 #if HWY_TARGET != HWY_SCALAR  // (no streaming route there)
       const size_t reps = static_cast<size_t>(p.inner_reps);
       const size_t src_elems = static_cast<size_t>(p.row_elems) / reps;
+      HWY_DASSERT(isz == 4 || isz == 8);
       StreamJoin join;
       const auto run = [&](auto& w) {
         WalkRows(p, src, out, begin, end, [&w, &join](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
@@ -405,7 +406,8 @@ const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
 // The copying variants (kernels/path_counters.hpp) this target's code can take: pattern.shuffle
-// is a vector path (the planner gives it no HWY_SCALAR plan, Caps()).
+// and the direct element repeats (RepeatStream) are vector paths (the planner gives them no
+// HWY_SCALAR plan, Caps()).
 uint64_t RowVariants() {
   const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
   uint64_t m = bit(Variant::gather_blocked_tiles) | bit(Variant::gather_blocked_replicas) |
