@@ -375,7 +375,7 @@ MUTANTS = [
      '        hn::Stream(hn::TableLookupLanes(v, hn::SetTableIndices(d_, lanes_[phase[0]])), d_, o + q * V);'),
     ('repeat-stream-tail-dropped', 'lib/kernels/row_kernels-inl.h', 'RepeatStream',
      "the direct element repeats drop the elements after a piece's last whole period",
-     '    Spill(join, reinterpret_cast<uint8_t*>(o), s, off + done, n - done);',
+     '    Spill(join, dst + done * kSize, s, off + done, n - done);',
      '    (void)0;  // MUTANT: the tail after the last period dropped'),
     # --- (4) the streaming fence
     ('stream-no-fence', 'lib/kernels/rows.cpp', 'ExecuteRange',
