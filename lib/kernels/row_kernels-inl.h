@@ -213,9 +213,8 @@ struct ShortPatternTable {
   size_t lcm = 0;
   HWY_ALIGN uint8_t bytes[(kMaxPeriod + 1) * HWY_MAX_BYTES];
 
-  explicit ShortPatternTable(size_t period) {
-    const hn::ScalableTag<uint8_t> d;
-    const size_t N = hn::Lanes(d);
+  /// N: the vector's bytes (at most HWY_MAX_BYTES; by default the target's).
+  explicit ShortPatternTable(size_t period, size_t N = hn::Lanes(hn::ScalableTag<uint8_t>())) {
     size_t a = period, b = N;
     while (b != 0) {
       const size_t t = a % b;
@@ -862,10 +861,9 @@ class PatternStream {
   static constexpr size_t kLine = static_cast<size_t>(kLineBytes);
   const hn::CappedTag<uint8_t, kLine> d_;  // at most a line: a line-aligned dst is aligned
   const size_t run_;
-  size_t lcm_ = 0;  // of the run and the vector: the pattern's period in whole vectors
-  // idx_[k] = k % run for k < lcm + one vector: the vector at pattern offset j (< lcm) is the
-  // run shuffled by idx_ + j.
-  HWY_ALIGN uint8_t idx_[static_cast<size_t>(kShuffleRunBytes) * kLine + kLine];
+  // table_.bytes[k] = k % run for k < lcm + one vector (lcm: of the run and the vector): the
+  // vector at pattern offset j (< lcm) is the run shuffled by table_.bytes + j.
+  const ShortPatternTable table_;
   HWY_ALIGN uint8_t pend_[kLine];  // the pending vector: its first pend_n_ bytes belong at pend_at_
   uint8_t* pend_at_ = nullptr;     // a vector boundary, or null
   size_t pend_n_ = 0;              // 0 < pend_n_ < the vector's bytes while pend_at_ is set
@@ -874,22 +872,12 @@ class PatternStream {
   // modulo the run, given as t % run).
   template <class V>
   HWY_INLINE V At(V v, size_t t_mod_run) const {
-    return hn::TableLookupBytes(v, hn::LoadU(d_, idx_ + t_mod_run));
+    return hn::TableLookupBytes(v, hn::LoadU(d_, table_.bytes + t_mod_run));
   }
 
  public:
   /// run_bytes: 1 ... kShuffleRunBytes.
-  explicit PatternStream(size_t run_bytes) : run_(run_bytes) {
-    const size_t N = hn::Lanes(d_);
-    size_t a = run_bytes, b = N;
-    while (b != 0) {
-      const size_t t = a % b;
-      a = b;
-      b = t;
-    }
-    lcm_ = run_bytes / a * N;
-    for (size_t k = 0, r = 0; k < lcm_ + N; ++k, r = r + 1 == run_bytes ? 0 : r + 1) idx_[k] = static_cast<uint8_t>(r);
-  }
+  explicit PatternStream(size_t run_bytes) : run_(run_bytes), table_(run_bytes, hn::Lanes(d_)) {}
 
   /// Writes bytes [t, t + n) of the row whose run is at `run` to dst (t: from the row's start).
   HWY_INLINE void Put(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT run, size_t t, size_t n) {
@@ -920,23 +908,23 @@ class PatternStream {
       }
     }
     size_t i = 0;
-    if (lcm_ <= 4 * N && n >= lcm_) {  // the period in (at most) four registers, stored in turn
-      const size_t P = lcm_ / N;
+    if (table_.lcm <= 4 * N && n >= table_.lcm) {  // the period in (at most) four registers, stored in turn
+      const size_t P = table_.lcm / N;
       const auto at = [&](size_t q) {
         const size_t k = j + q * N;
-        return hn::TableLookupBytes(v, hn::LoadU(d_, idx_ + (k < lcm_ ? k : k - lcm_)));
+        return hn::TableLookupBytes(v, hn::LoadU(d_, table_.bytes + (k < table_.lcm ? k : k - table_.lcm)));
       };
       const auto p0 = at(0), p1 = P > 1 ? at(1) : p0, p2 = P > 2 ? at(2) : p0, p3 = P > 3 ? at(3) : p0;
-      for (; i + lcm_ <= n; i += lcm_) {
+      for (; i + table_.lcm <= n; i += table_.lcm) {
         hn::Stream(p0, d_, dst + i);
         if (P > 1) hn::Stream(p1, d_, dst + i + N);
         if (P > 2) hn::Stream(p2, d_, dst + i + 2 * N);
         if (P > 3) hn::Stream(p3, d_, dst + i + 3 * N);
       }
     }
-    for (; i + N <= n; i += N) hn::Stream(At(v, (j + i) % lcm_), d_, dst + i);
+    for (; i + N <= n; i += N) hn::Stream(At(v, (j + i) % table_.lcm), d_, dst + i);
     if (i < n) {  // the rest pending (dst + i: a vector boundary)
-      hn::Store(At(v, (j + i) % lcm_), d_, pend_);
+      hn::Store(At(v, (j + i) % table_.lcm), d_, pend_);
       pend_at_ = dst + i, pend_n_ = n - i;
     }
   }
