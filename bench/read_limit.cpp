@@ -56,6 +56,25 @@ void for_each_piece(std::size_t bytes, int threads, const F& piece) {
   });
 }
 
+// Reads the src_bytes bytes at src once (a byte sum) and writes `bytes` bytes at dst (64-byte
+// aligned) by write(dst, bytes), each thread its share of both; returns the sum.
+template <class Write>
+uint64_t read_and_write(const void* src, std::size_t src_bytes, void* dst, std::size_t bytes, int threads,
+                        const Write& write) {
+  const auto* in = static_cast<const unsigned char*>(src);
+  auto* out = static_cast<unsigned char*>(dst);
+  std::vector<uint64_t> sums(static_cast<std::size_t>(std::max(threads, 1)), 0);
+  const std::size_t n = bytes < kParallelMinBytes ? 1 : static_cast<std::size_t>(std::max(threads, 1));
+  for_each_piece(bytes, threads, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    const std::size_t in_begin = src_bytes / n * k, in_end = k + 1 == n ? src_bytes : src_bytes / n * (k + 1);
+    sums[k] = tessera::bench::sum_bytes(in + in_begin, in_end - in_begin);
+    write(out + begin, end - begin);
+  });
+  uint64_t total = 0;
+  for (uint64_t s : sums) total += s;
+  return total;
+}
+
 }  // namespace
 
 // Reads the `bytes` bytes at src (4-byte aligned) as float32 once, on `threads` threads (>= 1),
@@ -99,18 +118,20 @@ extern "C" __attribute__((visibility("default"))) void tessera_bench_memcpy(cons
 extern "C" __attribute__((visibility("default"))) uint64_t tessera_bench_stream(const void* src, std::size_t src_bytes,
                                                                                void* dst, std::size_t bytes,
                                                                                int threads) {
-  const auto* in = static_cast<const unsigned char*>(src);
-  auto* out = static_cast<unsigned char*>(dst);
-  std::vector<uint64_t> sums(static_cast<std::size_t>(std::max(threads, 1)), 0);
-  const std::size_t n = bytes < kParallelMinBytes ? 1 : static_cast<std::size_t>(std::max(threads, 1));
-  for_each_piece(bytes, threads, [&](std::size_t k, std::size_t begin, std::size_t end) {
-    const std::size_t in_begin = src_bytes / n * k, in_end = k + 1 == n ? src_bytes : src_bytes / n * (k + 1);
-    sums[k] = tessera::bench::sum_bytes(in + in_begin, in_end - in_begin);
-    tessera::bench::stream_fill(out + begin, end - begin, 0x5a);
-  });
-  uint64_t total = 0;
-  for (uint64_t s : sums) total += s;
-  return total;
+  return read_and_write(src, src_bytes, dst, bytes, threads,
+                        [](void* d, std::size_t b) { tessera::bench::stream_fill(d, b, 0x5a); });
+}
+
+// The input's read and the output's ordinary stores in one pass (bench/sweep.py's `read_store`,
+// beside `store` below the last-level cache): `stream`'s bytes with `store`'s stores. Reads the
+// src_bytes bytes at src once (a byte sum) and writes `bytes` bytes at dst (64-byte aligned), each
+// thread its share of both; returns the sum. What a copy in the caches moves at least: `store` only
+// writes, and a tile's input must also be read.
+extern "C" __attribute__((visibility("default"))) uint64_t tessera_bench_read_store(const void* src,
+                                                                                   std::size_t src_bytes, void* dst,
+                                                                                   std::size_t bytes, int threads) {
+  return read_and_write(src, src_bytes, dst, bytes, threads,
+                        [](void* d, std::size_t b) { tessera::bench::store_fill(d, b, 0x5a); });
 }
 
 // tile_bench's `fresh_thp` limit (bench/sweep.py): memset of `bytes` bytes of a fresh 2 MiB aligned

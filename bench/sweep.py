@@ -29,9 +29,11 @@ Each point is printed beside limits measured in the same run, interleaved with t
 (bench/read_limit.cpp through ctypes, the loops of tile_bench's limits): for outer and column `store`
 (ordinary stores into the touched output) below the last-level cache and `stream` (the input read
 once, the output streamed) from it, for the out= and warm modes; `fresh_thp` (memset into a fresh
-mapping advised MADV_HUGEPAGE, then munmap) for the first call, and below the cache `memcpy` too (the
-output's bytes copied from a touched buffer: a copy in the caches reads as much as it writes, where
-`store` only writes; a second table prints `out=` against both); for outer_bwd `read` (a float32
+mapping advised MADV_HUGEPAGE, then munmap) for the first call, and below the cache `read_store` and
+`memcpy` too (`read_store`: the input read once and the output written with ordinary stores in one
+pass, `stream`'s bytes with `store`'s stores — what a tile in the caches moves at least, where
+`store` only writes; `memcpy`: the output's bytes copied from a touched buffer, reading as much as it
+writes; a second table prints `out=` against the three); for outer_bwd `read` (a float32
 vector sum) in every mode. The gradient of outer_bwd has rotation_copies() copies (bench/caches.py:
 together more than twice the last-level cache read from sysfs; one from 8x the cache up) and every call of tessera, numpy,
 torch and `read` takes the next copy, so that all of them read G from DRAM at every size — the
@@ -282,9 +284,11 @@ def point(np, torch, tessera, lib, case, size, llc, rng):
         calls[("limit", "stream")] = lambda: lib.tessera_bench_stream(a_p, ctypes.c_size_t(A.nbytes), out_p,
                                                                       ctypes.c_size_t(size), threads)
         calls[("limit", "fresh_thp")] = lambda: lib.tessera_bench_fresh_thp(ctypes.c_size_t(size), threads)
-        if size < llc:  # a copy of the output's bytes in the caches, beside `store`
+        if size < llc:  # the input's read with the output's stores, and a copy of the output's bytes, beside `store`
             copy_from = aligned_zeros(np, out_shape)
             c_p = ctypes.c_void_p(copy_from.ctypes.data)
+            calls[("limit", "read_store")] = lambda: lib.tessera_bench_read_store(
+                a_p, ctypes.c_size_t(A.nbytes), out_p, ctypes.c_size_t(size), threads)
             calls[("limit", "memcpy")] = lambda: lib.tessera_bench_memcpy(c_p, out_p, ctypes.c_size_t(size), threads)
         counted = size
     seconds = interleaved(calls, size, rng)
@@ -318,6 +322,7 @@ def rows_of(results, llc):
             rows.append({"case": r["case"], "size": r["size"], "mode": mode, "tessera": ours,
                          "numpy": peers.get("numpy"), "torch": peers.get("torch"), "best_peer": best,
                          "limit_name": lname, "limit": limit, "memcpy": g.get(("limit", "memcpy")),
+                         "read_store": g.get(("limit", "read_store")),
                          "vs_peer": ours / peers[best] if best and ours else None,
                          "of_limit": ours / limit if limit and ours else None})
     return rows
@@ -343,12 +348,17 @@ def print_table(rows, skipped):
         print(f"skipped: {s}")
     cached = [r for r in rows if r["mode"] == "out=" and r.get("memcpy") and r["tessera"]]
     if cached:
-        print("in the caches (out=, below the last-level cache): memcpy = the output's bytes copied from a touched "
-              "buffer of the same size (each byte read once and written once; `store` only writes)")
-        print_columns([["case", "size", "tessera", "store", "memcpy", "of store", "of memcpy"]] + [
-            [r["case"], fmt_size(r["size"]), f(r["tessera"]), f(r["limit"]), f(r["memcpy"]),
-             f"{100 * r['tessera'] / r['limit']:.0f}%" if r["limit"] else "-",
-             f"{100 * r['tessera'] / r['memcpy']:.0f}%"] for r in cached])
+        def of(r, x):
+            return f"{100 * r['tessera'] / x:.0f}%" if x else "-"
+        print("in the caches (out=, below the last-level cache): read_store = the input read once and the output "
+              "written with ordinary stores, in one pass (`store` only writes); memcpy = the output's bytes copied "
+              "from a touched buffer of the same size (each byte read once and written once)")
+        table = [["case", "size", "tessera", "store", "read_store", "memcpy", "of store", "of read_store",
+                  "of memcpy"]]
+        for r in cached:
+            table.append([r["case"], fmt_size(r["size"]), f(r["tessera"]), f(r["limit"]), f(r.get("read_store")),
+                          f(r["memcpy"]), of(r, r["limit"]), of(r, r.get("read_store")), of(r, r["memcpy"])])
+        print_columns(table)
 
 
 def plot(data, path):
@@ -417,9 +427,9 @@ def main():
     lib.tessera_bench_read.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.tessera_bench_store.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.tessera_bench_memcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    lib.tessera_bench_stream.restype = ctypes.c_uint64
-    lib.tessera_bench_stream.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
-                                         ctypes.c_int]
+    for fn in (lib.tessera_bench_stream, lib.tessera_bench_read_store):
+        fn.restype = ctypes.c_uint64
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.tessera_bench_fresh_thp.argtypes = [ctypes.c_size_t, ctypes.c_int]
     try:
         llc = caches.last_level_cache_bytes()
