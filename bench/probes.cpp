@@ -12,7 +12,8 @@
 //               16-byte splats or 64-byte permutes of four elements; whole lines assembled in
 //               registers and streamed directly; the plan of its first 1/128 (output in L2)
 //               run 128 times (the plan's instructions without the memory); and as a bound the
-//               bytes it moves with the fewest instructions (read_stream_double)
+//               bytes it moves with the fewest instructions (read_stream_double); then at two
+//               threads (each a half): the limit, the bound and the plan
 //   strided     tile of a transposed float32 (1024, 4096) view by (2, 2) (the strided case):
 //               tessera's plan; 16x16 register transposes streamed as 64-byte pieces (with and
 //               without prefetching the next block) or staged into 256-byte rows; as bounds, the
@@ -172,6 +173,17 @@ PROBE_TARGET void stream_fill(uint8_t* out, std::size_t bytes) {
 PROBE_TARGET void stream_lines(uint8_t* out, const uint8_t* stage, std::size_t bytes) {
   for (std::size_t b = 0; b < bytes; b += 64)
     _mm512_stream_si512(reinterpret_cast<__m512i*>(out + b), _mm512_load_si512(stage + b));
+}
+
+// Runs half(0) and half(1) as two tasks in `arena` (of two threads), as bench/compare runs the
+// plans at two threads (the simple_partitioner does not pin them to different threads, the
+// arena's two take them).
+void halves(tbb::task_arena& arena, const std::function<void(int)>& half) {
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<int>(0, 2, 1), [&](const tbb::blocked_range<int>& r) {
+      for (int h = r.begin(); h < r.end(); ++h) half(h);
+    }, tbb::simple_partitioner());
+  });
 }
 
 // ---- rep_counts --------------------------------------------------------------------------------
@@ -358,6 +370,28 @@ void probe_rep_counts(int rounds) {
   };
   static_cast<void>(sink);
   report("rep_counts: repeat of 8 Mi float32 by counts 0-4 (64 MiB out)", rows, "stream (limit)", rounds);
+
+  // Two threads, each a half of the bytes (the stream's halves on 64-byte boundaries; the bound's
+  // elements in halves of whole 64-element blocks).
+  tessera_options o2 = o;
+  o2.max_threads = 2;
+  tessera_plan* plan2 = nullptr;
+  check(tessera_plan_create_repeat(1, shape, nullptr, 4, n, counts.data(), 0, &o2, &plan2), "the repeat plan at 2 threads");
+  tbb::task_arena arena(2);
+  const std::size_t half_bytes = bytes / 2 / 64 * 64;
+  const int64_t half_n = n_even / 128 * 64;
+  std::vector<Row> rows2 = {
+      {"stream (limit), 2 threads", [&] { halves(arena, [&](int h) { stream_fill(out + h * half_bytes, h == 0 ? half_bytes : bytes - half_bytes); }); }, {}},
+      {"read source and counts, stream 2x, in one pass", [&] { halves(arena, [&](int h) {
+         const int64_t b = h * half_n;
+         sink = read_stream_double(src.data() + b, c8.data() + b, reinterpret_cast<float*>(out) + 2 * b, h == 0 ? half_n : n_even - half_n);
+       }); }, {}},
+      {"tessera plan (segments.nt), 2 threads", [&] { arena.execute([&] { tessera_plan_execute(plan2, src.data(), out, bytes); }); }, {}},
+  };
+  check(tessera_plan_execute(plan2, src.data(), out, bytes), "the repeat plan's execution at 2 threads");
+  same("the plan at 2 threads");
+  report("rep_counts: the same at two threads (each a half of the bytes)", rows2, "stream (limit), 2 threads", rounds, 2);
+  tessera_plan_destroy(plan2);
   tessera_plan_destroy(plan);
   tessera_plan_destroy(part);
   std::free(out);
@@ -476,29 +510,21 @@ void probe_strided(int rounds) {
          rounds);
 
   // Two threads, each a half: the limit's bytes, the tile's rows of A (their replicas), in one
-  // tbb::task_arena of two threads, as bench/compare runs the plans (two tasks of one half each;
-  // the simple_partitioner does not pin them to different threads, the arena's two take them).
+  // tbb::task_arena of two threads (halves()).
   tessera_options o2 = o;
   o2.max_threads = 2;
   tessera_plan* plan2 = nullptr;
   check(tessera_plan_create_ex(2, shape, strides, 4, 2, reps, &o2, &plan2), "the strided plan at 2 threads");
   tbb::task_arena arena(2);
-  const auto halves = [&](const std::function<void(int)>& half) {
-    arena.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<int>(0, 2, 1), [&](const tbb::blocked_range<int>& r) {
-        for (int h = r.begin(); h < r.end(); ++h) half(h);
-      }, tbb::simple_partitioner());
-    });
-  };
   std::vector<Row> rows2 = {
-      {"stream (limit), 2 threads", [&] { halves([&](int h) { stream_fill(reinterpret_cast<uint8_t*>(out) + h * bytes / 2, bytes / 2); }); }, {}},
+      {"stream (limit), 2 threads", [&] { halves(arena, [&](int h) { stream_fill(reinterpret_cast<uint8_t*>(out) + h * bytes / 2, bytes / 2); }); }, {}},
       {"tessera plan (gather.4.nt), 2 threads", [&] { arena.execute([&] { tessera_plan_execute(plan2, base, out, bytes); }); }, {}},
-      {"16x16 transposes staged, 32 rows, 256-byte pieces", [&] { halves([&](int h) { transpose_tile<4, true, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
-      {"bound: 32 rows, 256-byte pieces, no shuffles", [&] { halves([&](int h) { transpose_tile<4, false, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
-      {"bound: 64 rows, 256-byte pieces, no shuffles", [&] { halves([&](int h) { transpose_tile<4, false, 4>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
-      {"bound: source read in order, streamed to 4 quarters", [&] { halves([&](int h) { read_stream_four(base, out, I * J, h * I * J / 2, (h + 1) * I * J / 2); }); }, {}},
+      {"16x16 transposes staged, 32 rows, 256-byte pieces", [&] { halves(arena, [&](int h) { transpose_tile<4, true, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
+      {"bound: 32 rows, 256-byte pieces, no shuffles", [&] { halves(arena, [&](int h) { transpose_tile<4, false, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
+      {"bound: 64 rows, 256-byte pieces, no shuffles", [&] { halves(arena, [&](int h) { transpose_tile<4, false, 4>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); }); }, {}},
+      {"bound: source read in order, streamed to 4 quarters", [&] { halves(arena, [&](int h) { read_stream_four(base, out, I * J, h * I * J / 2, (h + 1) * I * J / 2); }); }, {}},
   };
-  halves([&](int h) { transpose_tile<4, true, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); });
+  halves(arena, [&](int h) { transpose_tile<4, true, 2>(base, out, I, J, false, h * I / 2, (h + 1) * I / 2); });
   same("staged 16x16 transposes of 32 rows at 2 threads");
   check(tessera_plan_execute(plan2, base, out, bytes), "the strided plan's execution at 2 threads");
   same("the plan at 2 threads");

@@ -359,6 +359,16 @@ MUTANTS = [
      'first replica left unwritten at each boundary)',
      '  for (int64_t b = begin; b < end; b = e, e += step) {',
      '  for (int64_t b = begin; b < end; b = e + 1, e += step + 1) {'),
+    ('segment-quads-key-order', 'lib/kernels/row_kernels-inl.h', 'SegmentsRowBytes',
+     "the per-element counts' quads on AVX-512 read their key's counts in reverse (the first "
+     "segment's count taken as the fourth's: lanes and length of another quad)",
+     '          const int key = c8[i] + 5 * c8[i + 1] + 25 * c8[i + 2] + 125 * c8[i + 3];',
+     '          const int key = c8[i + 3] + 5 * c8[i + 2] + 25 * c8[i + 1] + 125 * c8[i];'),
+    ('segment-quads-short-advance', 'lib/kernels/row_kernels-inl.h', 'SegmentsRowBytes',
+     "the per-element counts' quads on AVX-512 advance one element short where a quad's counts "
+     'sum to 16 (the next quad overwrites the last copy of the fourth element)',
+     '          at += kSegmentQuadLanes.total[key];',
+     '          at += kSegmentQuadLanes.total[key] - (kSegmentQuadLanes.total[key] == 16);'),
     ('pattern-stream-join-phase', 'lib/kernels/row_kernels-inl.h', 'PatternStream',
      "the vector two rows of short runs share takes the next row's bytes from the pattern at the "
      "row's first byte instead of the vector's (shifted by the pending bytes)",
