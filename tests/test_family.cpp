@@ -281,6 +281,8 @@ TEST_CASE("repeat and broadcast: outputs of MiBs through every repeat path, thre
   }
   Shape row_counts;  // per-row counts for 999 rows
   for (int i = 0; i < 999; ++i) row_counts.push_back(rng.uniform(0, 3));
+  Shape counts04z;  // per-element counts 0..4 with runs of empty segments (AVX-512's quads of four empty ones)
+  for (int i = 0; i < 300007; ++i) counts04z.push_back(rng.coin(2) ? 0 : rng.uniform(0, 4));
   std::vector<Large> cases = {
       {"repeat 1-byte by 2", {500009}, 1, test::kContiguous, repeat({2}, -1), "repeat.shuffle"},
       {"repeat 2-byte by 3", {300007}, 2, test::kContiguous, repeat({3}, 0), "repeat.shuffle"},
@@ -292,6 +294,7 @@ TEST_CASE("repeat and broadcast: outputs of MiBs through every repeat path, thre
       {"repeat rows by 3 (axis 0: a pattern)", {401, 1031}, 4, test::kContiguous, repeat({3}, 0), "pattern.long"},
       {"repeat by 40 (fills)", {20011}, 4, test::kContiguous, repeat({40}, 0), "fill.4"},
       {"per-element counts 0..4", {300007}, 4, test::kContiguous, repeat(counts04, -1), "segments"},
+      {"per-element counts 0..4, many empty", {300007}, 4, test::kContiguous, repeat(counts04z, 0), "segments"},
       {"per-element counts 0..16 of 1-byte elements", {300007}, 1, test::kContiguous, repeat(counts016, 0), "segments"},
       {"per-element counts 0..8 of 2-byte elements, many empty", {300007}, 2, test::kContiguous, repeat(counts08, 0), "segments"},
       {"per-element counts 0..2 of 8-byte elements, strided", {300007}, 8, test::kSubView, repeat(counts02, 0), "segments"},

@@ -1168,7 +1168,7 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
     // the store stays inside the range: the step's segments exist, as each starts before `end`
     // (16 more elements hold at least four segments of at most 4). One store for four segments,
     // where the splats below take four: rep_counts (counts 0-4, 64 MiB out) 1.10x at one thread
-    // and 1.04x at two (a Xeon reporting family 6 model 167, 2026-12-05). With AVX2's 8 lanes (two
+    // and 1.03x at two (a Xeon reporting family 6 model 167, 2026-12-05). With AVX2's 8 lanes (two
     // segments a step) 0.97-0.99x: such targets keep the splats.
     const hn::ScalableTag<uint32_t> du;
     if constexpr (hn::MaxLanes(du) == 16) {
