@@ -362,13 +362,13 @@ MUTANTS = [
     ('segment-quads-key-order', 'lib/kernels/row_kernels-inl.h', 'SegmentsRowBytes',
      "the per-element counts' quads on AVX-512 read their key's counts in reverse (the first "
      "segment's count taken as the fourth's: lanes and length of another quad)",
-     '          const int key = c8[i] + 5 * c8[i + 1] + 25 * c8[i + 2] + 125 * c8[i + 3];',
-     '          const int key = c8[i + 3] + 5 * c8[i + 2] + 25 * c8[i + 1] + 125 * c8[i];'),
+     '        const uint32_t key = _pext_u32(four, 0x07070707u);',
+     '        const uint32_t key = _pext_u32(__builtin_bswap32(four), 0x07070707u);'),
     ('segment-quads-short-advance', 'lib/kernels/row_kernels-inl.h', 'SegmentsRowBytes',
      "the per-element counts' quads on AVX-512 advance one element short where a quad's counts "
      'sum to 16 (the next quad overwrites the last copy of the fourth element)',
-     '          at += kSegmentQuadLanes.total[key];',
-     '          at += kSegmentQuadLanes.total[key] - (kSegmentQuadLanes.total[key] == 16);'),
+     '        at += (four * 0x01010101u) >> 24;',
+     '        at += ((four * 0x01010101u) >> 24) - (four == 0x04040404u);'),
     ('pattern-stream-join-phase', 'lib/kernels/row_kernels-inl.h', 'PatternStream',
      "the vector two rows of short runs share takes the next row's bytes from the pattern at the "
      "row's first byte instead of the vector's (shifted by the pending bytes)",
