@@ -42,7 +42,9 @@ inline constexpr const char* kPathVariantNames[] = {"", "1", "2", "4", "8", "16"
 
 /// What a path is: its name, row kernel, variant and store route; `blocked` for the gathers that
 /// copy whole rows through a blocked transpose in L1; `lines` for the fills whose rows are one
-/// cache line each (one broadcast and the line's stores per row, no per-row length checks).
+/// cache line each (one broadcast and the line's stores per row, no per-row length checks);
+/// `stage_near` for the staged paths whose stage lies at the output's own page offset (rounded
+/// down to a line) wherever the output lies, not half a page from it (ExecuteStagedStream).
 struct PathInfo {
   const char* name;
   Kernel kernel;
@@ -50,6 +52,7 @@ struct PathInfo {
   Route route;
   bool blocked;
   bool lines = false;
+  bool stage_near = false;
 };
 inline constexpr PathInfo kPathInfo[] = {
     {"none", Kernel::none, PathVariant::none, Route::plain, false},
@@ -109,7 +112,7 @@ inline constexpr PathInfo kPathInfo[] = {
     {"repeat.elements", Kernel::repeat, PathVariant::elements, Route::plain, false},
     {"repeat.elements.nt", Kernel::repeat, PathVariant::elements, Route::staged, false},
     {"segments", Kernel::segments, PathVariant::none, Route::plain, false},
-    {"segments.nt", Kernel::segments, PathVariant::none, Route::staged, false},
+    {"segments.nt", Kernel::segments, PathVariant::none, Route::staged, false, false, true},
 };
 inline constexpr int kPathCount = static_cast<int>(sizeof(kPathInfo) / sizeof(kPathInfo[0]));
 

@@ -294,18 +294,26 @@ void ExecuteDirectStream(const CopyPlan& p, Path path, const uint8_t* src, uint8
 /// the row functions store on its lines and only the streaming loads straddle: `promote`,
 /// `mixed3d` and `nchw` into dst + 16 at two threads from 0.97, 0.91, 0.94 (c95e63f) to 0.99-1.01
 /// of their aligned speed (30f9852, the same machine, 2026-12-03, compare-dst16-c95e63f.txt and
-/// compare-dst16-stage-phase.txt).
+/// compare-dst16-stage-phase.txt). `rep_counts` (segments.nt, whose quads store ~2 vectors into
+/// the stage per line streamed) runs slower with the stage anywhere but near the output's own page
+/// offset: with an aligned output and the stage at page offset 2048, 0.92-0.95 of its speed with
+/// the stage at 0; into dst + 16 with the stage half a page apart 0.90 of its aligned speed, at
+/// page offset 1024 0.94, at 0 0.98-0.99, while `promote` at two threads into dst + 16 fell to
+/// 0.92 there. The path table says where a path's stage lies (PathInfo::stage_near): segments.nt's
+/// at the output's page offset, rounded down to a line (into dst + 16, 64, 2048, and with the
+/// source at + 16 too: 0.96-1.01 of its aligned speed; the same machine, 2026-12-05).
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   constexpr uintptr_t kPage = 4096, kSlack = HWY_MAX_BYTES;  // StageStream reads a vector either side
   static_assert(kStageBytes % kPage == 0, "the second stage at the first's page offset");
   HWY_ALIGN uint8_t frame[kSlack + 2 * kStageBytes + 2 * kPage + kSlack];
   // Half a page from the output's own page offset (rounded down to a line); at page offset 0 for an
-  // output on a page boundary, as measured on both kinds of core; plus the range's start from the
-  // output's, in a line (`phase`). apart < kPage: the frame's two spare pages hold it and to_page.
+  // output on a page boundary, as measured on both kinds of core; at the output's own page offset
+  // where the path says so (stage_near); plus the range's start from the output's, in a line
+  // (`phase`). apart < kPage: the frame's two spare pages hold it and to_page.
   const uintptr_t at = reinterpret_cast<uintptr_t>(out) % kPage;
   constexpr uintptr_t kLine = static_cast<uintptr_t>(kLineBytes);
   const uintptr_t phase = static_cast<uintptr_t>(begin) * p.itemsize % kLine;
-  const uintptr_t apart = (at == 0 ? 0 : (at + kPage / 2) % kPage / kLine * kLine) + phase;
+  const uintptr_t apart = (path_info(p.path).stage_near ? at : (at == 0 ? 0 : (at + kPage / 2) % kPage)) / kLine * kLine + phase;
   const uintptr_t to_page = (kPage - reinterpret_cast<uintptr_t>(frame + kSlack) % kPage) % kPage;
   uint8_t* const stages = frame + kSlack + to_page + apart;
   uint8_t* stage = stages;  // the next block fills the other stage where this one left bytes (StageStream)
