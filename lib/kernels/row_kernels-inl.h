@@ -1172,8 +1172,8 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
     // where the splats below take four: rep_counts (counts 0-4, 64 MiB out) 1.10x at one thread
     // and 1.03x at two (a Xeon reporting family 6 model 167, 2026-12-05); the four counts read as
     // one word, keyed by one pext and summed by one multiply (their bytes' sum in the top byte,
-    // at most 16: no carry) where four byte loads and a base-5 key took their place: 1.04-1.05x
-    // and 1.10-1.14x more. With AVX2's 8 lanes (two segments a step) 0.97-0.99x: such targets
+    // at most 16: no carry) where four byte loads and a base-5 key took their place: 1.04-1.09x
+    // and 1.07-1.14x more. With AVX2's 8 lanes (two segments a step) 0.97-0.99x: such targets
     // keep the splats.
     const hn::ScalableTag<uint32_t> du;
     const hn::Rebind<uint8_t, decltype(du)> d8;

@@ -313,7 +313,8 @@ void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, in
   const uintptr_t at = reinterpret_cast<uintptr_t>(out) % kPage;
   constexpr uintptr_t kLine = static_cast<uintptr_t>(kLineBytes);
   const uintptr_t phase = static_cast<uintptr_t>(begin) * p.itemsize % kLine;
-  const uintptr_t apart = (path_info(p.path).stage_near ? at : (at == 0 ? 0 : (at + kPage / 2) % kPage)) / kLine * kLine + phase;
+  const uintptr_t page_at = path_info(p.path).stage_near ? at : (at == 0 ? 0 : (at + kPage / 2) % kPage);
+  const uintptr_t apart = page_at / kLine * kLine + phase;
   const uintptr_t to_page = (kPage - reinterpret_cast<uintptr_t>(frame + kSlack) % kPage) % kPage;
   uint8_t* const stages = frame + kSlack + to_page + apart;
   uint8_t* stage = stages;  // the next block fills the other stage where this one left bytes (StageStream)
