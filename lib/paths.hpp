@@ -112,7 +112,7 @@ inline constexpr PathInfo kPathInfo[] = {
     {"repeat.elements", Kernel::repeat, PathVariant::elements, Route::plain, false},
     {"repeat.elements.nt", Kernel::repeat, PathVariant::elements, Route::staged, false},
     {"segments", Kernel::segments, PathVariant::none, Route::plain, false},
-    {"segments.nt", Kernel::segments, PathVariant::none, Route::staged, false, false, true},
+    {"segments.nt", Kernel::segments, PathVariant::none, Route::staged, false, /*lines=*/false, /*stage_near=*/true},
 };
 inline constexpr int kPathCount = static_cast<int>(sizeof(kPathInfo) / sizeof(kPathInfo[0]));
 
@@ -150,13 +150,15 @@ constexpr bool table_ok() {
     if (!name_matches(kPathInfo[i])) return false;
     const PathInfo& e = kPathInfo[i];
     if (e.lines && (e.kernel != Kernel::fill || e.route != Route::plain || !has_line_rows(e.variant))) return false;
+    if (e.stage_near && e.route != Route::staged) return false;  // only a staged path has a stage
     for (int j = 0; j < i; ++j)
       if (same_fields(kPathInfo[i], kPathInfo[j])) return false;
   }
   return true;
 }
 }  // namespace paths_check
-static_assert(paths_check::table_ok(), "kPathInfo: every name made of its fields, every entry's fields unique");
+static_assert(paths_check::table_ok(),
+              "kPathInfo: every name made of its fields, every entry's fields unique, stage_near only where staged");
 
 inline constexpr const PathInfo& path_info(Path p) noexcept { return kPathInfo[static_cast<int>(p)]; }
 

@@ -1105,18 +1105,20 @@ struct SegmentHint {
 /// The lanes of SegmentsRowBytes' quads: four contiguous 4-byte elements whose counts are 0-4
 /// (key: the counts' low three bits side by side, c0 + 8 c1 + 64 c2 + 512 c3, one pext of their
 /// four bytes) fill the first c0 + c1 + c2 + c3 of 16 lanes, lane l taking element lane[key][l]
-/// (0 past the total: the next store overwrites those lanes). Of the 4096 keys the 625 of counts
-/// 0-4 are filled: 250 cache lines of the table are read.
+/// (0 past the total: the next store overwrites those lanes). Of the 4096 keys only the 625 of
+/// counts 0-4 are filled (the others stay 0 and are never read): 250 cache lines of the table
+/// are read. 64 KiB on each AVX-512 target.
 struct SegmentQuadLanes {
   static constexpr int kKeys = 4096;
   alignas(16) uint8_t lane[kKeys][16] = {};
   constexpr SegmentQuadLanes() {
     for (int key = 0; key < kKeys; ++key) {
+      bool counts_0_4 = true;
+      for (int j = 0; j < 4; ++j) counts_0_4 = counts_0_4 && ((key >> (3 * j)) & 7) <= 4;
+      if (!counts_0_4) continue;
       int filled = 0;
-      for (int j = 0; j < 4; ++j) {
-        const int count = (key >> (3 * j)) & 7;
-        for (int r = 0; r < count && count <= 4; ++r) lane[key][filled++] = static_cast<uint8_t>(j);
-      }
+      for (int j = 0; j < 4; ++j)
+        for (int r = 0; r < ((key >> (3 * j)) & 7); ++r) lane[key][filled++] = static_cast<uint8_t>(j);
     }
   }
 };
@@ -1163,7 +1165,7 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
   int64_t at = next;  // where segment i + 1 starts: before `end`, so it exists
   ++i;
   e += stride;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && !defined(HWY_DISABLE_BMI2_FMA)  // AVX3, AVX3_DL: pext
   if constexpr (kSize == 4) {
     // Contiguous 4-byte elements on targets of 16 lanes (AVX-512): four segments a step, the 16
     // lanes permuted from the four elements (kSegmentQuadLanes) and stored as one vector, while
@@ -1172,16 +1174,16 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
     // where the splats below take four: rep_counts (counts 0-4, 64 MiB out) 1.10x at one thread
     // and 1.03x at two (a Xeon reporting family 6 model 167, 2026-12-05); the four counts read as
     // one word, keyed by one pext and summed by one multiply (their bytes' sum in the top byte,
-    // at most 16: no carry) where four byte loads and a base-5 key took their place: 1.04-1.09x
-    // and 1.07-1.14x more. With AVX2's 8 lanes (two segments a step) 0.97-0.99x: such targets
-    // keep the splats.
+    // at most 16: no carry), where four byte loads, a base-5 key and a table of totals were:
+    // 1.04-1.09x and 1.07-1.14x more (the same machine). With AVX2's 8 lanes (two segments a step)
+    // 0.97-0.99x: such targets keep the splats.
     const hn::ScalableTag<uint32_t> du;
     const hn::Rebind<uint8_t, decltype(du)> d8;
     static_assert(hn::MaxLanes(du) == 16, "AVX-512: 16 lanes of 4 bytes");
     if (stride == K) {
       for (; at + 16 <= end; i += 4, e += 4 * K) {
         uint32_t four;  // the counts of segments i .. i + 3, one byte each
-        memcpy(&four, c8 + i, 4);
+        std::memcpy(&four, c8 + i, 4);
         const uint32_t key = _pext_u32(four, 0x07070707u);
         const auto elems = hn::LoadDup128(du, reinterpret_cast<const uint32_t*>(e));
         const auto idx = hn::IndicesFromVec(du, hn::PromoteTo(du, hn::LoadU(d8, kSegmentQuadLanes.lane[key])));

@@ -361,7 +361,7 @@ MUTANTS = [
      '  for (int64_t b = begin; b < end; b = e + 1, e += step + 1) {'),
     ('segment-quads-key-order', 'lib/kernels/row_kernels-inl.h', 'SegmentsRowBytes',
      "the per-element counts' quads on AVX-512 read their key's counts in reverse (the first "
-     "segment's count taken as the fourth's: lanes and length of another quad)",
+     "segment's count taken as the fourth's: the lanes of another quad, the same length)",
      '        const uint32_t key = _pext_u32(four, 0x07070707u);',
      '        const uint32_t key = _pext_u32(__builtin_bswap32(four), 0x07070707u);'),
     ('segment-quads-short-advance', 'lib/kernels/row_kernels-inl.h', 'SegmentsRowBytes',
