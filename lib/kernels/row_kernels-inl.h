@@ -1165,7 +1165,7 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
   int64_t at = next;  // where segment i + 1 starts: before `end`, so it exists
   ++i;
   e += stride;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && !defined(HWY_DISABLE_BMI2_FMA)  // AVX3, AVX3_DL: pext
+#if (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && !defined(HWY_DISABLE_BMI2_FMA)  // as reduce.cpp's pext
   if constexpr (kSize == 4) {
     // Contiguous 4-byte elements on targets of 16 lanes (AVX-512): four segments a step, the 16
     // lanes permuted from the four elements (kSegmentQuadLanes) and stored as one vector, while
