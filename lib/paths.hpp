@@ -113,6 +113,7 @@ inline constexpr PathInfo kPathInfo[] = {
     {"repeat.elements.nt", Kernel::repeat, PathVariant::elements, Route::staged, false},
     {"segments", Kernel::segments, PathVariant::none, Route::plain, false},
     {"segments.nt", Kernel::segments, PathVariant::none, Route::staged, false, /*lines=*/false, /*stage_near=*/true},
+    {"segments.nt.direct", Kernel::segments, PathVariant::none, Route::direct, false},
 };
 inline constexpr int kPathCount = static_cast<int>(sizeof(kPathInfo) / sizeof(kPathInfo[0]));
 
@@ -281,6 +282,15 @@ inline constexpr int64_t kDirectStreamBytes = 4096;
 /// model 167, 173ed08, 2026-12-05, bench/results/2026-12-05-xeon-f6m167/experiments.txt).
 inline constexpr int64_t kShuffleDirectRowBytes = 256;
 inline constexpr int64_t kStageBytes = 4096;
+/// segments.nt.direct (per-element counts walked as one-byte counts, rows of kDirectStreamBytes
+/// or more) computes into a stage of this many bytes, streamed each time the next store would
+/// start past it (SegmentsRing). rep_counts (float32, counts 0-4) in a program of its own: 4 KiB
+/// stages 4.6-4.8 ms, 1 KiB 4.3-4.4, 512 bytes 4.3-4.4, 256 bytes 4.6-4.8; with the source and
+/// counts prefetched 2-4 KiB ahead, 512 bytes 4.0-4.1 ms, 1 KiB 4.1 (stream 2.5 ms; a Xeon
+/// reporting family 6 model 167, 2026-12-05). Through the staged route's blocks (the row function
+/// called per block, each ending exactly) 1 KiB blocks ran at 0.97-1.00 and 512 bytes at 0.73-0.80
+/// of 4 KiB ones.
+inline constexpr int64_t kSegmentsRingBytes = 512;
 inline constexpr int64_t kLineBytes = 64;
 
 /// The first element index d in [0, 64) whose byte address dst + d * itemsize is a multiple of

@@ -374,6 +374,13 @@ PathVariant choose_variant(const CopyPlan& p, Kernel kernel, const KernelCaps& c
   }
 }
 
+// Whether the segments kernel walks the one-byte counts (Prefix::counts8) of plan `p` whose
+// kernel is `kernel`: one segment axis, every count within one 16-byte store, a vector target.
+bool keeps_counts8(const CopyPlan& p, Kernel kernel, const KernelCaps& caps) {
+  return kernel == Kernel::segments && p.seg_naxes == 1 && p.prefix.counts8() != nullptr &&
+         segments_walk_bytes(static_cast<int64_t>(p.itemsize), p.seg_max_count, caps);
+}
+
 // The store route. Streaming stores: asked for, or automatic for large outputs — except into fresh
 // pages (just zeroed by the kernel, still cached: ordinary stores hit them there) and on targets
 // without them. Huge elements are not worth staging. Gathers stream only through the blocked
@@ -401,6 +408,8 @@ Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool b
       return variant == PathVariant::shuffle && (isz == 4 || isz == 8) && row_bytes >= kDirectStreamBytes
                  ? Route::direct
                  : Route::staged;
+    case Kernel::segments:  // SegmentsRing: where the one-byte counts are walked (keeps_counts8)
+      return keeps_counts8(p, kernel, caps) && row_bytes >= kDirectStreamBytes ? Route::direct : Route::staged;
     default: return Route::staged;
   }
 }
@@ -476,9 +485,7 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   // The one-byte counts (Prefix::counts8) stay where the segments kernel walks them. That walk
   // reads a byte per element instead of the 8-byte prefix sums: rep_counts (float32 counts 0-4)
   // has 104 MiB to move instead of 160.
-  if (!(kernel == Kernel::segments && p.seg_naxes == 1 &&
-        segments_walk_bytes(static_cast<int64_t>(p.itemsize), p.seg_max_count, caps)))
-    p.prefix.drop_counts8();
+  if (!keeps_counts8(p, kernel, caps)) p.prefix.drop_counts8();
 }
 
 void finish_plan(CopyPlan& p) {

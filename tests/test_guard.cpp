@@ -332,6 +332,18 @@ std::vector<Case> large_cases() {
       streamed(repeat_case("large repeat by 8", {40001}, {}, 2, {8}, 0, "repeat.shuffle")),
       streamed(repeat_case("large repeat of 3-byte elements by 2", {100003}, {}, 3, {2}, 0, "repeat.elements")),
       streamed(repeat_case("large segments", {60001}, {}, 8, counts_0123(60001), std::nullopt, "segments")),
+      // One-byte counts (each within a 16-byte store) in rows of kDirectStreamBytes or more stream
+      // through the kernel's own small stage (segments.nt.direct, SegmentsRing): chunks start
+      // inside segments and off the output's lines; rows of 1.8 KiB keep the staged route.
+      streamed(repeat_case("large segments of 4-byte elements", {60001}, {}, 4, counts_0123(60001), std::nullopt,
+                           "segments"),
+               true),
+      streamed(repeat_case("large segments of 2-byte elements", {90001}, {}, 2, counts_0123(90001), 0, "segments"),
+               true),
+      streamed(repeat_case("large segments of 1-byte elements", {200003}, {}, 1, counts_0123(200003), 0, "segments"),
+               true),
+      streamed(repeat_case("segments in rows of 18 KiB", {40, 3001}, {}, 4, counts_0123(3001), 1, "segments"), true),
+      streamed(repeat_case("segments in rows of 1.8 KiB", {400, 301}, {}, 4, counts_0123(301), 1, "segments")),
       // Rows of short runs: under 256 bytes staged (pattern.shuffle.nt), from 256 bytes
       // (kShuffleDirectRowBytes) streamed from registers, the line two rows share joined; runs of
       // 12 bytes (rows of 120 and 480 bytes, neither whole lines) and of 9 bytes (3-byte elements).

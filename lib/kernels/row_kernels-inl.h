@@ -1124,15 +1124,24 @@ struct SegmentQuadLanes {
 };
 inline constexpr SegmentQuadLanes kSegmentQuadLanes{};
 
+/// Where SegmentsRowBytes writes: in place (the row's output, or a block of the executor's stage),
+/// nothing to do between its steps.
+struct SegmentsInPlace {
+  HWY_INLINE void Step(uint8_t*& /*base*/, const uint8_t* /*next*/) {}
+};
+
 /// SegmentsRow where the planner kept the one-byte counts (Prefix::counts8): one source axis,
 /// every count at most 16 / kSize, so each segment is one 16-byte store that the next overwrites
 /// past its count, at the position the counts add up to. Reads a byte per source element where
-/// the prefix sums take eight.
-template <size_t kSize>
-HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, const CopyPlan& p,
-                                 size_t off, size_t n, SegmentHint& hint) {
+/// the prefix sums take eight. `sink` (SegmentsInPlace, SegmentsRing) is told after each step
+/// where the next store goes (`base` + the next output index * kSize: it may move `base`, the
+/// address of output index 0); returns the address of output index off + n (one past the range).
+template <size_t kSize, class Sink = SegmentsInPlace>
+HWY_INLINE uint8_t* SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, const CopyPlan& p,
+                                     size_t off, size_t n, SegmentHint& hint, Sink&& sink = Sink()) {
   constexpr int64_t L = 16 / static_cast<int64_t>(kSize);
   constexpr int64_t K = static_cast<int64_t>(kSize);
+  constexpr int64_t kAhead = 2048 / K;  // elements prefetched ahead: 2 KiB of a contiguous source
   const uint8_t* c8 = p.prefix.counts8();
   const int64_t stride = p.seg_axes[0].stride;
   const int64_t begin = static_cast<int64_t>(off), end = begin + static_cast<int64_t>(n);
@@ -1151,7 +1160,7 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
     start = next;
     next += c8[++i];
   }
-  uint8_t* const base = dst - begin * K;  // output index 0 of the row
+  uint8_t* base = dst - begin * K;  // output index 0 of the row (the sink may move it)
   const uint8_t* e = src + i * stride;
   if (begin + L <= end) {  // the first, maybe partial, segment
     SplatStore16<kSize>(dst, e);
@@ -1160,9 +1169,10 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
   }
   if (next >= end) {
     hint = {end, i, start};
-    return;
+    return base + end * K;
   }
   int64_t at = next;  // where segment i + 1 starts: before `end`, so it exists
+  sink.Step(base, base + at * K);
   ++i;
   e += stride;
 #if (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && !defined(HWY_DISABLE_BMI2_FMA)  // as reduce.cpp's pext
@@ -1182,6 +1192,8 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
     static_assert(hn::MaxLanes(du) == 16, "AVX-512: 16 lanes of 4 bytes");
     if (stride == K) {
       for (; at + 16 <= end; i += 4, e += 4 * K) {
+        __builtin_prefetch(e + kAhead * K, 0, 3);
+        __builtin_prefetch(c8 + i + kAhead, 0, 3);
         uint32_t four;  // the counts of segments i .. i + 3, one byte each
         std::memcpy(&four, c8 + i, 4);
         const uint32_t key = _pext_u32(four, 0x07070707u);
@@ -1189,6 +1201,7 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
         const auto idx = hn::IndicesFromVec(du, hn::PromoteTo(du, hn::LoadU(d8, kSegmentQuadLanes.lane[key])));
         hn::StoreU(hn::TableLookupLanes(elems, idx), du, reinterpret_cast<uint32_t*>(base + at * K));
         at += (four * 0x01010101u) >> 24;
+        sink.Step(base, base + at * K);
       }
     }
   }
@@ -1196,6 +1209,8 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
   // Four segments per step while all four stores stay inside the range (each moves at most L on):
   // the segments they start exist, as each starts before `end`.
   for (; at + 4 * L <= end; i += 4, e += 4 * stride) {
+    __builtin_prefetch(e + kAhead * stride, 0, 3);
+    __builtin_prefetch(c8 + i + kAhead, 0, 3);
     const int64_t c0 = c8[i], c1 = c8[i + 1], c2 = c8[i + 2], c3 = c8[i + 3];
     SplatStore16<kSize>(base + at * K, e);
     at += c0;
@@ -1205,23 +1220,95 @@ HWY_INLINE void SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_R
     at += c2;
     SplatStore16<kSize>(base + at * K, e + 3 * stride);
     at += c3;
+    sink.Step(base, base + at * K);
   }
   for (; at + L <= end; ++i, e += stride) {
     SplatStore16<kSize>(base + at * K, e);
     at += c8[i];
+    sink.Step(base, base + at * K);
   }
   for (; at < end; ++i, e += stride) {  // the last few: exact copies, the range's end within L
     const int64_t c = c8[i];
     if (at + c >= end) {
       FillCopies<kSize>(base + at * K, e, static_cast<size_t>(end - at), kSize);
       hint = {end, i, at};
-      return;
+      return base + end * K;
     }
     FillCopies<kSize>(base + at * K, e, static_cast<size_t>(c), kSize);
     at += c;
   }
   hint = {end, i, at};  // segment i starts at `end` (i may be the count of segments at the row's end)
+  return base + end * K;
 }
+
+#if HWY_TARGET != HWY_SCALAR
+/// The segments.nt.direct route's sink for SegmentsRowBytes: a row's range is computed into a
+/// small stage in L1 (kSegmentsRingBytes) and streamed to the output in whole lines each time the
+/// next store would start past it (the range's first and last partial lines with ordinary
+/// stores); the bytes the last step wrote past it move to its start. The stage's lines map onto
+/// the output's lines, so it fits any alignment of the output. Short bursts of streaming stores
+/// between the steps, where the staged route streamed 4 KiB blocks between the row function's
+/// calls; and no block ends for the row function to meet exactly (see kSegmentsRingBytes).
+class SegmentsRing {
+ public:
+  static constexpr size_t kBytes = static_cast<size_t>(kSegmentsRingBytes);
+  static constexpr size_t kLine = static_cast<size_t>(kLineBytes);
+  /// A range whose first output byte is `out`: its bytes go from start() on.
+  explicit SegmentsRing(uint8_t* out) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(out);
+    lead_ = static_cast<size_t>(a % kLine);
+    line_ = out - lead_;
+    // At the output's own page offset, rounded down to a line, as segments.nt's stage
+    // (PathInfo::stage_near): its streaming loads then do not meet the streaming stores in
+    // flight at the same low address bits.
+    constexpr uintptr_t kPage = 4096;
+    const uintptr_t want = a % kPage / kLine * kLine, have = reinterpret_cast<uintptr_t>(frame_) % kPage;
+    stage_ = frame_ + (want + kPage - have) % kPage;  // a multiple of a line, below kPage
+  }
+  uint8_t* start() const { return stage_ + lead_; }
+  HWY_INLINE void Step(uint8_t*& base, const uint8_t* next) {
+    if (HWY_UNLIKELY(next >= stage_ + kBytes)) {
+      Flush();
+      base -= kBytes;
+    }
+  }
+  /// Writes the stage's bytes before `end` (SegmentsRowBytes' return) to the output.
+  HWY_INLINE void Finish(const uint8_t* end) {
+    const size_t n = static_cast<size_t>(end - stage_);
+    size_t j = lead_;
+    if (lead_ != 0) {
+      const size_t head = n < kLine ? n - lead_ : kLine - lead_;
+      CopyBytes(line_ + lead_, stage_ + lead_, head);
+      j += head;
+    }
+    for (; j + kLine <= n; j += kLine) StreamLine(line_ + j, stage_ + j);
+    if (j < n) CopyBytes(line_ + j, stage_ + j, n - j);
+  }
+
+ private:
+  HWY_NOINLINE void Flush() {
+    size_t j = 0;
+    if (lead_ != 0) {  // the range's first line: only its bytes from the range's start
+      CopyBytes(line_ + lead_, stage_ + lead_, kLine - lead_);
+      lead_ = 0;
+      j = kLine;
+    }
+    for (; j < kBytes; j += kLine) StreamLine(line_ + j, stage_ + j);
+    line_ += kBytes;
+    // A step moves at most a line (16 elements of 4 bytes, four of 16-byte splats): what it
+    // wrote past the stage's end is within a line of it.
+    const hn::CappedTag<uint8_t, static_cast<size_t>(kLineBytes)> d;
+    for (size_t k = 0; k < kLine; k += hn::Lanes(d)) hn::Store(hn::Load(d, stage_ + kBytes + k), d, stage_ + k);
+  }
+
+  // The stage (kBytes and a line past it, which a step's store may reach and then some: a
+  // quad's 64-byte store starts before the line's end) anywhere in a page.
+  alignas(64) uint8_t frame_[4096 + kBytes + 3 * kLine];
+  uint8_t* stage_;
+  uint8_t* line_;  // the output's line that the stage's first byte maps to
+  size_t lead_;    // bytes of that line before the range (the first line only)
+};
+#endif
 
 /// A segments row: writes its output elements [off, off + n) to dst; `src` is the row's source
 /// (index 0 of the segment axis). `hint`: where this range's previous call stopped.
@@ -1229,7 +1316,10 @@ template <size_t kSize>
 HWY_INLINE void SegmentsRow(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, const CopyPlan& p,
                             size_t off, size_t n, SegmentHint& hint) {
   if constexpr (kSplat16<kSize>) {
-    if (p.prefix.counts8() != nullptr) return SegmentsRowBytes<kSize>(dst, src, p, off, n, hint);
+    if (p.prefix.counts8() != nullptr) {
+      SegmentsRowBytes<kSize>(dst, src, p, off, n, hint);
+      return;
+    }
   }
   const size_t sz = kSize != 0 ? kSize : p.itemsize;
   int64_t pos = static_cast<int64_t>(off);

@@ -239,6 +239,26 @@ void ExecuteDirectStream(const CopyPlan& p, Path path, const uint8_t* src, uint8
 #endif
       return;
     }
+    case Kernel::segments: {  // segments.nt.direct: the one-byte counts' walk (the planner's choose_route)
+#if HWY_TARGET != HWY_SCALAR  // (no streaming route there)
+      SegmentHint hint;  // this range's own
+      const auto run = [&](auto size) {
+        constexpr size_t kSize = decltype(size)::value;
+        WalkRows(p, src, out, begin, end, [&p, &hint](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          SegmentsRing ring(d);
+          ring.Finish(SegmentsRowBytes<kSize>(ring.start(), s, p, off, n, hint, ring));
+        });
+      };
+      HWY_DASSERT(p.prefix.counts8() != nullptr);
+      switch (isz) {
+        case 1: run(std::integral_constant<size_t, 1>()); return;
+        case 2: run(std::integral_constant<size_t, 2>()); return;
+        case 4: run(std::integral_constant<size_t, 4>()); return;
+        default: run(std::integral_constant<size_t, 8>()); return;
+      }
+#endif
+      return;
+    }
     default: {  // pattern.long.nt.direct, pattern.shuffle.nt.direct
       const size_t run = static_cast<size_t>(p.run_bytes);
 #if HWY_TARGET != HWY_SCALAR  // (no streaming route there)
