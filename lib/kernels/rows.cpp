@@ -322,7 +322,8 @@ void ExecuteDirectStream(const CopyPlan& p, Path path, const uint8_t* src, uint8
 /// 0.92 there. The path table says where a path's stage lies (PathInfo::stage_near): segments.nt's
 /// at the output's page offset, rounded down to a line (into dst + 16, 64, 2048, and with the
 /// source at + 16 too: 0.96-1.01 of its aligned speed; the same machine, 2026-12-05; not measured
-/// on the AMD EPYC).
+/// on the AMD EPYC). (rep_counts' rows of >= 4 KiB now take segments.nt.direct, whose own small
+/// stage, SegmentsRing, lies at the output's page offset too; segments.nt keeps shorter rows.)
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   constexpr uintptr_t kPage = 4096, kSlack = HWY_MAX_BYTES;  // StageStream reads a vector either side
   static_assert(kStageBytes % kPage == 0, "the second stage at the first's page offset");

@@ -369,6 +369,16 @@ MUTANTS = [
      'sum to 16 (the next quad overwrites the last copy of the fourth element)',
      '        at += (four * 0x01010101u) >> 24;',
      '        at += ((four * 0x01010101u) >> 24) - (four == 0x04040404u);'),
+    ('segments-ring-carry-shifted', 'lib/kernels/row_kernels-inl.h', 'SegmentsRing',
+     "the bytes a step wrote past the per-element counts' small stage move to its start four bytes "
+     'late (segments.nt.direct)',
+     '    for (size_t k = 0; k < kLine; k += hn::Lanes(d)) hn::Store(hn::Load(d, stage_ + kBytes + k), d, stage_ + k);',
+     '    for (size_t k = 0; k < kLine; k += hn::Lanes(d)) hn::Store(hn::LoadU(d, stage_ + kBytes + k + 4), d, stage_ + k);'),
+    ('segments-ring-tail-short', 'lib/kernels/row_kernels-inl.h', 'SegmentsRing',
+     "a range's last partial line out of the per-element counts' small stage is written four bytes "
+     'short (segments.nt.direct)',
+     '    if (j < n) CopyBytes(line_ + j, stage_ + j, n - j);',
+     '    if (j + 4 < n) CopyBytes(line_ + j, stage_ + j, n - j - 4);'),
     ('pattern-stream-join-phase', 'lib/kernels/row_kernels-inl.h', 'PatternStream',
      "the vector two rows of short runs share takes the next row's bytes from the pattern at the "
      "row's first byte instead of the vector's (shifted by the pending bytes)",
