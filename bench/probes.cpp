@@ -359,7 +359,7 @@ void probe_rep_counts(int rounds) {
   std::vector<Row> rows = {
       {"stream (limit)", [&] { stream_fill(out, bytes); }, {}},
       {"read source and counts, stream 2x, in one pass", [&] { sink = read_stream_double(src.data(), c8.data(), reinterpret_cast<float*>(out), n_even); }, {}},
-      {"tessera plan (segments.nt)", [&] { tessera_plan_execute(plan, src.data(), out, bytes); }, {}},
+      {"tessera plan (segments.nt.direct)", [&] { tessera_plan_execute(plan, src.data(), out, bytes); }, {}},
       {"tessera plan, output in L2 (n/128 elements, 128x)", [&] {
          for (int k = 0; k < 128; ++k) tessera_plan_execute(part, src.data(), out, part_bytes);
        }, {}},
@@ -387,7 +387,7 @@ void probe_rep_counts(int rounds) {
          const int64_t b = h * half_n;
          sinks[h] = read_stream_double(src.data() + b, c8.data() + b, reinterpret_cast<float*>(out) + 2 * b, h == 0 ? half_n : n_even - half_n);
        }); }, {}},
-      {"tessera plan (segments.nt), 2 threads", [&] { arena.execute([&] { tessera_plan_execute(plan2, src.data(), out, bytes); }); }, {}},
+      {"tessera plan (segments.nt.direct), 2 threads", [&] { arena.execute([&] { tessera_plan_execute(plan2, src.data(), out, bytes); }); }, {}},
   };
   check(tessera_plan_execute(plan2, src.data(), out, bytes), "the repeat plan's execution at 2 threads");
   same("the plan at 2 threads");
