@@ -282,15 +282,22 @@ inline constexpr int64_t kDirectStreamBytes = 4096;
 /// model 167, 173ed08, 2026-12-05, bench/results/2026-12-05-xeon-f6m167/experiments.txt).
 inline constexpr int64_t kShuffleDirectRowBytes = 256;
 inline constexpr int64_t kStageBytes = 4096;
-/// segments.nt.direct (per-element counts walked as one-byte counts, rows of kDirectStreamBytes
-/// or more) computes into a stage of this many bytes, streamed each time the next store would
-/// start past it (SegmentsRing). rep_counts (float32, counts 0-4) in a program of its own: 4 KiB
+/// segments.nt.direct (per-element counts walked as one-byte counts, rows of at least
+/// kSegmentsDirectRowBytes) computes
+/// into a stage of this many bytes, streamed each time the next store would start past it
+/// (SegmentsRing; rows that continue one another continue in it). rep_counts (float32, counts 0-4) in a program of its own: 4 KiB
 /// stages 4.6-4.8 ms, 1 KiB 4.3-4.4, 512 bytes 4.3-4.4, 256 bytes 4.6-4.8; with the source and
 /// counts prefetched 2-4 KiB ahead, 512 bytes 4.0-4.1 ms, 1 KiB 4.1 (stream 2.5 ms; a Xeon
 /// reporting family 6 model 167, 2026-12-05). Through the staged route's blocks (the row function
 /// called per block, each ending exactly) 1 KiB blocks ran at 0.97-1.00 and 512 bytes at 0.73-0.80
 /// of 4 KiB ones.
 inline constexpr int64_t kSegmentsRingBytes = 512;
+/// segments.nt.direct takes rows of at least this many bytes; shorter rows keep the staged route.
+/// Against the staged route (caa7c35; float32 counts 0-4 along the last axis, 64 MiB out, the same
+/// Xeon, 2026-12-05, 1 / 2 threads): rows of ~2 KiB 1.18-1.24 / 1.19-1.23, ~256 bytes 1.17-1.27 /
+/// 1.17-1.22; rows of ~32 bytes 1.10-1.22 / 1.18-1.23 in some processes and 0.87 / 1.20 in others
+/// (bimodal at one thread, not found why), ~16 bytes of 1-byte elements 0.85-1.13 / 1.07-1.14.
+inline constexpr int64_t kSegmentsDirectRowBytes = 256;
 inline constexpr int64_t kLineBytes = 64;
 
 /// The first element index d in [0, 64) whose byte address dst + d * itemsize is a multiple of

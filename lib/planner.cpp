@@ -387,8 +387,9 @@ bool keeps_counts8(const CopyPlan& p, Kernel kernel, const KernelCaps& caps) {
 // path's tile; rows gathered one by one are bound by their strided reads. Contiguous source
 // pieces of kDirectStreamBytes or more, fills whose rows are whole cache lines, rows of short runs
 // of kShuffleDirectRowBytes or more, and element repeats of 4- and 8-byte elements by lane
-// permutations in rows of kDirectStreamBytes or more stream directly; the rest through blocks
-// staged in L1.
+// permutations in rows of kDirectStreamBytes or more, and segments whose one-byte counts are
+// walked in rows of kSegmentsDirectRowBytes or more (through the kernel's own small stage,
+// SegmentsRing), stream directly; the rest through blocks staged in L1.
 Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool blocked, const KernelCaps& caps) {
   const NonTemporal nt = p.options.nontemporal;
   const int64_t isz = static_cast<int64_t>(p.itemsize);
@@ -409,7 +410,7 @@ Route choose_route(const CopyPlan& p, Kernel kernel, PathVariant variant, bool b
                  ? Route::direct
                  : Route::staged;
     case Kernel::segments:  // SegmentsRing: where the one-byte counts are walked (keeps_counts8)
-      return keeps_counts8(p, kernel, caps) && row_bytes >= kDirectStreamBytes ? Route::direct : Route::staged;
+      return keeps_counts8(p, kernel, caps) && row_bytes >= kSegmentsDirectRowBytes ? Route::direct : Route::staged;
     default: return Route::staged;
   }
 }

@@ -141,13 +141,21 @@ Case streamed(Case c, bool direct = false) {
                           row * static_cast<int64_t>(c.itemsize) % 64 == 0;
   // Rows of short runs of 256 bytes or more (kShuffleDirectRowBytes) stream from registers too.
   const bool shuffle_rows = c.path == "pattern.shuffle" && row * static_cast<int64_t>(c.itemsize) >= 256;
+  // Segments whose counts are walked as one byte each (each count's copies within a 16-byte
+  // store of a 1-8 byte element) in rows of 256 bytes or more (kSegmentsDirectRowBytes; the
+  // cases' rows: the counts' total along the last axis) stream through the kernel's own small
+  // stage.
+  const int64_t isz = static_cast<int64_t>(c.itemsize);
+  const bool segment_bytes = c.path == "segments" && c.op == Op::repeat && (isz == 1 || isz == 2 || isz == 4 || isz == 8) &&
+                             *std::max_element(c.reps.begin(), c.reps.end()) * isz <= 16 &&
+                             std::accumulate(c.reps.begin(), c.reps.end(), int64_t{0}) * isz >= 256;
   const std::string lines = ".lines";  // rows of one line: fill.N.lines with ordinary stores
   if (c.path.size() > lines.size() && c.path.compare(c.path.size() - lines.size(), lines.size(), lines) == 0)
     c.path.resize(c.path.size() - lines.size());
   if (is_blocked) {
     c.path = c.path.substr(0, c.path.size() - blocked.size()) + ".nt";
   } else if (c.path != "none" && !gather) {
-    c.path += direct || fill_lines || shuffle_rows ? ".nt.direct" : ".nt";
+    c.path += direct || fill_lines || shuffle_rows || segment_bytes ? ".nt.direct" : ".nt";
   }
   return c;
 }
@@ -332,9 +340,10 @@ std::vector<Case> large_cases() {
       streamed(repeat_case("large repeat by 8", {40001}, {}, 2, {8}, 0, "repeat.shuffle")),
       streamed(repeat_case("large repeat of 3-byte elements by 2", {100003}, {}, 3, {2}, 0, "repeat.elements")),
       streamed(repeat_case("large segments", {60001}, {}, 8, counts_0123(60001), std::nullopt, "segments")),
-      // One-byte counts (each within a 16-byte store) in rows of kDirectStreamBytes or more stream
-      // through the kernel's own small stage (segments.nt.direct, SegmentsRing): chunks start
-      // inside segments and off the output's lines; rows of 1.8 KiB keep the staged route.
+      // One-byte counts (each within a 16-byte store) in rows of 256 bytes or more stream through
+      // the kernel's own small stage (segments.nt.direct, SegmentsRing), into outputs off their
+      // lines; rows of 18 KiB and of 1.8 KiB (720 KiB in all) in threaded chunks that start inside
+      // rows and segments, the rows continuing one another in the stage; rows of 6 bytes staged.
       streamed(repeat_case("large segments of 4-byte elements", {60001}, {}, 4, counts_0123(60001), std::nullopt,
                            "segments"),
                true),
@@ -343,7 +352,8 @@ std::vector<Case> large_cases() {
       streamed(repeat_case("large segments of 1-byte elements", {200003}, {}, 1, counts_0123(200003), 0, "segments"),
                true),
       streamed(repeat_case("segments in rows of 18 KiB", {40, 3001}, {}, 4, counts_0123(3001), 1, "segments"), true),
-      streamed(repeat_case("segments in rows of 1.8 KiB", {400, 301}, {}, 4, counts_0123(301), 1, "segments")),
+      streamed(repeat_case("segments in rows of 1.8 KiB", {400, 301}, {}, 4, counts_0123(301), 1, "segments"), true),
+      streamed(repeat_case("segments in rows of 6 bytes", {60000, 4}, {}, 1, {1, 2, 0, 3}, 1, "segments")),
       // Rows of short runs: under 256 bytes staged (pattern.shuffle.nt), from 256 bytes
       // (kShuffleDirectRowBytes) streamed from registers, the line two rows share joined; runs of
       // 12 bytes (rows of 120 and 480 bytes, neither whole lines) and of 9 bytes (3-byte elements).
@@ -1134,7 +1144,7 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
   static const std::vector<std::size_t> large_fill_gaps = {0, 4, 16, 27, 48, 60};
   for (const Case& c : large_cases()) {
     const bool direct = (c.path.rfind("fill.", 0) == 0 || c.path.rfind("repeat.", 0) == 0 ||
-                         c.path.rfind("pattern.shuffle", 0) == 0) &&
+                         c.path.rfind("pattern.shuffle", 0) == 0 || c.path.rfind("segments.", 0) == 0) &&
                         c.path.find(".nt.direct") != std::string::npos;
     const bool streamed_gather = c.path.rfind("gather.", 0) == 0 && c.path.find(".nt") != std::string::npos;
     large.push_back({c, direct || streamed_gather ? &large_fill_gaps : &large_gaps});

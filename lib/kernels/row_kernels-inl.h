@@ -1136,12 +1136,20 @@ struct SegmentsInPlace {
 /// the prefix sums take eight. `sink` (SegmentsInPlace, SegmentsRing) is told after each step
 /// where the next store goes (`base` + the next output index * kSize: it may move `base`, the
 /// address of output index 0); returns the address of output index off + n (one past the range).
+/// (`dst` is not restrict-qualified: SegmentsRing's stage, which it points into, is read and
+/// rewritten through the sink between the steps.)
 template <size_t kSize, class Sink = SegmentsInPlace>
-HWY_INLINE uint8_t* SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, const CopyPlan& p,
-                                     size_t off, size_t n, SegmentHint& hint, Sink&& sink = Sink()) {
+HWY_INLINE uint8_t* SegmentsRowBytes(uint8_t* dst, const uint8_t* HWY_RESTRICT src, const CopyPlan& p, size_t off,
+                                     size_t n, SegmentHint& hint, Sink&& sink = Sink()) {
   constexpr int64_t L = 16 / static_cast<int64_t>(kSize);
   constexpr int64_t K = static_cast<int64_t>(kSize);
-  constexpr int64_t kAhead = 2048 / K;  // elements prefetched ahead: 2 KiB of a contiguous source
+  // Prefetched ahead where the source is contiguous: its bytes 2 KiB on and the counts kAhead on
+  // (addresses as integers: they may lie past the arrays, which a prefetch does not fault on).
+  constexpr int64_t kAhead = 2048 / K;
+  const auto prefetch_ahead = [](const uint8_t* e, const uint8_t* c) TESSERA_ROW_INLINE {
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(e) + kAhead * K), 0, 3);
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(c) + kAhead), 0, 3);
+  };
   const uint8_t* c8 = p.prefix.counts8();
   const int64_t stride = p.seg_axes[0].stride;
   const int64_t begin = static_cast<int64_t>(off), end = begin + static_cast<int64_t>(n);
@@ -1192,8 +1200,7 @@ HWY_INLINE uint8_t* SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* H
     static_assert(hn::MaxLanes(du) == 16, "AVX-512: 16 lanes of 4 bytes");
     if (stride == K) {
       for (; at + 16 <= end; i += 4, e += 4 * K) {
-        __builtin_prefetch(e + kAhead * K, 0, 3);
-        __builtin_prefetch(c8 + i + kAhead, 0, 3);
+        prefetch_ahead(e, c8 + i);
         uint32_t four;  // the counts of segments i .. i + 3, one byte each
         std::memcpy(&four, c8 + i, 4);
         const uint32_t key = _pext_u32(four, 0x07070707u);
@@ -1208,9 +1215,9 @@ HWY_INLINE uint8_t* SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* H
 #endif
   // Four segments per step while all four stores stay inside the range (each moves at most L on):
   // the segments they start exist, as each starts before `end`.
+  const bool contiguous = stride == K;
   for (; at + 4 * L <= end; i += 4, e += 4 * stride) {
-    __builtin_prefetch(e + kAhead * stride, 0, 3);
-    __builtin_prefetch(c8 + i + kAhead, 0, 3);
+    if (contiguous) prefetch_ahead(e, c8 + i);
     const int64_t c0 = c8[i], c1 = c8[i + 1], c2 = c8[i + 2], c3 = c8[i + 3];
     SplatStore16<kSize>(base + at * K, e);
     at += c0;
@@ -1242,19 +1249,36 @@ HWY_INLINE uint8_t* SegmentsRowBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* H
 }
 
 #if HWY_TARGET != HWY_SCALAR
-/// The segments.nt.direct route's sink for SegmentsRowBytes: a row's range is computed into a
+/// The segments.nt.direct route's sink for SegmentsRowBytes: a range's rows are computed into a
 /// small stage in L1 (kSegmentsRingBytes) and streamed to the output in whole lines each time the
-/// next store would start past it (the range's first and last partial lines with ordinary
-/// stores); the bytes the last step wrote past it move to its start. The stage's lines map onto
-/// the output's lines, so it fits any alignment of the output. Short bursts of streaming stores
-/// between the steps, where the staged route streamed 4 KiB blocks between the row function's
-/// calls; and no block ends for the row function to meet exactly (see kSegmentsRingBytes).
+/// next store would start past it; the bytes the last step wrote past it move to its start. The
+/// stage's lines map onto the output's lines, so it fits any alignment of the output; a row that
+/// continues the one before in the output continues it in the stage (the line they share is
+/// streamed whole), and the first and last partial lines of a run of such rows are written with
+/// ordinary stores. Short bursts of streaming stores between the steps, where the staged route
+/// streamed 4 KiB blocks between the row function's calls; and no block ends for the row function
+/// to meet exactly (see kSegmentsRingBytes).
 class SegmentsRing {
  public:
   static constexpr size_t kBytes = static_cast<size_t>(kSegmentsRingBytes);
   static constexpr size_t kLine = static_cast<size_t>(kLineBytes);
-  /// A range whose first output byte is `out`: its bytes go from start() on.
-  explicit SegmentsRing(uint8_t* out) {
+  static_assert(kBytes % kLine == 0 && kBytes >= kLine, "the stage: whole lines");
+  SegmentsRing() = default;
+  SegmentsRing(const SegmentsRing&) = delete;  // stage_ points into its own frame_
+  SegmentsRing& operator=(const SegmentsRing&) = delete;
+
+  /// Where the bytes of a row piece whose first output byte is `out` go in the stage: after the
+  /// piece before where `out` continues it, else (the piece before written out: Finish) from the
+  /// start of a stage at the output's own page offset.
+  HWY_INLINE uint8_t* Start(uint8_t* out) {
+    if (next_ != nullptr && out == out_next_) {
+      if (next_ >= stage_ + kBytes) {  // (pieces that ended past it without a step)
+        Flush();
+        next_ -= kBytes;
+      }
+      return next_;
+    }
+    Finish();
     const uintptr_t a = reinterpret_cast<uintptr_t>(out);
     lead_ = static_cast<size_t>(a % kLine);
     line_ = out - lead_;
@@ -1264,17 +1288,24 @@ class SegmentsRing {
     constexpr uintptr_t kPage = 4096;
     const uintptr_t want = a % kPage / kLine * kLine, have = reinterpret_cast<uintptr_t>(frame_) % kPage;
     stage_ = frame_ + (want + kPage - have) % kPage;  // a multiple of a line, below kPage
+    return stage_ + lead_;
   }
-  uint8_t* start() const { return stage_ + lead_; }
+  /// The piece started by the last Start ended at `end` in the stage (SegmentsRowBytes' return),
+  /// before output byte `out_end`.
+  HWY_INLINE void Hold(uint8_t* end, uint8_t* out_end) {
+    next_ = end;
+    out_next_ = out_end;
+  }
   HWY_INLINE void Step(uint8_t*& base, const uint8_t* next) {
     if (HWY_UNLIKELY(next >= stage_ + kBytes)) {
       Flush();
       base -= kBytes;
     }
   }
-  /// Writes the stage's bytes before `end` (SegmentsRowBytes' return) to the output.
-  HWY_INLINE void Finish(const uint8_t* end) {
-    const size_t n = static_cast<size_t>(end - stage_);
+  /// Writes the stage's bytes held (Hold) to the output.
+  HWY_INLINE void Finish() {
+    if (next_ == nullptr) return;
+    const size_t n = static_cast<size_t>(next_ - stage_);
     size_t j = lead_;
     if (lead_ != 0) {
       const size_t head = n < kLine ? n - lead_ : kLine - lead_;
@@ -1283,30 +1314,33 @@ class SegmentsRing {
     }
     for (; j + kLine <= n; j += kLine) StreamLine(line_ + j, stage_ + j);
     if (j < n) CopyBytes(line_ + j, stage_ + j, n - j);
+    next_ = nullptr;
   }
 
  private:
   HWY_NOINLINE void Flush() {
     size_t j = 0;
-    if (lead_ != 0) {  // the range's first line: only its bytes from the range's start
+    if (lead_ != 0) {  // the first line: only its bytes from the first piece's start
       CopyBytes(line_ + lead_, stage_ + lead_, kLine - lead_);
       lead_ = 0;
       j = kLine;
     }
     for (; j < kBytes; j += kLine) StreamLine(line_ + j, stage_ + j);
     line_ += kBytes;
-    // A step moves at most a line (16 elements of 4 bytes, four of 16-byte splats): what it
-    // wrote past the stage's end is within a line of it.
+    // A step moves at most a line (16 elements of 4 bytes, four of 16-byte splats), a piece
+    // without a step at most 16 bytes: what was written past the stage's end is within a line.
     const hn::CappedTag<uint8_t, static_cast<size_t>(kLineBytes)> d;
     for (size_t k = 0; k < kLine; k += hn::Lanes(d)) hn::Store(hn::Load(d, stage_ + kBytes + k), d, stage_ + k);
   }
 
-  // The stage (kBytes and a line past it, which a step's store may reach and then some: a
-  // quad's 64-byte store starts before the line's end) anywhere in a page.
-  alignas(64) uint8_t frame_[4096 + kBytes + 3 * kLine];
-  uint8_t* stage_;
-  uint8_t* line_;  // the output's line that the stage's first byte maps to
-  size_t lead_;    // bytes of that line before the range (the first line only)
+  // The stage (kBytes and the line past it, which the stores reach at most: a step starts before
+  // kBytes and stores at most a line from there) anywhere in a page.
+  alignas(64) uint8_t frame_[4096 + kBytes + kLine];
+  uint8_t* stage_ = nullptr;
+  uint8_t* line_ = nullptr;      // the output's line that the stage's first byte maps to
+  size_t lead_ = 0;              // bytes of that line before the first piece (the first line only)
+  uint8_t* next_ = nullptr;      // where the next piece continues in the stage, or null: none held
+  uint8_t* out_next_ = nullptr;  // the output byte it continues at
 };
 #endif
 

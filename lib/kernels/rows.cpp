@@ -195,11 +195,12 @@ void FillLineRows(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t b
 /// Streaming straight to the output (the ".nt.direct" paths): copy rows or pattern runs of at
 /// least kDirectStreamBytes from the source (joined where they continue one another: StreamJoin),
 /// fills of whole cache lines from a register, rows of short runs (PatternStream) and element
-/// repeats (RepeatStream) from byte and lane shuffles in registers.
+/// repeats (RepeatStream) from byte and lane shuffles in registers, segments of one-byte counts
+/// through the kernel's own small stage (SegmentsRing). On SCALAR, which has no streaming route,
+/// a plan made for a vector target runs the ordinary rows of its kernel.
 void ExecuteDirectStream(const CopyPlan& p, Path path, const uint8_t* src, uint8_t* out, int64_t begin,
                          int64_t end) {
   const size_t isz = p.itemsize;
-  static_cast<void>(path);  // (SCALAR)
   switch (p.kernel()) {
     case Kernel::copy: {
       StreamJoin join;
@@ -218,7 +219,7 @@ void ExecuteDirectStream(const CopyPlan& p, Path path, const uint8_t* src, uint8
         default: FillRows<16>(p, src, out, begin, end); return;
       }
     case Kernel::repeat: {  // repeat.shuffle.nt.direct: 4- and 8-byte elements (the planner's choose_route)
-#if HWY_TARGET != HWY_SCALAR  // (no streaming route there)
+#if HWY_TARGET != HWY_SCALAR
       const size_t reps = static_cast<size_t>(p.inner_reps);
       const size_t src_elems = static_cast<size_t>(p.row_elems) / reps;
       HWY_DASSERT(isz == 4 || isz == 8);
@@ -236,28 +237,33 @@ void ExecuteDirectStream(const CopyPlan& p, Path path, const uint8_t* src, uint8
         run(w);
       }
       join.Finish();
+#else  // a plan made for a vector target run here: the ordinary repeat rows
+      WithRowFn(p, path, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });
 #endif
       return;
     }
     case Kernel::segments: {  // segments.nt.direct: the one-byte counts' walk (the planner's choose_route)
-#if HWY_TARGET != HWY_SCALAR  // (no streaming route there)
+#if HWY_TARGET != HWY_SCALAR
       SegmentHint hint;  // this range's own
+      SegmentsRing ring;
       const auto run = [&](auto size) {
         constexpr size_t kSize = decltype(size)::value;
-        WalkRows(p, src, out, begin, end, [&p, &hint](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
-          SegmentsRing ring(d);
-          ring.Finish(SegmentsRowBytes<kSize>(ring.start(), s, p, off, n, hint, ring));
+        WalkRows(p, src, out, begin, end, [&p, &hint, &ring](const uint8_t* s, size_t off, size_t n, uint8_t* d) {
+          ring.Hold(SegmentsRowBytes<kSize>(ring.Start(d), s, p, off, n, hint, ring), d + n * kSize);
         });
+        ring.Finish();
       };
-      HWY_DASSERT(p.prefix.counts8() != nullptr);
+      HWY_DASSERT(p.prefix.counts8() != nullptr && (isz == 1 || isz == 2 || isz == 4 || isz == 8));
       switch (isz) {
         case 1: run(std::integral_constant<size_t, 1>()); return;
         case 2: run(std::integral_constant<size_t, 2>()); return;
         case 4: run(std::integral_constant<size_t, 4>()); return;
         default: run(std::integral_constant<size_t, 8>()); return;
       }
-#endif
+#else  // a plan made for a vector target run here: the ordinary segments rows
+      WithRowFn(p, path, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });
       return;
+#endif
     }
     default: {  // pattern.long.nt.direct, pattern.shuffle.nt.direct
       const size_t run = static_cast<size_t>(p.run_bytes);
@@ -322,8 +328,9 @@ void ExecuteDirectStream(const CopyPlan& p, Path path, const uint8_t* src, uint8
 /// 0.92 there. The path table says where a path's stage lies (PathInfo::stage_near): segments.nt's
 /// at the output's page offset, rounded down to a line (into dst + 16, 64, 2048, and with the
 /// source at + 16 too: 0.96-1.01 of its aligned speed; the same machine, 2026-12-05; not measured
-/// on the AMD EPYC). (rep_counts' rows of >= 4 KiB now take segments.nt.direct, whose own small
-/// stage, SegmentsRing, lies at the output's page offset too; segments.nt keeps shorter rows.)
+/// on the AMD EPYC). (rep_counts now takes segments.nt.direct, whose own small stage,
+/// SegmentsRing, lies at the output's page offset too; segments.nt keeps the segments whose counts
+/// are not walked as one-byte counts.)
 void ExecuteStagedStream(const CopyPlan& p, const uint8_t* src, uint8_t* out, int64_t begin, int64_t end) {
   constexpr uintptr_t kPage = 4096, kSlack = HWY_MAX_BYTES;  // StageStream reads a vector either side
   static_assert(kStageBytes % kPage == 0, "the second stage at the first's page offset");

@@ -557,6 +557,10 @@ SEEDS = {
     "path_segments_1d": repeat([6], [1, 0, 2, 3, 1, 2], 2),
     "path_segments_flat_2d": repeat([2, 3], [1, 2, 0, 3, 1, 1], 8, perm=1),
     "path_segments_strided_axis": repeat([3, 5], [4, 0, 1, 2, 5], 4, axis=1, strides=[pos(), pos(1)]),
+    # segments.nt.direct: one-byte counts (0-4 of 4-byte elements) in a row of ~32 KiB, streamed
+    # through the kernel's own small stage, into a destination off its lines
+    "path_segments_4B_nt_direct": repeat([8, 8, 8, 8], [k % 5 for k in range(4096)], 4, opt=options(nontemporal=1),
+                                         dst_mis=20),
     "repeat_rows_axis0_counts": repeat([3, 4], [2, 0, 3], 4, axis=0),
     "repeat_fill_per_element": repeat([3], [31], 8),
     "repeat_all_counts_equal": repeat([4], [2, 2, 2, 2], 2),  # per-element counts that are one count

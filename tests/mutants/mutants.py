@@ -370,13 +370,13 @@ MUTANTS = [
      '        at += (four * 0x01010101u) >> 24;',
      '        at += ((four * 0x01010101u) >> 24) - (four == 0x04040404u);'),
     ('segments-ring-carry-shifted', 'lib/kernels/row_kernels-inl.h', 'SegmentsRing',
-     "the bytes a step wrote past the per-element counts' small stage move to its start four bytes "
-     'late (segments.nt.direct)',
+     "the bytes a step wrote past the per-element counts' small stage move to its start from four "
+     'bytes further on (segments.nt.direct)',
      '    for (size_t k = 0; k < kLine; k += hn::Lanes(d)) hn::Store(hn::Load(d, stage_ + kBytes + k), d, stage_ + k);',
      '    for (size_t k = 0; k < kLine; k += hn::Lanes(d)) hn::Store(hn::LoadU(d, stage_ + kBytes + k + 4), d, stage_ + k);'),
     ('segments-ring-tail-short', 'lib/kernels/row_kernels-inl.h', 'SegmentsRing',
-     "a range's last partial line out of the per-element counts' small stage is written four bytes "
-     'short (segments.nt.direct)',
+     "the last partial line of a run of rows out of the per-element counts' small stage is written "
+     'four bytes short (segments.nt.direct)',
      '    if (j < n) CopyBytes(line_ + j, stage_ + j, n - j);',
      '    if (j + 4 < n) CopyBytes(line_ + j, stage_ + j, n - j - 4);'),
     ('pattern-stream-join-phase', 'lib/kernels/row_kernels-inl.h', 'PatternStream',
