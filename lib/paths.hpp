@@ -283,14 +283,14 @@ inline constexpr int64_t kDirectStreamBytes = 4096;
 inline constexpr int64_t kShuffleDirectRowBytes = 256;
 inline constexpr int64_t kStageBytes = 4096;
 /// segments.nt.direct (per-element counts walked as one-byte counts, rows of at least
-/// kSegmentsDirectRowBytes) computes
-/// into a stage of this many bytes, streamed each time the next store would start past it
-/// (SegmentsRing; rows that continue one another continue in it). rep_counts (float32, counts 0-4) in a program of its own: 4 KiB
-/// stages 4.6-4.8 ms, 1 KiB 4.3-4.4, 512 bytes 4.3-4.4, 256 bytes 4.6-4.8; with the source and
-/// counts prefetched 2-4 KiB ahead, 512 bytes 4.0-4.1 ms, 1 KiB 4.1 (stream 2.5 ms; a Xeon
-/// reporting family 6 model 167, 2026-12-05). Through the staged route's blocks (the row function
-/// called per block, each ending exactly) 1 KiB blocks ran at 0.97-1.00 and 512 bytes at 0.73-0.80
-/// of 4 KiB ones.
+/// kSegmentsDirectRowBytes) computes into a stage of this many bytes, streamed each time the next
+/// store would start past it (SegmentsRing; rows that continue one another continue in it).
+/// rep_counts (float32, counts 0-4) in a program of its own: stages of 4 KiB 4.61-4.76 ms, 1 KiB
+/// 4.32-4.43, 512 bytes 4.29-4.82, 256 bytes 4.57-4.77; with the source and counts prefetched
+/// 2-4 KiB ahead, 512 bytes 4.00-4.17 ms, 1 KiB 4.07-4.25 (`stream` 2.5-2.8 ms; a Xeon reporting
+/// family 6 model 167, 2026-12-05). Through the staged route's blocks (the row function called per
+/// block, each ending exactly; with the prefetches, against caa7c35's 4 KiB blocks without them)
+/// 4 KiB blocks ran at 1.03 / 1.01 (1 / 2 threads), 1 KiB at 1.00 / 0.97, 512 bytes at 0.80 / 0.73.
 inline constexpr int64_t kSegmentsRingBytes = 512;
 /// segments.nt.direct takes rows of at least this many bytes; shorter rows keep the staged route.
 /// Against the staged route (caa7c35; float32 counts 0-4 along the last axis, 64 MiB out, the same
