@@ -146,7 +146,8 @@ Case streamed(Case c, bool direct = false) {
   // cases' rows: the counts' total along the last axis) stream through the kernel's own small
   // stage.
   const int64_t isz = static_cast<int64_t>(c.itemsize);
-  const bool segment_bytes = c.path == "segments" && c.op == Op::repeat && (isz == 1 || isz == 2 || isz == 4 || isz == 8) &&
+  const bool segment_bytes = c.path == "segments" && c.op == Op::repeat &&
+                             (isz == 1 || isz == 2 || isz == 4 || isz == 8) &&
                              *std::max_element(c.reps.begin(), c.reps.end()) * isz <= 16 &&
                              std::accumulate(c.reps.begin(), c.reps.end(), int64_t{0}) * isz >= 256;
   const std::string lines = ".lines";  // rows of one line: fill.N.lines with ordinary stores
