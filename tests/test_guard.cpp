@@ -167,10 +167,18 @@ std::string path_on(const Case& c, const std::string& target) {
   return on_target(target == "SCALAR" && !c.plain_path.empty() ? c.plain_path : c.path, target);
 }
 
+// A repeat's counts, at most the first 16 of them (a failure's message stays readable).
+std::string brief(const Shape& v) {
+  if (v.size() <= 16) return test::to_string(v);
+  std::string head = test::to_string(Shape(v.begin(), v.begin() + 16));
+  head.pop_back();  // ")"
+  return head + ", ... (" + std::to_string(v.size()) + " values))";
+}
+
 std::string describe(const Case& c) {
   const std::string args = c.op == Op::tile           ? " reps " + test::to_string(c.reps)
                            : c.op == Op::broadcast_to ? " broadcast_to " + test::to_string(c.reps)
-                                                      : " repeat " + test::to_string(c.reps) + " axis " +
+                                                      : " repeat " + brief(c.reps) + " axis " +
                                                             (c.axis ? std::to_string(*c.axis) : std::string("None"));
   return c.family + ": input " + test::to_string(c.shape) + " strides " +
          (c.strides.empty() ? std::string("C-contiguous") : test::to_string(c.strides)) + " itemsize " +
@@ -456,12 +464,15 @@ class Runner {
 
   int executions = 0;
 
-  std::string run(const Case& c, const std::vector<std::size_t>& gaps, uint64_t seed, const std::string& target) {
+  // `made`: a plan of the case made before (for another target, say) to execute in place of one
+  // planned here for `target`; its path is then not checked against `target`'s.
+  std::string run(const Case& c, const std::vector<std::size_t>& gaps, uint64_t seed, const std::string& target,
+                  const tessera::Plan* made = nullptr) {
     tessera::Options options;
     options.nontemporal = c.nontemporal;
-    const tessera::Plan plan = plan_of(c, options);
+    const tessera::Plan plan = made != nullptr ? *made : plan_of(c, options);
     const std::string path = path_on(c, target);
-    if (plan.kernel_path() != path)
+    if (made == nullptr && plan.kernel_path() != path)
       return describe(c) + ": plan took path " + plan.kernel_path() + ", expected " + path + "\n" + plan.describe();
 
     const auto [low, high] = input_span(c);
@@ -1284,6 +1295,59 @@ TEST_CASE("guard pages: every itemsize, size, misalignment and executor path on 
     os << "\n";
   }
   MESSAGE(os.str());
+}
+
+TEST_CASE("guard pages: streamed plans made for the best target, executed on every target") {
+  // A plan keeps the path its planner chose for the target of that moment; dispatch at execution
+  // may go elsewhere (a process that forces its targets between the two, as Highway's tests do).
+  // On a target without that path's code (SCALAR: no vectors, no streaming stores) each kernel
+  // then runs its own rows; the direct routes (segments.nt.direct, repeat.shuffle.nt.direct,
+  // fill.N.nt.direct) once wrote nothing there. Every large streamed case, planned once for the
+  // best target, executed on every target into destinations at and off the line.
+  TargetGuard guard;
+  hwy::SetSupportedTargetsForTest(0);
+  const bool vectors = std::string(tessera::active_target()) != "SCALAR";
+  const std::vector<int64_t> targets = test::targets_to_test();
+  REQUIRE(!targets.empty());
+  const GuardPage src(1 << 20), dst(1 << 20);
+  Runner runner(src, dst);
+  static const std::vector<std::size_t> gaps = {0, 16, 27};
+  std::set<std::string> planned;
+  uint64_t seed = 20261205;
+  int cases = 0;
+  for (const Case& c : large_cases()) {
+    if (c.nontemporal != tessera::NonTemporal::always) continue;
+    hwy::SetSupportedTargetsForTest(0);
+    tessera::Options options;
+    options.nontemporal = c.nontemporal;
+    const tessera::Plan plan = plan_of(c, options);
+    planned.insert(plan.kernel_path());
+    ++cases;
+    for (const int64_t target : targets) {
+      hwy::SetSupportedTargetsForTest(target);
+      const std::string name = hwy::TargetName(target);
+      std::string err;
+      try {
+        err = runner.run(c, gaps, seed++, name, &plan);
+      } catch (const std::exception& e) {
+        err = describe(c) + ": threw " + e.what();
+      }
+      CHECK_MESSAGE(err.empty(),
+                    "planned for " << std::string(plan.kernel_path()) << ", executed on " << name << ": " << err);
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  CHECK(cases >= 10);
+  INFO("paths planned: " << [&] {
+    std::string all;
+    for (const std::string& p : planned) all += p + " ";
+    return all;
+  }());
+  if (vectors) {  // the direct routes are among the plans run elsewhere
+    CHECK(planned.count("segments.nt.direct") == 1);
+    CHECK(planned.count("repeat.shuffle.nt.direct") == 1);
+    CHECK(planned.count("pattern.shuffle.nt.direct") == 1);
+  }
 }
 
 TEST_CASE("guard pages: the reductions, every path, dtype and misalignment on every Highway target") {

@@ -379,6 +379,13 @@ MUTANTS = [
      'four bytes short (segments.nt.direct)',
      '    if (j < n) CopyBytes(line_ + j, stage_ + j, n - j);',
      '    if (j + 4 < n) CopyBytes(line_ + j, stage_ + j, n - j - 4);'),
+    ('scalar-direct-segments-nothing', 'lib/kernels/rows.cpp', 'ExecuteDirectStream',
+     'on SCALAR a plan made for a vector target with the direct route of the per-element counts '
+     '(segments.nt.direct) writes nothing',
+     '#else  // a plan made for a vector target run here: the ordinary segments rows\n'
+     '      WithRowFn(p, path, [&](const auto& row) { WalkRows(p, src, out, begin, end, row); });',
+     '#else  // MUTANT: nothing written\n'
+     '      static_cast<void>(path);'),
     ('pattern-stream-join-phase', 'lib/kernels/row_kernels-inl.h', 'PatternStream',
      "the vector two rows of short runs share takes the next row's bytes from the pattern at the "
      "row's first byte instead of the vector's (shifted by the pending bytes)",
