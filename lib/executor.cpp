@@ -38,11 +38,11 @@ std::atomic<bool> g_first_done{false};
 
 }  // namespace
 
-int parallel_threads(int64_t work_bytes, int max_threads, int arena) {
+int parallel_threads(int64_t work_bytes, int max_threads, int arena, bool fresh_output) {
   if (g_first_done.load(std::memory_order_relaxed)) return threads_for(work_bytes, max_threads, arena, false);
   // The first call that could use threads ends the process's first-call rule.
   if (threads_for(work_bytes, max_threads, arena, false) > 1) g_first_done.store(true, std::memory_order_relaxed);
-  return threads_for(work_bytes, max_threads, arena, true);
+  return threads_for(work_bytes, max_threads, arena, true, fresh_output);
 }
 
 int planning_threads(int64_t work_bytes, int max_threads) {
@@ -84,7 +84,7 @@ void execute(const CopyPlan& plan, const unsigned char* src, unsigned char* dst)
   }
   const int arena = tbb::this_task_arena::max_concurrency();
   const int max_threads = plan.options.max_threads;
-  const int threads = parallel_threads(nbytes, max_threads, arena);
+  const int threads = parallel_threads(nbytes, max_threads, arena, plan.fresh_output);
   if (threads <= 1) {
     execute_range(plan, src, dst, 0, replica_end, false, copies);
     return;

@@ -502,9 +502,9 @@ void finish_plan(CopyPlan& p) {
 }
 
 void plan_for_fresh_output(CopyPlan& p) {
-  if (p.options.nontemporal != NonTemporal::automatic || p.out_size == 0) return;
-  p.fresh_output = true;
-  choose_path(p, kernel_caps());
+  if (p.out_size == 0) return;
+  p.fresh_output = true;  // (also the executor's threads: threads_for)
+  if (p.options.nontemporal == NonTemporal::automatic) choose_path(p, kernel_caps());
 }
 
 Dims output_shape_only(CopyPlan&& p) {

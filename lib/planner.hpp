@@ -75,8 +75,9 @@ void choose_path(CopyPlan& p, const KernelCaps& caps);
 void finish_plan(CopyPlan& p);
 
 /// The plan's output is about to be written into pages the kernel has just zeroed (a fresh
-/// mapping of the allocating calls): under NonTemporal::automatic they are still cached, so
-/// ordinary stores win — re-chooses the path with fresh_output set.
+/// mapping of the allocating calls): sets fresh_output (the process's first parallel call then
+/// runs on one thread: threads_for) and, under NonTemporal::automatic, where the pages are still
+/// cached and ordinary stores win, re-chooses the path.
 void plan_for_fresh_output(CopyPlan& p);
 
 /// Shapes only (steps 1-3 without data): tile_shape, broadcast_shape, expand_shape, repeat_shape.

@@ -415,7 +415,7 @@ TEST_CASE("repeat: per-element counts read by more than one thread while plannin
 }
 
 #if TESSERA_PATH_COUNTERS
-TEST_CASE("threads_for: serial below 512 KiB, the first call serial below 16 MiB, max_threads caps") {
+TEST_CASE("threads_for: serial below 512 KiB, the first call serial below 16 MiB and into fresh pages below 256 MiB, max_threads caps") {
   using tessera::detail::threads_for;
   constexpr int64_t KiB = 1024, MiB = 1024 * KiB;
   // Below the parallel threshold: one thread, first call or not, whatever the arena.
@@ -425,6 +425,15 @@ TEST_CASE("threads_for: serial below 512 KiB, the first call serial below 16 MiB
   CHECK(threads_for(512 * KiB, 0, 8, true) == 1);
   CHECK(threads_for(16 * MiB - 1, 0, 8, true) == 1);
   CHECK(threads_for(16 * MiB, 0, 8, true) == 8);
+  // ... and into fresh pages (an allocating call's new block) below 256 MiB; later calls are not
+  // bound by it.
+  CHECK(threads_for(16 * MiB, 0, 8, true, true) == 1);
+  CHECK(threads_for(256 * MiB - 1, 0, 8, true, true) == 1);
+  CHECK(threads_for(256 * MiB, 0, 8, true, true) == 8);
+  CHECK(threads_for(int64_t{4} << 30, 0, 8, true, true) == 8);
+  CHECK(threads_for(16 * MiB - 1, 0, 8, true, false) == 1);
+  CHECK(threads_for(64 * MiB, 0, 8, false, true) == 8);
+  CHECK(threads_for(64 * MiB, 3, 8, false, true) == 3);
   // Later calls: the arena, capped by max_threads (0: no cap; a cap at or above the arena's: none).
   CHECK(threads_for(512 * KiB, 0, 8, false) == 8);
   CHECK(threads_for(512 * KiB, 3, 8, false) == 3);

@@ -109,8 +109,9 @@ typedef enum tessera_nontemporal {
  *                in the caller's arena, so at most N threads (the caller's included) take part;
  *                N = 1 runs serially on the calling thread. Negative: TESSERA_INVALID_ARGUMENT.
  *                (Outputs under 512 KiB always run serially on the calling thread, and so does
- *                a process's first call that could use threads, below 16 MiB: starting oneTBB's
- *                workers costs about as much as writing 1 MiB; the next such call starts them.)
+ *                a process's first call that could use threads, below 16 MiB (starting oneTBB's
+ *                workers costs about as much as writing 1 MiB) and, into the fresh pages of an
+ *                allocating call, below 256 MiB; the next such call starts them.)
  *                Planning per-element repeat counts of 512 KiB or more reads them over the same
  *                threads, under the same rules.
  * negative_reps: a tessera_negative_reps value (default TESSERA_NEGATIVE_REPS_ERROR); applies to

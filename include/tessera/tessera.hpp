@@ -213,8 +213,9 @@ struct Options {
   /// executor splits the output into at most N chunks, run as tasks in the caller's arena, so at
   /// most N threads (the caller's included) take part; 1 runs serially on the calling thread.
   /// (Outputs under 512 KiB always run serially on the calling thread, and so does a process's
-  /// first call that could use threads, below 16 MiB: starting oneTBB's workers costs about as
-  /// much as writing 1 MiB; the next such call starts them.)
+  /// first call that could use threads, below 16 MiB (starting oneTBB's workers costs about as
+  /// much as writing 1 MiB) and, into the fresh pages of an allocating call, below 256 MiB; the
+  /// next such call starts them.)
   int max_threads = 0;
   /// Negative reps: an error (numpy) or 0 (OpenVINO Tile-1).
   NegativeReps negative_reps = NegativeReps::error;
