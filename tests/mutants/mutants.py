@@ -74,8 +74,13 @@ MUTANTS = [
      'const int threads = max_threads > 0 && max_threads < 0 ? max_threads : arena;'),
     ('first-call-rule-dropped', 'lib/parallel.hpp', 'threads_for',
      "the process's first call below 16 MiB starts the worker threads (the first-call rule dropped)",
-     'if (threads > 1 && first_call && work_bytes < kColdParallelMinBytes) return 1;',
+     'if (threads > 1 && first_call && work_bytes < serial_below) return 1;',
      'if (threads > 1 && first_call && work_bytes < 0) return 1;'),
+    ('fresh-first-call-rule-dropped', 'lib/parallel.hpp', 'threads_for',
+     "the process's first call into an allocating call's fresh pages takes the threads from 16 MiB "
+     '(not from 256 MiB)',
+     'const int64_t serial_below = fresh_output ? kFreshParallelMinBytes : kColdParallelMinBytes;',
+     'const int64_t serial_below = kColdParallelMinBytes;'),
     # --- (1) a tail not written: the executor's last chunk
     ('chunk-tail-dropped', 'lib/executor.cpp', 'execute',
      "the threaded executor's last chunk ends one element short of the output",
