@@ -30,9 +30,10 @@ inline constexpr int64_t kColdParallelMinBytes = int64_t{16} << 20;
 /// processes with two threads touching the pages first (0.12-0.90x; with the workers started
 /// beforehand 3 of 100), in 0-2 of 100 with one thread (0.95-0.99x), the median ratio the same
 /// (1.24-1.44 and 1.27-1.28: bench/first_call.py --procs 100, alternating; a KVM guest whose host
-/// backs freed pages again on their first touch, 2026-12-05). From 1 GiB two threads wrote fresh
-/// pages faster (outer's first call, bench/sweep.py: 7.4-7.7 GB/s against 4.2-4.8 with one; at
-/// 256 MiB 4.9 and 4.8).
+/// backs freed pages again on their first touch, 2026-12-05; after idle, still up to 3 of 20 on
+/// one thread: the host's bound, docs/performance.md). From 1 GiB two threads wrote fresh pages
+/// faster (outer's first call, bench/sweep.py: 7.4-7.7 GB/s against 4.2-4.8 with one; at 256 MiB
+/// 4.9 and 4.8).
 inline constexpr int64_t kFreshParallelMinBytes = int64_t{256} << 20;
 
 /// The threads a call uses, from `work_bytes` (a copy's output bytes, a reduction's input bytes),
