@@ -1301,10 +1301,11 @@ TEST_CASE("guard pages: streamed plans made for the best target, executed on eve
   // A plan keeps the path its planner chose for the target of that moment; dispatch at execution
   // may go elsewhere (a process that forces its targets between the two, as Highway's tests do).
   // On a target without that path's code (SCALAR: no vectors, no streaming stores) each kernel
-  // then runs its own rows; the direct routes (segments.nt.direct, repeat.shuffle.nt.direct,
-  // fill.N.nt.direct) once wrote nothing there. Every large streamed case, planned once for the
-  // best target, executed on every target into destinations at and off the line. (Under
-  // emulation, TESSERA_TEST_SCALE > 1: the list's cases scale_takes keeps, two destinations.)
+  // then runs its own rows; the direct routes of the element repeats and the per-element counts
+  // (repeat.shuffle.nt.direct, segments.nt.direct) once wrote nothing there. Every large streamed
+  // case, planned once for the best target, executed on every target into destinations at and
+  // off the line. (Under emulation, TESSERA_TEST_SCALE > 1: the list's cases scale_takes keeps,
+  // two destinations.)
   TargetGuard guard;
   hwy::SetSupportedTargetsForTest(0);
   const bool vectors = std::string(tessera::active_target()) != "SCALAR";

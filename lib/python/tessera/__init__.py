@@ -29,10 +29,10 @@ Units: shapes, reps, repeat counts and regions are in elements; strides and ``nb
 Threads: tessera writes large outputs (512 KiB or more) with the threads of its oneTBB task arena
 (all cores by default; ``max_threads=N`` caps one call); a process's first such call runs on the
 calling thread below 16 MiB (starting the threads costs about as much as writing 1 MiB), and below
-256 MiB when it allocates its output afresh; the next starts them. The import does the one-time set-up (the SIMD target, oneTBB's scheduler state, the
-cache sizes, a first tile and tile_backward of a few bytes) so that the first call does not. It
-releases the GIL while it copies outputs of 16 KiB or more, so many Python threads may call it at
-once.
+256 MiB when it allocates its output afresh; the next starts them. The import does the one-time
+set-up (the SIMD target, oneTBB's scheduler state, the cache sizes, a first tile and tile_backward
+of a few bytes) so that the first call does not. It releases the GIL while it copies outputs of
+16 KiB or more, so many Python threads may call it at once.
 """
 
 import numbers as _numbers
