@@ -1306,25 +1306,25 @@ class SegmentsRing {
   HWY_INLINE void Finish() {
     if (next_ == nullptr) return;
     const size_t n = static_cast<size_t>(next_ - stage_);
-    size_t j = Lead(n);
+    size_t j = lead_;
+    if (lead_ != 0) {
+      const size_t head = n < kLine ? n - lead_ : kLine - lead_;
+      CopyBytes(line_ + lead_, stage_ + lead_, head);
+      j += head;
+    }
     for (; j + kLine <= n; j += kLine) StreamLine(line_ + j, stage_ + j);
     if (j < n) CopyBytes(line_ + j, stage_ + j, n - j);
     next_ = nullptr;
   }
 
  private:
-  /// The first line's bytes from the first piece's start (lead_ > 0: the output's line holds
-  /// other bytes before them), of the stage's first n, with ordinary stores; returns where the
-  /// whole lines start (0 where lead_ is 0).
-  HWY_INLINE size_t Lead(size_t n) {
-    if (lead_ == 0) return 0;
-    const size_t head = (n < kLine ? n : kLine) - lead_;
-    CopyBytes(line_ + lead_, stage_ + lead_, head);
-    return lead_ + head;
-  }
   HWY_NOINLINE void Flush() {
-    size_t j = Lead(kBytes);
-    lead_ = 0;
+    size_t j = 0;
+    if (lead_ != 0) {  // the first line: only its bytes from the first piece's start
+      CopyBytes(line_ + lead_, stage_ + lead_, kLine - lead_);
+      lead_ = 0;
+      j = kLine;
+    }
     for (; j < kBytes; j += kLine) StreamLine(line_ + j, stage_ + j);
     line_ += kBytes;
     // A step moves at most a line (16 elements of 4 bytes, four of 16-byte splats), a piece
