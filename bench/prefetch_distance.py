@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """How far ahead the gradients' kernels should prefetch on this core: tile_bench's gradient cases
-run in alternating processes, one per distance of TESSERA_PREFETCH_BYTES (read once per process).
+run in alternating processes, one per distance of TESSERA_PREFETCH_BYTES (read once per process),
+or one per value of another of the prefetch's variables (--variable TESSERA_PREFETCH_SPREAD
+--distances 0,1: each periodic item's or leaf's lines at once, or spread among the loads).
 
 Usage: bench/prefetch_distance.py --tile-bench build/bench/bench/tile_bench [--distances 0,4096,16384]
-                                  [--filter REGEX] [--rounds N] [--min-time S]
+                                  [--variable NAME] [--filter REGEX] [--rounds N] [--min-time S]
 
 For each round, one tile_bench process per distance (the order rotated each round) runs the
 gradient cases whose name --filter matches (default: those whose kernels take the prefetch, short
@@ -22,8 +24,8 @@ import subprocess
 import sys
 
 
-def run(tile_bench, distance, case_re, min_time):
-    env = dict(os.environ, TESSERA_PREFETCH_BYTES=str(distance))
+def run(tile_bench, variable, distance, case_re, min_time):
+    env = dict(os.environ, **{variable: str(distance)})
     flt = f"^((tile_backward|sum_to_shape|repeat_backward)|limit/read)/({case_re})/threads"
     cmd = [tile_bench, f"--benchmark_filter={flt}", "--benchmark_format=json",
            f"--benchmark_min_time={min_time}", "--benchmark_repetitions=1"]
@@ -47,7 +49,9 @@ def run(tile_bench, distance, case_re, min_time):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tile-bench", required=True)
-    p.add_argument("--distances", default="0,4096,16384")
+    p.add_argument("--distances", default="0,4096,16384", help="the variable's values, in turn")
+    p.add_argument("--variable", default="TESSERA_PREFETCH_BYTES",
+                   choices=["TESSERA_PREFETCH_BYTES", "TESSERA_PREFETCH_SPREAD"])
     p.add_argument("--filter", default="column_bwd|narrow_bwd|bc_cols_bwd|nchw_bwd|mixed3d_bwd|rep_mid_bwd")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--min-time", type=float, default=0.3, help="Google Benchmark's least seconds per benchmark")
@@ -58,16 +62,16 @@ def main():
     for r in range(args.rounds):
         order = distances[r % len(distances):] + distances[:r % len(distances)]
         for d in order:
-            context, times = run(args.tile_bench, d, args.filter, args.min_time)
+            context, times = run(args.tile_bench, args.variable, d, args.filter, args.min_time)
             for key, ms in times.items():
                 samples.setdefault((d,) + key, []).append(ms)
-            print(f"  round {r + 1}/{args.rounds}, TESSERA_PREFETCH_BYTES={d}: {len(times)} benchmarks", file=sys.stderr,
+            print(f"  round {r + 1}/{args.rounds}, {args.variable}={d}: {len(times)} benchmarks", file=sys.stderr,
                   flush=True)
     print(f"prefetch_distance.py: {context.get('date', '?')}, {context.get('cpu_model', '?')}, tessera "
           f"{context.get('tessera_version', '?')} ({context.get('tessera_target', '?')}), L3 "
           f"{int(context.get('last_level_cache_bytes', 0)) >> 20} MiB")
-    print(f"medians of {args.rounds} processes per distance, alternating; time in ms; %read: the same processes' "
-          f"`read` limit; vs {distances[0]}: speed relative to TESSERA_PREFETCH_BYTES={distances[0]}")
+    print(f"medians of {args.rounds} processes per value of {args.variable}, alternating; time in ms; %read: the "
+          f"same processes' `read` limit; vs {distances[0]}: speed relative to {args.variable}={distances[0]}")
     cases = sorted({(c, t) for (_, c, t, k) in samples if k == "plan"}, key=lambda ct: (ct[0], ct[1]))
     head = f"{'case':15} {'thr':>3}"
     for d in distances:

@@ -1517,7 +1517,7 @@ int main(int argc, char** argv) {
     } else if (a == "--probe" && i + 1 < argc) {
       probes.push_back(argv[++i]);
     } else {
-      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd|rep_mid_bwd|nchw_bwd|bc_rows_bwd|rep_counts_bwd|rep_ragged_bwd]...)");
+      die("unknown argument '" + a + "' (usage: tessera_probes [--rounds N] [--probe rep_counts|strided|inner_bwd|rep_mid_bwd|nchw_bwd|bc_rows_bwd|bc_cols_bwd|narrow_bwd|rep_counts_bwd|rep_ragged_bwd]...)");
     }
   }
   __builtin_cpu_init();

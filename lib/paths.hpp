@@ -237,11 +237,14 @@ inline constexpr int64_t kStreamMinClamp[2] = {int64_t{4} << 20, int64_t{256} <<
 inline constexpr int64_t kMeshL3MinBytes = int64_t{64} << 20;
 int64_t stream_min_bytes();
 
-/// The x86 CPU's vendor and family from CPUID (the family with its extended bits: 25 for AMD's
-/// Zen 4, 6 for Intel's cores); {other, 0} on other vendors and other ISAs.
+/// The x86 CPU's vendor, family and model from CPUID (the family with its extended bits: 25 for
+/// AMD's Zen 4, 6 for Intel's cores; the model with its extended bits where the family is 6 or
+/// 15, as Linux's /proc/cpuinfo prints it: 207 for a Xeon of family 6 model 0xCF); {other, 0, 0}
+/// on other vendors and other ISAs.
 struct CpuKind {
   enum class Vendor { other, intel, amd } vendor = Vendor::other;
   unsigned family = 0;
+  unsigned model = 0;
 };
 CpuKind cpu_kind() noexcept;
 

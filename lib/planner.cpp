@@ -116,6 +116,8 @@ CpuKind cpu_kind() noexcept {
   if (b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) k.vendor = CpuKind::Vendor::amd;    // "AuthenticAMD"
   if (!__get_cpuid(1, &a, &b, &c, &d)) return k;
   k.family = (a >> 8) & 0xf;
+  k.model = (a >> 4) & 0xf;
+  if (k.family == 0x6 || k.family == 0xf) k.model += ((a >> 16) & 0xf) << 4;
   if (k.family == 0xf) k.family += (a >> 20) & 0xff;
 #endif
   return k;

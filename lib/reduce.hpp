@@ -249,12 +249,20 @@ bool reduce_prefetch_short_rows() noexcept;
 /// TESSERA_PREFETCH_BYTES set, and on Intel CPUs with a mesh L3 (intel_mesh_l3), whose hardware
 /// prefetchers left such runs at 61-66% of the read limit (on a Xeon reporting family 6 model
 /// 167, L3 480 MiB: bc_cols_bwd at 100-109% without, at 73-76% with each leaf's lines prefetched
-/// at once, at 97-108% with them spread among the loads, as now: tessera_probes, 2026-12-02
-/// 17:30-18:05 UTC on f092360's tree and the change in turn,
-/// bench/results/2026-12-02-xeon-f6m167/); not elsewhere (on AMD family 25 the
+/// at once, at 97-108% with them spread among the loads, as there now
+/// (reduce_prefetch_runs_spread): tessera_probes, 2026-12-02 17:30-18:05 UTC on f092360's tree
+/// and the change in turn, bench/results/2026-12-02-xeon-f6m167/); not elsewhere (on AMD family 25 the
 /// periodic paths read at 103-113% of it without; family 26's long runs are not measured with
 /// it). Read once.
 bool reduce_prefetch_long_runs() noexcept;
+
+/// Whether the periodic path's prefetched runs (reduce.periodic.rows' one-by-one items and
+/// reduce.periodic.reg16's long runs) have their lines prefetched spread among the loads (each
+/// block's lines as the same block of the item summed is added: ReduceProblem::prefetch_spread)
+/// rather than a whole item (rows) or leaf (reg16) at once before it is summed. The environment
+/// variable TESSERA_PREFETCH_SPREAD (0 or 1) if set, else by the kind of core (measured; see
+/// the policy in reduce_planner.cpp). Read once.
+bool reduce_prefetch_runs_spread() noexcept;
 
 /// Whether the lanes path's short items read row by row (ReduceProblem::rows_whole: 2 ... kLeaf
 /// addend rows of at most kWholeRowsItemBytes in all) are prefetched reduce_prefetch_along_bytes()
@@ -337,8 +345,9 @@ struct ReduceProblem {
   //   instructions per line (a fold per item) keep too few lines in flight (column_bwd read at 60%
   //   of the limit without, narrow_bwd's rows of w = 3 at 57%);
   //   periodic path, w = 1, one dense run of more than one leaf per item (reduce.periodic.reg16),
-  //   where reduce_prefetch_long_runs(): the kernel prefetches the item this many on block by
-  //   block, as it sums the same block of this item.
+  //   where reduce_prefetch_long_runs(): the kernel prefetches the item this many on leaf by
+  //   leaf before it sums the same leaf of this item, or block by block as it sums the same block
+  //   (prefetch_spread).
   //   The distance is reduce_prefetch_bytes() of items, rounded up to whole items, but for items
   //   prefetched along their rows: reduce_prefetch_along_bytes(). Every prefetch brings its line
   //   into L2 (the kernels' PrefetchLine), but the segment groups'.
@@ -351,6 +360,12 @@ struct ReduceProblem {
   //   an element whose accumulators have more than 16 lanes, gets for both kinds of periodic
   //   runs). A target without the item's kernel (KernelFor) runs it unprefetched.
   int64_t prefetch_items = 0;
+  // Periodic path, items prefetched (prefetch_items > 0) by reduce.periodic.rows one by one or by
+  // reduce.periodic.reg16: each block's lines of the item prefetch_items on prefetched as the same
+  // block of this item is added (spread among the loads), or, false, the whole item
+  // (periodic.rows) or each leaf (reg16) before it is summed. Set by lay_out_reduce from
+  // reduce_prefetch_runs_spread(); the kernels obey.
+  bool prefetch_spread = false;
   // Lanes path, 2 ... kLeaf addends, items of at most kWholeRowsItemBytes (set by lay_out_reduce):
   // the reg.leaf kernel reads an item's addend rows one after another, each from its start to its
   // end, its sums in registers (at most 16 vectors of them) or else in a scratch row in L1. Read a

@@ -253,21 +253,34 @@ bool amd_family_26_or_later() noexcept {
 // Which items the reduction kernels prefetch, and how far ahead (reduce_prefetch_bytes,
 // reduce_prefetch_short_rows, reduce_prefetch_long_runs and, along the rows,
 // reduce_prefetch_along_bytes): the variable's distance for every such item, else by the kind of
-// core.
+// core. How the periodic runs' lines are prefetched (reduce_prefetch_runs_spread): spread among
+// the loads only on the Intel cores reporting family 6 model 167 (with a mesh L3), where that way
+// read bc_cols_bwd at 97-108% of `read` and each leaf at once at 73-76% (2026-12-02,
+// bench/results/2026-12-02-xeon-f6m167/); each item or leaf at once elsewhere: on a Xeon
+// reporting family 6 model 207 the spread prefetches read bc_cols_bwd and narrow_bwd as none at
+// all (52-55% of `read`), at once 1.37-1.62x faster (70-87%; 2026-12-06,
+// bench/results/2026-12-06-xeon-f6m207/prefetch-spread.txt), and AMD family 26 was measured so.
+// TESSERA_PREFETCH_SPREAD (0 or 1; any other value is ignored) overrides it.
 struct PrefetchPolicy {
   int64_t bytes = 0;
   bool short_rows = false;
   bool long_runs = false;
-  int64_t along_bytes = 0;  // the distance along the rows; 0: not along the rows
+  int64_t along_bytes = 0;   // the distance along the rows; 0: not along the rows
+  bool runs_spread = false;  // the periodic runs' lines spread among the loads (else at once)
 };
+constexpr unsigned kIntelSpreadModel = 167;
 const PrefetchPolicy& prefetch_policy() noexcept {
   static const PrefetchPolicy policy = [] {
     // The variable's distance, at most kPrefetchMaxBytes (the kernels add it to addresses).
     const int64_t n = std::min(env_int64("TESSERA_PREFETCH_BYTES", -1), kPrefetchMaxBytes);
-    if (n >= 0) return PrefetchPolicy{n, true, true, n};
-    if (amd_family_26_or_later()) return PrefetchPolicy{kPrefetchAheadBytes, true, false, 0};
-    if (intel_mesh_l3()) return PrefetchPolicy{kPrefetchAheadBytes, false, true, kPrefetchAlongBytes};
-    return PrefetchPolicy{};
+    PrefetchPolicy policy;
+    if (n >= 0) policy = PrefetchPolicy{n, true, true, n};
+    else if (amd_family_26_or_later()) policy = PrefetchPolicy{kPrefetchAheadBytes, true, false, 0};
+    else if (intel_mesh_l3()) policy = PrefetchPolicy{kPrefetchAheadBytes, false, true, kPrefetchAlongBytes};
+    policy.runs_spread = intel_mesh_l3() && cpu_kind().family == 6 && cpu_kind().model == kIntelSpreadModel;
+    const int64_t spread = env_int64("TESSERA_PREFETCH_SPREAD", -1);
+    if (spread == 0 || spread == 1) policy.runs_spread = spread == 1;
+    return policy;
   }();
   return policy;
 }
@@ -279,6 +292,7 @@ bool reduce_prefetch_short_rows() noexcept { return prefetch_policy().short_rows
 bool reduce_prefetch_long_runs() noexcept { return prefetch_policy().long_runs; }
 bool reduce_prefetch_rows_along() noexcept { return prefetch_policy().along_bytes > 0; }
 int64_t reduce_prefetch_along_bytes() noexcept { return prefetch_policy().along_bytes; }
+bool reduce_prefetch_runs_spread() noexcept { return prefetch_policy().runs_spread; }
 
 Elem elem_of(DType dtype) noexcept {
   switch (dtype) {
@@ -413,6 +427,7 @@ void lay_out_periodic(ReduceProblem& p) noexcept {
   const bool short_run = p.nleaves == 1 && p.nouter == 1 && item_bytes <= kPrefetchRowBytes;
   const bool long_run = p.width == 1 && p.nleaves > 1 && reduce_prefetch_long_runs();
   if (dense && (short_run || long_run)) p.prefetch_items = ceil_div(reduce_prefetch_bytes(), item_bytes);
+  p.prefetch_spread = p.prefetch_items > 0 && reduce_prefetch_runs_spread();
 }
 
 // Levels of the binary counter over `leaves` leaves: bit_width(leaves).
@@ -431,6 +446,7 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
   p.prefetch_ahead_bytes = 0;
   p.rows_whole = false;
   p.prefetch_along_rows = false;
+  p.prefetch_spread = false;
   if (p.path == ReducePath::none || p.path == ReducePath::zeros) return;
   if (p.path == ReducePath::periodic) {
     lay_out_periodic(p);
@@ -539,6 +555,9 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
   // reduce.periodic.reg16, on scalable targets and for accumulators of more than 16 lanes) reads
   // them unprefetched, and the plan says so (describe()).
   if (!kReduceKernels[static_cast<int>(p.kernel)].prefetches) p.prefetch_items = 0;
+  // Only reduce.periodic.rows (its items one by one) and reduce.periodic.reg16 spread the lines.
+  if (p.prefetch_items == 0 || (p.kernel != ReduceKernel::periodic_rows && p.kernel != ReduceKernel::periodic_reg16))
+    p.prefetch_spread = false;
   // Only reduce.lanes.reg.leaf reads rows_whole items row by row with the prefetch along them;
   // another kernel prefetches them all at once where short rows take that, else not at all.
   if (p.prefetch_along_rows && p.kernel != ReduceKernel::lanes_reg_leaf) {
@@ -713,7 +732,8 @@ std::string describe_reduce(const ReducePlan& r) {
   const char* kernel = kReduceKernels[static_cast<int>(p.kernel)].name;
   const std::string prefetch =
       p.prefetch_items > 0 ? ", prefetched " + std::to_string(p.prefetch_items) + " items ahead" +
-                                 (p.prefetch_along_rows ? " along the rows" : "")
+                                 (p.prefetch_along_rows ? " along the rows" : "") +
+                                 (p.prefetch_spread ? ", spread among the loads" : "")
       : p.prefetch_ahead_bytes > 0 ? ", prefetched " + std::to_string(p.prefetch_ahead_bytes) + " bytes ahead along the rows"
                                    : std::string();
   s << "  kernel: " << kReducePathNames[static_cast<int>(p.path)];

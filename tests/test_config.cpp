@@ -122,12 +122,13 @@ TEST_CASE("options: the automatic streaming threshold: streaming_threshold_bytes
   }
 }
 
-// The CPU's vendor and family as Linux reports them (/proc/cpuinfo: a source other than the
-// library's CPUID) and the size of CPU 0's highest-level data or unified cache (sysfs);
+// The CPU's vendor, family and model as Linux reports them (/proc/cpuinfo: a source other than
+// the library's CPUID) and the size of CPU 0's highest-level data or unified cache (sysfs);
 // nullopt where /proc/cpuinfo does not say.
 struct LinuxCpu {
   std::string vendor;
   long family = -1;
+  long model = -1;
   long long last_level_bytes = 0;
 };
 std::optional<LinuxCpu> cpu_per_linux() {
@@ -135,16 +136,17 @@ std::optional<LinuxCpu> cpu_per_linux() {
   if (f == nullptr) return std::nullopt;
   LinuxCpu cpu;
   char line[512];
-  while (std::fgets(line, sizeof line, f) != nullptr && (cpu.vendor.empty() || cpu.family < 0)) {
+  while (std::fgets(line, sizeof line, f) != nullptr && (cpu.vendor.empty() || cpu.family < 0 || cpu.model < 0)) {
     const std::string l(line);
     const std::size_t colon = l.find(':');
     if (colon == std::string::npos) continue;
     const std::string value = l.substr(colon + 1);
     if (l.rfind("vendor_id", 0) == 0) cpu.vendor = value.substr(value.find_first_not_of(" \t"), 12);
     if (l.rfind("cpu family", 0) == 0) cpu.family = std::strtol(value.c_str(), nullptr, 10);
+    if (l.rfind("model", 0) == 0 && l.rfind("model name", 0) != 0) cpu.model = std::strtol(value.c_str(), nullptr, 10);
   }
   std::fclose(f);
-  if (cpu.vendor.empty() || cpu.family < 0) return std::nullopt;
+  if (cpu.vendor.empty() || cpu.family < 0 || cpu.model < 0) return std::nullopt;
   int best_level = 0;
   for (int index = 0; index < 8; ++index) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
@@ -181,21 +183,31 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   // periodic path's long runs take it too (the short runs per output element always do).
   bool short_rows = true, long_runs = true, rows_along = true;
   int64_t along_bytes = bytes;  // the distance along the rows (the variable's, where it is set)
+  // Whether the periodic runs' prefetches are spread among the loads (else an item's or a leaf's
+  // lines at once): TESSERA_PREFETCH_SPREAD where set, else only on Intel's family 6 model 167
+  // with a mesh L3 (checked below where Linux says which CPU this is).
+  bool spread = false;
+#if defined(__x86_64__) && defined(__linux__)
+  const std::optional<LinuxCpu> cpu = cpu_per_linux();
+  REQUIRE(cpu.has_value());
+  CAPTURE(cpu->vendor);
+  CAPTURE(cpu->family);
+  CAPTURE(cpu->model);
+  CAPTURE(cpu->last_level_bytes);
+  const bool amd26 = cpu->vendor == "AuthenticAMD" && cpu->family >= 26;
+  const bool intel_mesh = cpu->vendor == "GenuineIntel" && cpu->last_level_bytes > (64LL << 20);
+  spread = intel_mesh && cpu->family == 6 && cpu->model == 167;
+#endif
+  if (const char* env = std::getenv("TESSERA_PREFETCH_SPREAD")) spread = std::string(env) == "1";
+  CAPTURE(spread);
   if (const char* env = std::getenv("TESSERA_PREFETCH_BYTES")) {
     // the variable's distance, for every kind of item, at most 1 MiB (kPrefetchMaxBytes)
     CHECK(bytes == std::min<long long>(std::atoll(env), 1 << 20));
   } else {
     CHECK((bytes == 0 || bytes == 16384));
 #if defined(__x86_64__) && defined(__linux__)
-    const std::optional<LinuxCpu> cpu = cpu_per_linux();
-    REQUIRE(cpu.has_value());
-    CAPTURE(cpu->vendor);
-    CAPTURE(cpu->family);
-    CAPTURE(cpu->last_level_bytes);
     // 16 KiB on AMD family 26 (short runs and short rows) and on Intel CPUs with a mesh L3 (over
     // 64 MiB: short runs and long runs); none elsewhere.
-    const bool amd26 = cpu->vendor == "AuthenticAMD" && cpu->family >= 26;
-    const bool intel_mesh = cpu->vendor == "GenuineIntel" && cpu->last_level_bytes > (64LL << 20);
     CHECK(bytes == (amd26 || intel_mesh ? 16384 : 0));
     short_rows = !intel_mesh;
     long_runs = intel_mesh;
@@ -250,6 +262,40 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(prefetched(narrow) == (runs(narrow, "reduce.periodic.rows") ? (bytes + 479) / 480 : 0));
 #if HWY_ARCH_X86
   CHECK(runs(narrow, "reduce.periodic.rows"));
+#endif
+  // The periodic runs that are prefetched, item by item (narrow_bwd's) or leaf by leaf
+  // (bc_cols_bwd's), say how: spread among the loads where reduce_prefetch_runs_spread(), else
+  // not (each item's or leaf's lines at once); the other kernels never spread.
+  const auto says_spread = [](const tessera::Plan& plan) {
+    return plan.describe().find("spread among the loads") != std::string::npos;
+  };
+  CHECK(says_spread(narrow) == (spread && prefetched(narrow) > 0));
+  CHECK(says_spread(bc_cols) == (spread && prefetched(bc_cols) > 0));
+  CHECK(!says_spread(column));
+  CHECK(!says_spread(nchw));
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  {  // ... and the kernel of such items (rows of 6, one by one on every target) prefetches them so
+    namespace td = tessera::detail;
+    int64_t dispatched = 0;  // the target the kernels dispatch to
+    for (const int64_t t : hwy::SupportedAndGeneratedTargets())
+      if (std::string(hwy::TargetName(t)) == tessera::active_target()) dispatched = t;
+    REQUIRE(dispatched != 0);
+    tessera::Options one_thread;
+    one_thread.max_threads = 1;
+    const tessera::Plan rows6 =
+        tessera::Plan::tile_backward({600, 120}, {}, DType::float32, {600, 6}, {1, 20}, one_thread);
+    const bool planned = prefetched(rows6) > 0;
+    CHECK(says_spread(rows6) == (spread && planned));
+    const int spread_v = static_cast<int>(td::Variant::periodic_prefetch_spread);
+    const int at_once_v = static_cast<int>(td::Variant::periodic_prefetch_at_once);
+    const uint64_t spread_before = td::executed_variant_count(dispatched, spread_v);
+    const uint64_t at_once_before = td::executed_variant_count(dispatched, at_once_v);
+    std::vector<float> grad(600 * 120, 1.0f), sums(600 * 6, 0.0f);
+    rows6.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
+    CHECK(std::count(sums.begin(), sums.end(), 20.0f) == static_cast<std::ptrdiff_t>(sums.size()));
+    CHECK((td::executed_variant_count(dispatched, spread_v) > spread_before) == (planned && spread));
+    CHECK((td::executed_variant_count(dispatched, at_once_v) > at_once_before) == (planned && !spread));
+  }
 #endif
   // Items of four short rows read row by row (rows_whole): along the rows where they take it (Intel
   // CPUs with a mesh L3, the variable), all at once where short rows do (AMD family 26).

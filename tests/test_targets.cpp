@@ -407,6 +407,11 @@ const std::vector<VariantCase>& variant_cases() {
       {"one row, w = 2", {40, 2}, {}, {1, 2}, DType::float32},
       {"long rows, w = 1", {5, 1000}, {}, {5, 1}, DType::float32},
       {"narrow tile, w = 7", {9, 20, 7}, {}, {9, 1, 7}, DType::float32},
+      // prefetched where the reductions prefetch (w = 6: 480-byte items, 35 ahead of 60; long rows
+      // of 4000 bytes, 5 ahead of 40, where long runs are prefetched), spread or at once by the
+      // policy
+      {"narrow tile, w = 6, prefetched", {60, 20, 6}, {}, {60, 1, 6}, DType::float32},
+      {"long rows, w = 1, prefetched", {40, 1000}, {}, {40, 1}, DType::float32},
       {"rows summed with an outer reduced axis", {3, 9, 40}, {}, {1, 9, 1}, DType::float64},
       // lanes: one leaf (RegTreeItem<K>), 2-4 leaves (RegTreeItem<0, NL>), 5-16 (RegTree), more
       // (LanesLeaves); short and long items

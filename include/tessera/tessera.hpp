@@ -723,7 +723,11 @@ TESSERA_API int64_t streaming_threshold_bytes();
 /// AMD family 25 any distance was slower). Runs of per-element counts summed in groups (float32
 /// counts of at most 4) are prefetched min(this, 4096) bytes ahead, wherever this is not 0, into
 /// L1; every other prefetch brings its line into L2. A plan's describe() says "prefetched N items ahead" where it prefetches, followed by
-/// " along the rows" where it prefetches a strip's rows line by line. The environment variable
+/// " along the rows" where it prefetches a strip's rows line by line, and ", spread among the
+/// loads" where a periodic item's (or a long run's) lines are prefetched block by block as the
+/// same block of the item summed is read, instead of an item or a leaf at once before it (only
+/// on Intel cores reporting family 6 model 167, where that was measured faster; the variable
+/// TESSERA_PREFETCH_SPREAD, 0 or 1, overrides it). The environment variable
 /// TESSERA_PREFETCH_BYTES (decimal digits: a count of bytes, 0 for none) overrides, for every
 /// kind of item (strips read row by row then prefetched along the rows on every core). Read on
 /// the first call (or the first reduction plan) and fixed for the process; plans keep the

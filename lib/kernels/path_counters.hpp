@@ -97,6 +97,10 @@ enum class Variant : int {
                              // prefetch_ahead_bytes on prefetched (as segment_items_ahead)
   periodic_run3_n,           // ShortRun3N: w = 3, N items at once (not on 8-lane accumulators)
   periodic_rows_shortrun,    // ShortRunAny per item
+  // reduce.periodic.rows' items one by one and reduce.periodic.reg16's long runs, prefetched
+  // (compiled_variants() has each only where the process's prefetch policy plans it):
+  periodic_prefetch_spread,   // each block's lines as the same block is added (prefetch_spread)
+  periodic_prefetch_at_once,  // an item's (rows) or a leaf's (reg16) lines before it is summed
   // Kernels::ShortRunAny: which fold
   shortrun_3x8,              // ShortRun3x8: P = 48, w = 3 on 8-lane float accumulators
   shortrun_16,               // ShortRun<16>
@@ -138,6 +142,8 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "interleaved:PairRowF32.ahead",
     "periodic.rows:ShortRun3N",
     "periodic.rows:ShortRunAny",
+    "periodic.rows/reg16:prefetch_spread",
+    "periodic.rows/reg16:prefetch_at_once",
     "ShortRunAny:ShortRun3x8",
     "ShortRunAny:ShortRun<16>",
     "ShortRunAny:ShortRun<48>",

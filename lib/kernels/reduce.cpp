@@ -880,9 +880,8 @@ struct Kernels {
   // in order into acc (the first block overwrites it): the whole blocks without AddBlock's tests
   // per vector (a column's or a narrow tile's gradient is one to a few whole blocks), then the
   // partial one. `ahead` (or nullptr): the same block of the item prefetched is prefetched as each
-  // block is added, its lines spread among the loads. Before each leaf all at once, the same lines
-  // left bc_cols_bwd at 73-76% of `read` where this way reads at 102-108% (tessera_probes, the
-  // Xeon reporting family 6 model 167, 2026-12-02).
+  // block is added, its lines spread among the loads (where the plan says so:
+  // ReduceProblem::prefetch_spread; the callers prefetch a leaf or an item at once otherwise).
   template <size_t V>
   static HWY_INLINE void AddBlocks(hn::Vec<DA> (&acc)[V], const T* src, int64_t elems, const T* ahead = nullptr) {
     const DA da;
@@ -1110,9 +1109,11 @@ struct Kernels {
   // leaf (a row summed to one value, bc_cols_bwd): PeriodicLeaves and its counter with the leaf's
   // 16 slots and the counter's levels in vectors — the same additions, block by block and leaf by
   // leaf. Writes the 16 slots (before the fold) to out. `ahead`: the run of the item the plan
-  // prefetches (ReduceProblem::prefetch_items on), or nullptr: each block's lines there are
-  // prefetched as the same block here is summed (AddBlocks: a steady stream, not a leaf at once).
-  static HWY_INLINE void RegPeriodic16(const T* src, int64_t elems, A* out, const T* ahead = nullptr) {
+  // prefetches (ReduceProblem::prefetch_items on), or nullptr: where `spread`
+  // (ReduceProblem::prefetch_spread), each block's lines there are prefetched as the same block
+  // here is summed (AddBlocks), else each leaf's lines there before the same leaf here.
+  static HWY_INLINE void RegPeriodic16(const T* src, int64_t elems, A* out, const T* ahead = nullptr,
+                                       bool spread = true) {
     const DA da;
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = kPeriodicSlots / N;
@@ -1122,7 +1123,14 @@ struct Kernels {
     for (int64_t b0 = 0; b0 < nb; b0 += kLeaf) {
       const int64_t b1 = std::min(nb, b0 + kLeaf);
       const int64_t leaf = std::min<int64_t>((b1 - b0) * kPeriodicSlots, elems - b0 * kPeriodicSlots);
-      AddBlocks(c.cur, src + b0 * kPeriodicSlots, leaf, ahead == nullptr ? nullptr : ahead + b0 * kPeriodicSlots);
+      const T* leaf_ahead = ahead == nullptr ? nullptr : ahead + b0 * kPeriodicSlots;
+      if (leaf_ahead != nullptr && !spread)
+        PrefetchLines(reinterpret_cast<const uint8_t*>(leaf_ahead), static_cast<uintptr_t>(leaf) * sizeof(T));
+      if (leaf_ahead != nullptr && b0 == 0) {
+        if (spread) TESSERA_COUNT_VARIANT(periodic_prefetch_spread);
+        else TESSERA_COUNT_VARIANT(periodic_prefetch_at_once);
+      }
+      AddBlocks(c.cur, src + b0 * kPeriodicSlots, leaf, spread ? leaf_ahead : nullptr);
       CounterPush(c, count++);
     }
     CounterResult(c, count);
@@ -1789,7 +1797,8 @@ struct Kernels {
     }
   }
   // reduce.periodic.rows: the same for rows of w > 1 outputs (w = 3: N items at once where the
-  // lanes allow), then one by one; each item's run prefetched p.prefetch_items ahead (0: none).
+  // lanes allow), then one by one; each item's run prefetched p.prefetch_items ahead (0: none),
+  // one by one spread among its loads where p.prefetch_spread, else before it.
   static void RowsW(const ReduceProblem& p, const uint8_t* src, T* out, int64_t begin, int64_t end, bool accumulate,
                     Scratch& s) {
     static_cast<void>(s);  // not used where these kernels are not compiled
@@ -1820,7 +1829,13 @@ struct Kernels {
       for (; item < end; ++item) {
         TESSERA_COUNT_VARIANT(periodic_rows_shortrun);
         const T* next = ahead > 0 && item + ahead < end ? reinterpret_cast<const T*>(src + (item + ahead) * a.src_stride) : nullptr;
-        ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out, next);
+        if (next != nullptr && !p.prefetch_spread) {
+          TESSERA_COUNT_VARIANT(periodic_prefetch_at_once);
+          PrefetchLines(reinterpret_cast<const uint8_t*>(next), static_cast<uintptr_t>(p.run * p.width) * sizeof(T));
+        }
+        if (next != nullptr && p.prefetch_spread) TESSERA_COUNT_VARIANT(periodic_prefetch_spread);
+        ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out,
+                    p.prefetch_spread ? next : nullptr);
         T* d = out + item * a.dst_stride;
         for (int64_t c = 0; c < p.width; ++c) {
           const A v = s.out[c];
@@ -1882,7 +1897,7 @@ struct Kernels {
             ShortRunAny(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, p.slots, p.width, s.out);
           } else {
             RegPeriodic16(reinterpret_cast<const T*>(src + pos.src), p.run * p.width, s.out,
-                          reinterpret_cast<const T*>(ahead));
+                          reinterpret_cast<const T*>(ahead), p.prefetch_spread);
             FoldSlots(s.out, p.slots, p.width);
           }
           FinishRow(s.out, p.width, out + pos.dst, p.inner_dst_stride, accumulate);
@@ -2152,6 +2167,9 @@ struct Kernels {
     if constexpr (hn::MaxLanes(DA()) <= kPeriodicSlots) {
       m |= bit(Variant::periodic_run1) | bit(Variant::periodic_rows_shortrun) | bit(Variant::shortrun_16) |
            bit(Variant::shortrun_48) | bit(Variant::shortrun_80);
+      // The one-by-one items' prefetch, spread or at once (this process's prefetch policy).
+      if (reduce_prefetch_bytes() > 0)
+        m |= bit(reduce_prefetch_runs_spread() ? Variant::periodic_prefetch_spread : Variant::periodic_prefetch_at_once);
 #if HWY_TARGET != HWY_SCALAR
       constexpr int64_t N = static_cast<int64_t>(hn::MaxLanes(DA()));
       if constexpr (N >= 2 && sizeof(A) >= 4) m |= bit(Variant::periodic_run1_n);

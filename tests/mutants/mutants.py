@@ -161,6 +161,11 @@ MUTANTS = [
      'float32, float16 and bfloat16 in their own type, between leaves',
      'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]);',
      'for (; j < n; ++j) dst[j] = acc_add(a[j], b[j]); for (int64_t k = 0; k < n; ++k) dst[k] = to_acc<E>(from_acc<E>(dst[k]));'),
+    ('reduce-prefetch-spread-ignored', 'lib/kernels/reduce.cpp', 'Kernels::RowsW',
+     "reduce.periodic.rows' items one by one always spread their prefetch among the loads, whatever the "
+     "plan's prefetch_spread (the kernel deciding again what the planner decided)",
+     '        if (next != nullptr && !p.prefetch_spread) {',
+     '        if (next != nullptr && false) {'),
     ('reduce-rows-scratch-drops-a-row', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
      'an item read a row at a time through the scratch row leaves out its next-to-last addend row '
      '(items of 3-8 rows longer than 16 vectors)',
