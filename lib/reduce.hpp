@@ -236,13 +236,25 @@ inline constexpr int64_t kPrefetchLineBytes = 64;
 /// bench/results/2026-11-29-xeon-f6m207/prefetch-distance-df8fa22.txt): column_bwd 1.32x (1
 /// thread) and 1.36x (2) faster at 16 KiB, but the lanes path's short rows mixed (mixed3d_bwd
 /// 0.85x, nchw_bwd 1.13x, rep_mid_bwd 0.88-0.97x) with each item's lines prefetched at once:
-/// there the periodic runs take it, and the short items read row by row, along their rows.
+/// there the periodic runs take it, the short items read row by row, along their rows, and the
+/// other items of short rows a shorter distance (reduce_prefetch_short_rows_bytes).
 int64_t reduce_prefetch_bytes() noexcept;
 
-/// Whether the lanes path's items of short rows take reduce_prefetch_bytes() too (the periodic
-/// path's short runs take it wherever it is not 0): with TESSERA_PREFETCH_BYTES set, and on AMD
-/// CPU family 26; not on Intel CPUs with a mesh L3 (above). Read once.
+/// Whether the lanes path's items of short rows are prefetched (the periodic path's short runs
+/// are wherever reduce_prefetch_bytes() is not 0), all of an item's lines before the item
+/// reduce_prefetch_short_rows_bytes() ahead. Read once.
 bool reduce_prefetch_short_rows() noexcept;
+
+/// How far ahead the lanes path's items of short rows are prefetched (bytes of items, rounded up
+/// to whole items; 0: not at all): TESSERA_PREFETCH_BYTES if set; reduce_prefetch_bytes() on
+/// AMD CPU family 26; kPrefetchShortRowsBytes on Intel CPUs with a mesh L3 (intel_mesh_l3) but
+/// those reporting family 6 model 167, 0 there and on every other CPU. On a Xeon reporting family
+/// 6 model 207 (2026-12-06, bench/prefetch_distance.py, bench/results/2026-12-06-xeon-f6m207/
+/// prefetch-short-rows.txt) mixed3d_bwd's items of 16 rows of 256 bytes read at 62-64% of `read`
+/// without, 73-77% 2-4 KiB ahead and 61-66% 16 KiB ahead (df8fa22 there: 0.85x at 16 KiB). Read
+/// once.
+int64_t reduce_prefetch_short_rows_bytes() noexcept;
+inline constexpr int64_t kPrefetchShortRowsBytes = 4 << 10;
 
 /// Whether the periodic path's long runs (w = 1: one dense run of more than one leaf per item,
 /// reduce.periodic.reg16: bc_cols_bwd's rows) take reduce_prefetch_bytes() too: with
@@ -336,7 +348,8 @@ struct ReduceProblem {
   // lay_out_reduce, on cores whose hardware prefetchers do not run far enough ahead on their own
   // (reduce_prefetch_bytes() > 0), for:
   //   lanes path, items of short rows (they follow runs within a 4 KiB page; an item of short
-  //   rows is a few lines in each of its pages), where reduce_prefetch_short_rows(), or, for
+  //   rows is a few lines in each of its pages), reduce_prefetch_short_rows_bytes() ahead where
+  //   reduce_prefetch_short_rows(), or, for
   //   rows_whole items, along their rows where reduce_prefetch_rows_along()
   //   (prefetch_along_rows); only with nred <= kRegLeaves * kLeaf (the kernels hold the addends'
   //   offsets);

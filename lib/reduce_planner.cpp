@@ -260,24 +260,30 @@ bool amd_family_26_or_later() noexcept {
 // reporting family 6 model 207 the spread prefetches read bc_cols_bwd and narrow_bwd as none at
 // all (52-55% of `read`), at once 1.37-1.62x faster (70-87%; 2026-12-06,
 // bench/results/2026-12-06-xeon-f6m207/prefetch-spread.txt), and AMD family 26 was measured so.
-// TESSERA_PREFETCH_SPREAD (0 or 1; any other value is ignored) overrides it.
+// TESSERA_PREFETCH_SPREAD (0 or 1; any other value is ignored) overrides it. The lanes path's
+// short rows (reduce_prefetch_short_rows_bytes): 4 KiB ahead on the Intel cores with a mesh L3
+// but the model 167 (on the model 207 mixed3d_bwd 1.09-1.18x faster so, against none, and
+// slower 16 KiB ahead: bench/results/2026-12-06-xeon-f6m207/), not at all on the model 167,
+// where that was not measured.
 struct PrefetchPolicy {
   int64_t bytes = 0;
-  bool short_rows = false;
+  int64_t short_rows_bytes = 0;  // the distance of the lanes path's short rows; 0: none
   bool long_runs = false;
   int64_t along_bytes = 0;   // the distance along the rows; 0: not along the rows
   bool runs_spread = false;  // the periodic runs' lines spread among the loads (else at once)
 };
-constexpr unsigned kIntelSpreadModel = 167;
+constexpr unsigned kIntelModel167 = 167;
 const PrefetchPolicy& prefetch_policy() noexcept {
   static const PrefetchPolicy policy = [] {
     // The variable's distance, at most kPrefetchMaxBytes (the kernels add it to addresses).
     const int64_t n = std::min(env_int64("TESSERA_PREFETCH_BYTES", -1), kPrefetchMaxBytes);
     PrefetchPolicy policy;
-    if (n >= 0) policy = PrefetchPolicy{n, true, true, n};
-    else if (amd_family_26_or_later()) policy = PrefetchPolicy{kPrefetchAheadBytes, true, false, 0};
-    else if (intel_mesh_l3()) policy = PrefetchPolicy{kPrefetchAheadBytes, false, true, kPrefetchAlongBytes};
-    policy.runs_spread = intel_mesh_l3() && cpu_kind().family == 6 && cpu_kind().model == kIntelSpreadModel;
+    const bool model167 = intel_mesh_l3() && cpu_kind().family == 6 && cpu_kind().model == kIntelModel167;
+    if (n >= 0) policy = PrefetchPolicy{n, n, true, n};
+    else if (amd_family_26_or_later()) policy = PrefetchPolicy{kPrefetchAheadBytes, kPrefetchAheadBytes, false, 0};
+    else if (intel_mesh_l3())
+      policy = PrefetchPolicy{kPrefetchAheadBytes, model167 ? 0 : kPrefetchShortRowsBytes, true, kPrefetchAlongBytes};
+    policy.runs_spread = model167;
     const int64_t spread = env_int64("TESSERA_PREFETCH_SPREAD", -1);
     if (spread == 0 || spread == 1) policy.runs_spread = spread == 1;
     return policy;
@@ -288,7 +294,8 @@ const PrefetchPolicy& prefetch_policy() noexcept {
 }  // namespace
 
 int64_t reduce_prefetch_bytes() noexcept { return prefetch_policy().bytes; }
-bool reduce_prefetch_short_rows() noexcept { return prefetch_policy().short_rows; }
+bool reduce_prefetch_short_rows() noexcept { return prefetch_policy().short_rows_bytes > 0; }
+int64_t reduce_prefetch_short_rows_bytes() noexcept { return prefetch_policy().short_rows_bytes; }
 bool reduce_prefetch_long_runs() noexcept { return prefetch_policy().long_runs; }
 bool reduce_prefetch_rows_along() noexcept { return prefetch_policy().along_bytes > 0; }
 int64_t reduce_prefetch_along_bytes() noexcept { return prefetch_policy().along_bytes; }
@@ -478,7 +485,7 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     // Short rows: on some cores the hardware prefetchers do not run ahead of an item's few lines
     // per page (AMD family 26: each item waited for DRAM, nchw_bwd's 512-byte rows read at a
     // quarter of the read limit), and there the kernels prefetch the rows of the item
-    // prefetch_items ahead (reduce_prefetch_bytes(), where reduce_prefetch_short_rows()).
+    // prefetch_items ahead (reduce_prefetch_short_rows_bytes(), where reduce_prefetch_short_rows()).
     const int64_t row_bytes = p.strip * static_cast<int64_t>(p.elsize);
     // Short items read a row at a time (ReduceProblem::rows_whole; strip <= 2^16 elements, so no
     // overflow).
@@ -493,7 +500,7 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     if (p.prefetch_along_rows)
       p.prefetch_items = ceil_div(reduce_prefetch_along_bytes(), p.nred * row_bytes);
     else if (short_rows && reduce_prefetch_short_rows())
-      p.prefetch_items = ceil_div(reduce_prefetch_bytes(), p.nred * row_bytes);
+      p.prefetch_items = ceil_div(reduce_prefetch_short_rows_bytes(), p.nred * row_bytes);
   }
   // The counter's levels (bit_width(nleaves) and a spare), a leaf row and a result row.
   const int64_t row = p.path == ReducePath::periodic ? p.slots : p.strip;
@@ -563,7 +570,7 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
   if (p.prefetch_along_rows && p.kernel != ReduceKernel::lanes_reg_leaf) {
     p.prefetch_along_rows = false;
     p.prefetch_items = reduce_prefetch_short_rows()
-                           ? ceil_div(reduce_prefetch_bytes(), p.nred * p.strip * static_cast<int64_t>(p.elsize))
+                           ? ceil_div(reduce_prefetch_short_rows_bytes(), p.nred * p.strip * static_cast<int64_t>(p.elsize))
                            : 0;
   }
 }

@@ -718,8 +718,9 @@ TESSERA_API int64_t streaming_threshold_bytes();
 /// AMD CPU family 26 (Zen 5), whose prefetchers stop at each item's few lines per page (short
 /// runs and strips), and on Intel CPUs with a last-level cache over 64 MiB (a Xeon's mesh L3:
 /// short and long runs, and the strips of 2-8 short rows read one row after another, each line
-/// prefetched as the same line of an earlier item is read, those 4096 bytes ahead instead; the
-/// strips' lines all fetched before each strip were as often slower); 0 on every other CPU (on
+/// prefetched as the same line of an earlier item is read, those 4096 bytes ahead instead; other
+/// strips of short rows, all of a strip's lines 4096 bytes ahead, but on the cores reporting
+/// family 6 model 167, where they are not prefetched); 0 on every other CPU (on
 /// AMD family 25 any distance was slower). Runs of per-element counts summed in groups (float32
 /// counts of at most 4) are prefetched min(this, 4096) bytes ahead, wherever this is not 0, into
 /// L1; every other prefetch brings its line into L2. A plan's describe() says "prefetched N items ahead" where it prefetches, followed by
