@@ -278,7 +278,8 @@ const PrefetchPolicy& prefetch_policy() noexcept {
     // The variable's distance, at most kPrefetchMaxBytes (the kernels add it to addresses).
     const int64_t n = std::min(env_int64("TESSERA_PREFETCH_BYTES", -1), kPrefetchMaxBytes);
     PrefetchPolicy policy;
-    const bool model167 = intel_mesh_l3() && cpu_kind().family == 6 && cpu_kind().model == kIntelModel167;
+    const CpuKind cpu = cpu_kind();
+    const bool model167 = intel_mesh_l3() && cpu.family == 6 && cpu.model == kIntelModel167;
     if (n >= 0) policy = PrefetchPolicy{n, n, true, n};
     else if (amd_family_26_or_later()) policy = PrefetchPolicy{kPrefetchAheadBytes, kPrefetchAheadBytes, false, 0};
     else if (intel_mesh_l3())

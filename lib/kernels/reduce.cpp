@@ -1112,8 +1112,7 @@ struct Kernels {
   // prefetches (ReduceProblem::prefetch_items on), or nullptr: where `spread`
   // (ReduceProblem::prefetch_spread), each block's lines there are prefetched as the same block
   // here is summed (AddBlocks), else each leaf's lines there before the same leaf here.
-  static HWY_INLINE void RegPeriodic16(const T* src, int64_t elems, A* out, const T* ahead = nullptr,
-                                       bool spread = true) {
+  static HWY_INLINE void RegPeriodic16(const T* src, int64_t elems, A* out, const T* ahead, bool spread) {
     const DA da;
     constexpr size_t N = hn::MaxLanes(DA());
     constexpr size_t V = kPeriodicSlots / N;
@@ -1124,13 +1123,14 @@ struct Kernels {
       const int64_t b1 = std::min(nb, b0 + kLeaf);
       const int64_t leaf = std::min<int64_t>((b1 - b0) * kPeriodicSlots, elems - b0 * kPeriodicSlots);
       const T* leaf_ahead = ahead == nullptr ? nullptr : ahead + b0 * kPeriodicSlots;
-      if (leaf_ahead != nullptr && !spread)
+      if (leaf_ahead != nullptr && !spread) {
+        if (b0 == 0) TESSERA_COUNT_VARIANT(periodic_prefetch_at_once);
         PrefetchLines(reinterpret_cast<const uint8_t*>(leaf_ahead), static_cast<uintptr_t>(leaf) * sizeof(T));
-      if (leaf_ahead != nullptr && b0 == 0) {
-        if (spread) TESSERA_COUNT_VARIANT(periodic_prefetch_spread);
-        else TESSERA_COUNT_VARIANT(periodic_prefetch_at_once);
+        leaf_ahead = nullptr;
+      } else if (leaf_ahead != nullptr && b0 == 0) {
+        TESSERA_COUNT_VARIANT(periodic_prefetch_spread);
       }
-      AddBlocks(c.cur, src + b0 * kPeriodicSlots, leaf, spread ? leaf_ahead : nullptr);
+      AddBlocks(c.cur, src + b0 * kPeriodicSlots, leaf, leaf_ahead);
       CounterPush(c, count++);
     }
     CounterResult(c, count);
@@ -1829,13 +1829,16 @@ struct Kernels {
       for (; item < end; ++item) {
         TESSERA_COUNT_VARIANT(periodic_rows_shortrun);
         const T* next = ahead > 0 && item + ahead < end ? reinterpret_cast<const T*>(src + (item + ahead) * a.src_stride) : nullptr;
-        if (next != nullptr && !p.prefetch_spread) {
-          TESSERA_COUNT_VARIANT(periodic_prefetch_at_once);
-          PrefetchLines(reinterpret_cast<const uint8_t*>(next), static_cast<uintptr_t>(p.run * p.width) * sizeof(T));
+        if (next != nullptr) {
+          if (p.prefetch_spread) {
+            TESSERA_COUNT_VARIANT(periodic_prefetch_spread);  // ShortRunAny prefetches it block by block
+          } else {
+            TESSERA_COUNT_VARIANT(periodic_prefetch_at_once);
+            PrefetchItems(src, a.src_stride, p.run * p.width * static_cast<int64_t>(sizeof(T)), item + ahead, 1, end);
+            next = nullptr;
+          }
         }
-        if (next != nullptr && p.prefetch_spread) TESSERA_COUNT_VARIANT(periodic_prefetch_spread);
-        ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out,
-                    p.prefetch_spread ? next : nullptr);
+        ShortRunAny(reinterpret_cast<const T*>(src + item * a.src_stride), p.run * p.width, p.slots, p.width, s.out, next);
         T* d = out + item * a.dst_stride;
         for (int64_t c = 0; c < p.width; ++c) {
           const A v = s.out[c];

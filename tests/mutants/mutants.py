@@ -164,8 +164,8 @@ MUTANTS = [
     ('reduce-prefetch-spread-ignored', 'lib/kernels/reduce.cpp', 'Kernels::RowsW',
      "reduce.periodic.rows' items one by one always spread their prefetch among the loads, whatever the "
      "plan's prefetch_spread (the kernel deciding again what the planner decided)",
-     '        if (next != nullptr && !p.prefetch_spread) {',
-     '        if (next != nullptr && false) {'),
+     '          if (p.prefetch_spread) {\n            TESSERA_COUNT_VARIANT(periodic_prefetch_spread);',
+     '          if (true) {\n            TESSERA_COUNT_VARIANT(periodic_prefetch_spread);'),
     ('reduce-rows-scratch-drops-a-row', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
      'an item read a row at a time through the scratch row leaves out its next-to-last addend row '
      '(items of 3-8 rows longer than 16 vectors)',
