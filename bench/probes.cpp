@@ -549,6 +549,34 @@ PROBE_TARGET float read_sum(const float* a, int64_t n) {
   return _mm512_reduce_add_ps(s[0]);
 }
 
+// read_sum's bytes widened to float64 and summed in 16 accumulators of doubles (tessera's
+// accumulation width for float32): the limit's memory order with the conversions of a sum in double.
+PROBE_TARGET double read_sum_double(const float* a, int64_t n) {
+  __m512d s[16];
+  for (auto& v : s) v = _mm512_setzero_pd();
+  for (int64_t i = 0; i < n; i += 128)
+    for (int k = 0; k < 16; ++k) s[k] = _mm512_add_pd(s[k], _mm512_cvtps_pd(_mm256_load_ps(a + i + 8 * k)));
+  for (int k = 1; k < 16; ++k) s[0] = _mm512_add_pd(s[0], s[k]);
+  return _mm512_reduce_add_pd(s[0]);
+}
+
+// read_sum_double with each line's line `ahead` bytes on prefetched into L2 as it is read (the
+// kernels' PrefetchLine), while that lies in the n floats.
+PROBE_TARGET double read_sum_double_prefetched(const float* a, int64_t n, int64_t ahead) {
+  __m512d s[16];
+  for (auto& v : s) v = _mm512_setzero_pd();
+  const int64_t skip = ahead / 4;
+  int64_t i = 0;
+  for (; i + skip + 128 <= n; i += 128) {
+    for (int k = 0; k < 8; ++k) _mm_prefetch(reinterpret_cast<const char*>(a + i + skip + 16 * k), _MM_HINT_T1);
+    for (int k = 0; k < 16; ++k) s[k] = _mm512_add_pd(s[k], _mm512_cvtps_pd(_mm256_load_ps(a + i + 8 * k)));
+  }
+  for (; i < n; i += 128)
+    for (int k = 0; k < 16; ++k) s[k] = _mm512_add_pd(s[k], _mm512_cvtps_pd(_mm256_load_ps(a + i + 8 * k)));
+  for (int k = 1; k < 16; ++k) s[0] = _mm512_add_pd(s[0], s[k]);
+  return _mm512_reduce_add_pd(s[0]);
+}
+
 // The fewest instructions that read n floats and stream n / 2 in one pass, in memory order: each
 // pair of adjacent lines added and streamed as one line (the bytes a gradient of half its input's
 // size moves: rep2_bwd, rep_counts_bwd, rep_ragged_bwd).
@@ -748,6 +776,9 @@ void probe_lanes(const char* title, const char* name, const char* kernel, tesser
   std::vector<Row> rows = {
       {"read (limit)", [&] { sink = read_sum(G.next(), n); }, {}},
       {"read, a quarter streamed, in one pass", [&] { read_stream_quarter(G.next(), out, n / 256 * 256); }, {}},
+      {"read, summed in double", [&] { sink = static_cast<float>(read_sum_double(G.next(), n)); }, {}},
+      {"read, summed in double, 2 KiB ahead prefetched", [&] { sink = static_cast<float>(read_sum_double_prefetched(G.next(), n, 2048)); }, {}},
+      {"read, summed in double, 4 KiB ahead prefetched", [&] { sink = static_cast<float>(read_sum_double_prefetched(G.next(), n, 4096)); }, {}},
       {"read across the rows as the plain loop, float sums", [&] { sink = read_sum_across(G.next(), R, W, K); }, {}},
       {std::string("tessera plan (") + kernel + ")", [&] { tessera_plan_execute(plan, G.next(), out, G.bytes); }, {}},
       {"plain loop, " + std::to_string(K) + " rows in double, streamed", [&] { inner_plain(G.next(), out, R, W, K, 0); }, {}},
@@ -911,6 +942,28 @@ PROBE_TARGET void eight_rows_into_row(const float* g, float* out, int64_t R, int
   for (int64_t j = 0; j < W; j += 16) _mm512_storeu_ps(out + j, demote(_mm512_loadu_pd(acc + j), _mm512_loadu_pd(acc + j + 8)));
 }
 
+// eight_rows_into_row with each of the eight rows' lines `ahead` bytes on prefetched into L2 as
+// the row is read, while that line lies in the row (tessera's long rows along themselves).
+PROBE_TARGET void eight_rows_along(const float* g, float* out, int64_t R, int64_t W, int64_t ahead) {
+  static std::vector<double> acc_row;
+  acc_row.assign(static_cast<std::size_t>(W), 0.0);
+  double* acc = acc_row.data();
+  const int64_t skip = ahead / 4, pf_end = W - skip;
+  for (int64_t r = 0; r < R; r += 8)
+    for (int64_t j = 0; j < W; j += 16) {
+      if (j < pf_end)
+        for (int k = 0; k < 8; ++k) _mm_prefetch(reinterpret_cast<const char*>(g + (r + k) * W + j + skip), _MM_HINT_T1);
+      __m512d lo = _mm512_loadu_pd(acc + j), hi = _mm512_loadu_pd(acc + j + 8);
+      for (int k = 0; k < 8; ++k) {
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm256_loadu_ps(g + (r + k) * W + j)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_loadu_ps(g + (r + k) * W + j + 8)));
+      }
+      _mm512_storeu_pd(acc + j, lo);
+      _mm512_storeu_pd(acc + j + 8, hi);
+    }
+  for (int64_t j = 0; j < W; j += 16) _mm512_storeu_ps(out + j, demote(_mm512_loadu_pd(acc + j), _mm512_loadu_pd(acc + j + 8)));
+}
+
 // The same sums, a block of 128 columns at a time down all R rows, in 16 registers of doubles
 // (kDouble) or 8 of floats (the sums of this data are exact in either: the same bits).
 template <bool kDouble>
@@ -932,6 +985,36 @@ PROBE_TARGET void column_blocks(const float* g, float* out, int64_t R, int64_t W
   }
 }
 
+// The double sums of column_blocks<true>, each line loaded once (a vector of 16 floats) and its
+// two halves widened from the register: half the loads for the same conversions and additions.
+PROBE_TARGET void column_blocks_one_load(const float* g, float* out, int64_t R, int64_t W) {
+  for (int64_t j = 0; j < W; j += 128) {
+    __m512d a[16];
+    for (auto& v : a) v = _mm512_setzero_pd();
+    for (int64_t r = 0; r < R; ++r)
+      for (int k = 0; k < 8; ++k) {
+        const __m512 v = _mm512_loadu_ps(g + r * W + j + 16 * k);
+        a[2 * k] = _mm512_add_pd(a[2 * k], _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        a[2 * k + 1] = _mm512_add_pd(a[2 * k + 1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+      }
+    for (int k = 0; k < 16; k += 2) _mm512_storeu_ps(out + j + 8 * k, demote(a[k], a[k + 1]));
+  }
+}
+
+// column_blocks<true>, with each row's 512-byte piece `ahead` rows on prefetched (into L1).
+PROBE_TARGET void column_blocks_prefetched(const float* g, float* out, int64_t R, int64_t W, int64_t ahead) {
+  for (int64_t j = 0; j < W; j += 128) {
+    __m512d a[16];
+    for (auto& v : a) v = _mm512_setzero_pd();
+    for (int64_t r = 0; r < R; ++r) {
+      if (r + ahead < R)
+        for (int k = 0; k < 8; ++k) _mm_prefetch(reinterpret_cast<const char*>(g + (r + ahead) * W + j + 16 * k), _MM_HINT_T0);
+      for (int k = 0; k < 16; ++k) a[k] = _mm512_add_pd(a[k], _mm512_cvtps_pd(_mm256_loadu_ps(g + r * W + j + 8 * k)));
+    }
+    for (int k = 0; k < 16; k += 2) _mm512_storeu_ps(out + j + 8 * k, demote(a[k], a[k + 1]));
+  }
+}
+
 void probe_bc_rows_bwd(int rounds) {
   const int64_t R = 4096, W = 4096, n = R * W;
   const tessera_options o = one_thread();
@@ -946,18 +1029,32 @@ void probe_bc_rows_bwd(int rounds) {
     G.same("the rows into a row of doubles");
     eight_rows_into_row(G.first(), out, R, W);
     G.same("eight rows at a time into a row of doubles");
+    eight_rows_along(G.first(), out, R, W, 2048);
+    G.same("eight rows at a time, prefetched along them");
     column_blocks<true>(G.first(), out, R, W);
     G.same("the column blocks in double");
     column_blocks<false>(G.first(), out, R, W);
     G.same("the column blocks in float");
+    column_blocks_one_load(G.first(), out, R, W);
+    G.same("the column blocks in double, one load per line");
+    column_blocks_prefetched(G.first(), out, R, W, 4);
+    G.same("the column blocks in double, prefetched");
     volatile float sink = 0;
     std::vector<Row> rows = {
         {"read (limit)", [&] { sink = read_sum(G.next(), n); }, {}},
+        {"read, summed in double", [&] { sink = static_cast<float>(read_sum_double(G.next(), n)); }, {}},
+        {"read, summed in double, 2 KiB ahead prefetched", [&] { sink = static_cast<float>(read_sum_double_prefetched(G.next(), n, 2048)); }, {}},
+        {"read, summed in double, 4 KiB ahead prefetched", [&] { sink = static_cast<float>(read_sum_double_prefetched(G.next(), n, 4096)); }, {}},
         {"tessera plan (reduce.lanes.leaves)", [&] { tessera_plan_execute(plan, G.next(), out, G.bytes); }, {}},
         {"plain loop, rows into a row of doubles", [&] { rows_into_row(G.next(), out, R, W); }, {}},
         {"eight rows at a time in registers, into the row", [&] { eight_rows_into_row(G.next(), out, R, W); }, {}},
+        {"the same, each row 2 KiB along it prefetched", [&] { eight_rows_along(G.next(), out, R, W, 2048); }, {}},
+        {"the same, each row 4 KiB along it prefetched", [&] { eight_rows_along(G.next(), out, R, W, 4096); }, {}},
         {"128-column blocks, 16 registers of doubles", [&] { column_blocks<true>(G.next(), out, R, W); }, {}},
         {"128-column blocks, 8 registers of floats", [&] { column_blocks<false>(G.next(), out, R, W); }, {}},
+        {"128-column blocks in double, one load per line", [&] { column_blocks_one_load(G.next(), out, R, W); }, {}},
+        {"128-column blocks in double, 4 rows ahead prefetched", [&] { column_blocks_prefetched(G.next(), out, R, W, 4); }, {}},
+        {"128-column blocks in double, 8 rows ahead prefetched", [&] { column_blocks_prefetched(G.next(), out, R, W, 8); }, {}},
     };
     static_cast<void>(sink);
     report("bc_rows_bwd: sum_to_shape (4096, 4096) -> (1, 4096) float32 (64 MiB read)", rows, "read (limit)",

@@ -298,6 +298,24 @@ bool reduce_prefetch_rows_along() noexcept;
 /// without, rep_mid_bwd at 104%, 105% and 92%.
 int64_t reduce_prefetch_along_bytes() noexcept;
 
+/// How far ahead along its own rows reduce.lanes.reg.leaf reads an item of long rows (bytes; 0:
+/// not at all): items of one leaf (up to kLeaf addends) read a vector at a time across their rows,
+/// not rows_whole, whose rows (the strip) are longer than kPrefetchRowBytes and than this distance
+/// (ReduceProblem::prefetch_ahead_bytes: each row's line this many bytes on prefetched as the
+/// row's vector is read, while that line lies in the row). TESSERA_PREFETCH_BYTES if set;
+/// kPrefetchLongRowsBytes on Intel CPUs with a mesh L3 (intel_mesh_l3) but those reporting family
+/// 6 model 167 (not measured with it there), 0 there and on every other CPU (on AMD family 25 a
+/// software prefetch ahead of each addend row cost these items 10-40%). On a Xeon reporting family
+/// 6 model 207 the float64 sums of float32 leave its hardware prefetchers behind: a plain sum of a
+/// 64 MiB gradient in memory order read at 63-70% of `read` in float64 and 85-93% with each line 4
+/// KiB on prefetched (tessera_probes, 2026-12-06, bench/results/2026-12-06-xeon-f6m207/
+/// probes-double-sums.txt); outer_bwd's 4 rows of 64 KiB items ran 1.16x / 1.09x faster (1 / 2
+/// threads) 2 KiB along them, inner_bwd's rows of 8 KiB within 1% (bench/compare against
+/// 181620f, compare-181620f-long-rows.txt; 4 KiB: outer_bwd 1.09x / 1.07x, inner_bwd 0.91x at two
+/// threads in a noisier hour). Read once.
+int64_t reduce_prefetch_long_rows_bytes() noexcept;
+inline constexpr int64_t kPrefetchLongRowsBytes = 2 << 10;
+
 /// Lanes-order items of 2 ... kLeaf addend rows of at most kWholeRowsItemBytes in all are read a
 /// row at a time, each from its start to its end (ReduceProblem::rows_whole).
 inline constexpr int64_t kWholeRowsItemBytes = 16 << 10;
@@ -394,9 +412,11 @@ struct ReduceProblem {
   // Set by lay_out_reduce where reduce_prefetch_rows_along(), cleared by choose_reduce_kernel for
   // any other kernel.
   bool prefetch_along_rows = false;
-  // reduce.interleaved.pair_f32 (set by choose_reduce_kernel where reduce_prefetch_rows_along()):
+  // reduce.interleaved.pair_f32 (set by choose_reduce_kernel where reduce_prefetch_rows_along()),
+  // and reduce.lanes.reg.leaf's items of long rows read across the rows (set by
+  // choose_reduce_kernel: reduce_prefetch_long_rows_bytes()):
   // bytes of an item's source prefetched ahead of its loads, each line as the line this many bytes
-  // before it is read (within the item), 0 for none. rep2_bwd's pairs, 16 KiB items of contiguous
+  // before it is read (within the item; for reg.leaf within each addend row), 0 for none. rep2_bwd's pairs, 16 KiB items of contiguous
   // float32, read at 74% of `read` without and 80-82% 4 KiB ahead, 79-80% 2 KiB, 82-83% 8 KiB
   // (bench/run --filter rep2_bwd, alternating, 2026-12-02, the Xeon reporting family 6 model 167):
   // one load and one streamed store per 128 bytes leave the hardware prefetchers behind too.

@@ -270,6 +270,7 @@ struct PrefetchPolicy {
   int64_t short_rows_bytes = 0;  // the distance of the lanes path's short rows; 0: none
   bool long_runs = false;
   int64_t along_bytes = 0;   // the distance along the rows; 0: not along the rows
+  int64_t long_rows_bytes = 0;  // the distance along reg.leaf's long rows; 0: none
   bool runs_spread = false;  // the periodic runs' lines spread among the loads (else at once)
 };
 constexpr unsigned kIntelModel167 = 167;
@@ -280,10 +281,11 @@ const PrefetchPolicy& prefetch_policy() noexcept {
     PrefetchPolicy policy;
     const CpuKind cpu = cpu_kind();
     const bool model167 = intel_mesh_l3() && cpu.family == 6 && cpu.model == kIntelModel167;
-    if (n >= 0) policy = PrefetchPolicy{n, n, true, n};
-    else if (amd_family_26_or_later()) policy = PrefetchPolicy{kPrefetchAheadBytes, kPrefetchAheadBytes, false, 0};
+    if (n >= 0) policy = PrefetchPolicy{n, n, true, n, n};
+    else if (amd_family_26_or_later()) policy = PrefetchPolicy{kPrefetchAheadBytes, kPrefetchAheadBytes, false, 0, 0};
     else if (intel_mesh_l3())
-      policy = PrefetchPolicy{kPrefetchAheadBytes, model167 ? 0 : kPrefetchShortRowsBytes, true, kPrefetchAlongBytes};
+      policy = PrefetchPolicy{kPrefetchAheadBytes, model167 ? 0 : kPrefetchShortRowsBytes, true, kPrefetchAlongBytes,
+                              model167 ? 0 : kPrefetchLongRowsBytes};
     policy.runs_spread = model167;
     const int64_t spread = env_int64("TESSERA_PREFETCH_SPREAD", -1);
     if (spread == 0 || spread == 1) policy.runs_spread = spread == 1;
@@ -300,6 +302,7 @@ int64_t reduce_prefetch_short_rows_bytes() noexcept { return prefetch_policy().s
 bool reduce_prefetch_long_runs() noexcept { return prefetch_policy().long_runs; }
 bool reduce_prefetch_rows_along() noexcept { return prefetch_policy().along_bytes > 0; }
 int64_t reduce_prefetch_along_bytes() noexcept { return prefetch_policy().along_bytes; }
+int64_t reduce_prefetch_long_rows_bytes() noexcept { return prefetch_policy().long_rows_bytes; }
 bool reduce_prefetch_runs_spread() noexcept { return prefetch_policy().runs_spread; }
 
 Elem elem_of(DType dtype) noexcept {
@@ -574,6 +577,14 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
                            ? ceil_div(reduce_prefetch_short_rows_bytes(), p.nred * p.strip * static_cast<int64_t>(p.elsize))
                            : 0;
   }
+  // reduce.lanes.reg.leaf's items of long rows, read a vector at a time across the rows (not
+  // rows_whole, no items prefetched ahead): each row's line that far on as the row is read
+  // (reduce_prefetch_long_rows_bytes()), where the rows are longer than the distance.
+  const int64_t row_bytes = p.strip * static_cast<int64_t>(p.elsize);
+  const int64_t long_rows = reduce_prefetch_long_rows_bytes();
+  if (p.kernel == ReduceKernel::lanes_reg_leaf && !p.rows_whole && p.prefetch_items == 0 && long_rows > 0 &&
+      row_bytes > kPrefetchRowBytes && row_bytes > long_rows)
+    p.prefetch_ahead_bytes = long_rows;
 }
 
 void plan_problem(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noexcept {

@@ -184,6 +184,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   bool short_rows = true, long_runs = true, rows_along = true;
   int64_t short_bytes = bytes;  // the distance of the lanes path's short rows
   int64_t along_bytes = bytes;  // the distance along the rows (the variable's, where it is set)
+  int64_t long_rows_bytes = bytes;  // the distance along reg.leaf's long rows (likewise)
   // Whether the periodic runs' prefetches are spread among the loads (else an item's or a leaf's
   // lines at once): TESSERA_PREFETCH_SPREAD where set, else only on Intel's family 6 model 167
   // with a mesh L3 (checked below where Linux says which CPU this is).
@@ -218,13 +219,15 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
     long_runs = intel_mesh;
     rows_along = intel_mesh;
     along_bytes = intel_mesh ? 4096 : 0;  // 4 KiB along the rows
+    long_rows_bytes = intel_mesh && !model167 ? 2048 : 0;  // 2 KiB along long rows but on the model 167
 #endif
   }
   // The plans prefetch that far ahead, in items (rounded up), or not at all: short rows of the
   // lanes path (nchw_bwd's 512 B rows, 4 addends: 2 KiB items) and long periodic runs (bc_cols_bwd's
   // rows of 16 KiB, each summed to one value), where they take it, and short runs of single
-  // elements (column_bwd's 64 B runs) and of rows of 3 (narrow_bwd's 480 B runs); never long rows
-  // (outer_bwd) nor a run of more than 4 KiB of rows of 3.
+  // elements (column_bwd's 64 B runs) and of rows of 3 (narrow_bwd's 480 B runs); never items of
+  // long rows ahead (outer_bwd's: along each row instead, below) nor a run of more than 4 KiB of
+  // rows of 3.
   // Only where the plan's kernel has a prefetch (reduce.lanes.*, reduce.periodic.rows.w1,
   // reduce.periodic.rows, reduce.periodic.reg16): a target without reduce.periodic.reg16 for the element (accumulators of
   // more than 16 lanes: uint8 on AVX2 and AVX3, uint16 on AVX3; scalable targets) sums those runs
@@ -262,7 +265,17 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(prefetched(bc_cols_u8) == (long_runs && runs_reg16(bc_cols_u8) ? (bytes + 4095) / 4096 : 0));
   const std::string best = tessera::active_target();
   if (best == "AVX2" || best.rfind("AVX3", 0) == 0) CHECK(std::string(bc_cols_u8.kernel_path()) == "reduce.periodic.leaves");
-  CHECK(prefetched(tessera::Plan::tile_backward({8, 1 << 20}, {}, DType::float32, {1, 1 << 20}, {8, 1})) == 0);
+  // Long rows (outer_bwd's 8 rows of 64 KiB items, one leaf, read across the rows): no item ahead,
+  // each row along itself long_rows_bytes ahead where that is planned (reduce.lanes.reg.leaf).
+  const tessera::Plan outer = tessera::Plan::tile_backward({8, 1 << 20}, {}, DType::float32, {1, 1 << 20}, {8, 1});
+  CAPTURE(long_rows_bytes);
+  CAPTURE(outer.describe());
+  const bool outer_along = long_rows_bytes > 0 && runs(outer, "reduce.lanes.reg.leaf");
+  CHECK(prefetched(outer) == (outer_along ? long_rows_bytes : 0));
+  CHECK((outer.describe().find(" bytes ahead along the rows") != std::string::npos) == outer_along);
+#if HWY_ARCH_X86
+  CHECK(runs(outer, "reduce.lanes.reg.leaf"));
+#endif
   const tessera::Plan narrow = tessera::Plan::tile_backward({131072, 120}, {}, DType::float32, {131072, 3}, {1, 40});
   CHECK(prefetched(narrow) == (runs(narrow, "reduce.periodic.rows") ? (bytes + 479) / 480 : 0));
 #if HWY_ARCH_X86
@@ -330,6 +343,29 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
     small.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
     CHECK((td::executed_variant_count(dispatched, along_rows) > before) == small_along);
     CHECK(std::count(sums.begin(), sums.end(), 4.0f) == static_cast<std::ptrdiff_t>(sums.size()));
+  }
+#endif
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  {  // ... and its kernel prefetches along them exactly then (rows of 16 KiB, 4 addends)
+    namespace td = tessera::detail;
+    int64_t dispatched = 0;  // the target the kernels dispatch to
+    for (const int64_t t : hwy::SupportedAndGeneratedTargets())
+      if (std::string(hwy::TargetName(t)) == tessera::active_target()) dispatched = t;
+    REQUIRE(dispatched != 0);
+    const int long_rows_v = static_cast<int>(td::Variant::lanes_reg_leaf_long_rows_ahead);
+    tessera::Options one_thread;
+    one_thread.max_threads = 1;
+    const tessera::Plan rows4 = tessera::Plan::tile_backward({4, 4096}, {}, DType::float32, {1, 4096}, {4, 1}, one_thread);
+    const bool planned = long_rows_bytes > 0 && long_rows_bytes < 16384 && runs(rows4, "reduce.lanes.reg.leaf");
+    CHECK(prefetched(rows4) == (planned ? long_rows_bytes : 0));
+    std::vector<float> grad(4 * 4096), sums(4096, 0.0f);
+    for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 4096) + static_cast<float>(i / 4096);
+    const uint64_t before = td::executed_variant_count(dispatched, long_rows_v);
+    rows4.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
+    CHECK((td::executed_variant_count(dispatched, long_rows_v) > before) == planned);
+    int64_t wrong = 0;  // sums[j] = 4 j + 0 + 1 + 2 + 3
+    for (std::size_t j = 0; j < sums.size(); ++j) wrong += sums[j] != static_cast<float>(4 * j + 6);
+    CHECK(wrong == 0);
   }
 #endif
   // Runs of rows of 5 float64 (one leaf of 80 slots): 102 copies are 4080 B, prefetched; 103 are

@@ -897,7 +897,9 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   CHECK(!whole(tessera::Plan::tile_backward({2048, 8192}, {}, DType::float32, {2048, 2048}, {1, 4})));
   CHECK(!whole(tessera::Plan::tile_backward({16, 9, 64}, {}, DType::float32, {16, 1, 64}, {1, 9, 1})));
   CHECK(!whole(tessera::Plan::tile_backward({16, 1, 64}, {}, DType::float32, {16, 1, 64}, {1, 1, 1})));
-  CHECK(p.describe().find("prefetched") == std::string::npos);
+  // Long rows are never prefetched items ahead (where the policy prefetches them, along each row:
+  // tests/test_config.cpp).
+  CHECK(p.describe().find("items ahead") == std::string::npos);
   // float32 counts of at most 4 (kSegGroupMaxCount) into a contiguous result are summed two groups
   // of segments at a time from their one-byte counts (ReduceProblem::seg_group_count), on
   // fixed-width targets of two or more float64 lanes (x86 but SCALAR, NEON); counts of 5, float64,

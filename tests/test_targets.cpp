@@ -417,6 +417,10 @@ const std::vector<VariantCase>& variant_cases() {
       // (LanesLeaves); short and long items
       {"columns, 5 addends, short item", {5, 12}, {}, {1, 12}, DType::float32},
       {"columns, 5 addends, long item", {5, 1000}, {}, {1, 1000}, DType::float32},
+      // rows of 32 KiB, 4 addends (outer_bwd's kind): each row's lines prefetched along it where
+      // the policy says so (reduce_prefetch_long_rows_bytes, up to 16 KiB in the prefetch runs of
+      // tests/meson.build: Item.long_rows_ahead)
+      {"columns, 4 addends, long rows", {4, 8192}, {}, {1, 8192}, DType::float32},
       {"columns, 20 addends, short rows", {20, 8}, {64, 4}, {1, 8}, DType::float32},
       {"columns, 20 addends, long item", {20, 1000}, {}, {1, 1000}, DType::float64},
       {"columns, 60 addends", {60, 300}, {}, {1, 300}, DType::float32},

@@ -112,6 +112,9 @@ enum class Variant : int {
   lanes_reg_leaf_rows_along,  // RegTreeItem<K>, rows_whole, an item prefetched along its rows
                               // (prefetch_along_rows: compiled_variants() has it only where the
                               // process's prefetch policy plans it, reduce_prefetch_rows_along())
+  lanes_reg_leaf_long_rows_ahead,  // Item, reduce.lanes.reg.leaf: an item of long rows read with each row's
+                                   // line prefetch_ahead_bytes on prefetched (compiled_variants() has it
+                                   // only where reduce_prefetch_long_rows_bytes() > 0)
   lanes_reg_tree_n_rows,     // RegTreeItem<0, NL>, a short item: the leaves' rows one after another
   // Kernels::LanesLeaves: a leaf's addend rows
   leaves_rows,               // contiguous rows: LeafRows
@@ -151,6 +154,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "lanes:RegTreeItem<K>.rows",
     "lanes:RegTreeItem<K>.rows_scratch",
     "lanes:RegTreeItem<K>.rows_along",
+    "lanes:Item.long_rows_ahead",
     "lanes:RegTreeItem<0,NL>.rows",
     "LanesLeaves:LeafRows",
     "LanesLeaves:AccRowStrided",

@@ -499,10 +499,12 @@ struct Kernels {
         if (v < nv) cur[v] = level[l][v];
     }
   };
-  // No software prefetch within an item: ahead of each addend row it cost 10-40% on lanes items
-  // here (AMD family 25, outer/inner/mixed3d_bwd), where the hardware prefetchers follow the rows
-  // on their own. Items of short rows are prefetched whole, items ahead (Items, prefetch_items),
-  // or, read row by row, along their rows (RegTreeItem, prefetch_along_rows).
+  // No software prefetch within an item by default: ahead of each addend row it cost 10-40% on
+  // lanes items on AMD family 25 (outer/inner/mixed3d_bwd), where the hardware prefetchers follow
+  // the rows on their own. Items of short rows are prefetched whole, items ahead (Items,
+  // prefetch_items), or, read row by row, along their rows (RegTreeItem, prefetch_along_rows);
+  // reduce.lanes.reg.leaf's items of long rows along each row where the planner says so
+  // (Item, prefetch_ahead_bytes).
   static HWY_INLINE hn::Vec<DA> RegTree(DA da, const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t j) {
     VecLevels<1, kRegLevels> c;
     uint64_t count = 0;
@@ -562,9 +564,13 @@ struct Kernels {
   // of the segments' rows prefetch_bytes on (SegmentItems), or nullptr: as row t's vector v is read
   // (rows_whole, or for SegmentItems a vector at a time across the rows), the line of row t of that
   // item at the same offset is prefetched, once per line.
+  // ahead_end: the element of each row from which its vectors no longer prefetch when read a
+  // vector at a time across the rows (n or more: none of them stop; Item's long rows stop where
+  // the line `ahead` on would lie past the row).
   template <int K, int NL = 0, bool kSkew = false>
   static void RegTreeItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
-                          bool stream, bool rows_whole, A* tail, const uint8_t* ahead, SkewCarry* carry) {
+                          bool stream, bool rows_whole, A* tail, const uint8_t* ahead, int64_t ahead_end,
+                          SkewCarry* carry) {
     const DA da;
     const int64_t N = static_cast<int64_t>(hn::Lanes(da));
     int64_t j = 0;
@@ -741,28 +747,30 @@ struct Kernels {
         j = nv * N;
       }
     }
+    // One leaf's vector of sums at element `at`, across the rows, prefetching (kPf) as it reads.
+    [[maybe_unused]] const auto leaf = [&](int64_t at, auto pf) HWY_ATTR {
+      constexpr bool kPf = decltype(pf)::value;
+      if constexpr (kPf) prefetch(0, at / N);
+      hn::Vec<DA> acc = LoadAs(da, x[0] + at);
+      for (int t = 1; t < K; ++t) {
+        if constexpr (kPf) prefetch(t, at / N);
+        acc = hn::Add(acc, LoadAs(da, x[t] + at));
+      }
+      return acc;
+    };
     if constexpr (K > 0) {
       // One leaf a vector at a time across the rows (of one row: a segment of count 1, a copy),
-      // prefetched `ahead` as they are read (SegmentItems), two vectors a step where streamed.
-      j = stream_pairs(j, n, [&](int64_t at) HWY_ATTR {
-        prefetch(0, at / N);
-        hn::Vec<DA> acc = LoadAs(da, x[0] + at);
-        for (int t = 1; t < K; ++t) {
-          prefetch(t, at / N);
-          acc = hn::Add(acc, LoadAs(da, x[t] + at));
-        }
-        return acc;
-      });
+      // two vectors a step where streamed, prefetched `ahead` as they are read (SegmentItems; an
+      // item's long rows, up to ahead_end), the rest without a prefetch.
+      const int64_t pf_end = ahead == nullptr ? j : std::min(n, std::max(j, ahead_end));
+      j = stream_pairs(j, pf_end, [&](int64_t at) HWY_ATTR { return leaf(at, std::true_type()); });
+      for (; j + N <= pf_end; j += N) finish(leaf(j, std::true_type()), j);
+      j = stream_pairs(j, n, [&](int64_t at) HWY_ATTR { return leaf(at, std::false_type()); });
     }
     for (; j + N <= n; j += N) {
       hn::Vec<DA> acc;
       if constexpr (K > 0) {  // RegTree's one leaf
-        prefetch(0, j / N);
-        acc = LoadAs(da, x[0] + j);
-        for (int t = 1; t < K; ++t) {
-          prefetch(t, j / N);
-          acc = hn::Add(acc, LoadAs(da, x[t] + j));
-        }
+        acc = leaf(j, std::false_type());
       } else if constexpr (NL > 0) {
         hn::Vec<DA> one[1] = {hn::Zero(da)};  // written by RegTreeN (nv = 1)
         RegTreeN<NL>(da, src, qoff, last, j, 1, N, one);
@@ -792,7 +800,8 @@ struct Kernels {
     }
   }
   static void RegItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
-                      bool stream, bool rows_whole, A* tail, const uint8_t* ahead, SkewCarry* carry) {
+                      bool stream, bool rows_whole, A* tail, const uint8_t* ahead, int64_t ahead_end,
+                      SkewCarry* carry) {
     static_assert(kLeaf == 8, "RegItem dispatches nred = 1 ... 8");
     // One leaf's float32 sums streamed into a dst off the boundaries of whole and half float
     // vectors: the instantiations with StreamSkewed (kSkew), so that the others' code stays as it
@@ -806,10 +815,11 @@ struct Kernels {
 #if HWY_TARGET != HWY_SCALAR
       if constexpr (E == Elem::f32) {
         if (skew)
-          return RegTreeItem<kK, 0, true>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry);
+          return RegTreeItem<kK, 0, true>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead,
+                                          ahead_end, carry);
       }
 #endif
-      RegTreeItem<kK>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry);
+      RegTreeItem<kK>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end, carry);
     };
     switch (nred) {
       case 1: leaf(std::integral_constant<int, 1>()); break;
@@ -823,10 +833,21 @@ struct Kernels {
       default:
         static_assert(kUnrolledLeaves == 4, "RegItem dispatches 2 ... 4 leaves unrolled");
         switch ((nred + kLeaf - 1) / kLeaf) {
-          case 2: RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry); break;
-          case 3: RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry); break;
-          case 4: RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry); break;
-          default: RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, carry); break;
+          case 2:
+            RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end,
+                               carry);
+            break;
+          case 3:
+            RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end,
+                               carry);
+            break;
+          case 4:
+            RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end,
+                               carry);
+            break;
+          default:
+            RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end, carry);
+            break;
         }
         break;
     }
@@ -1861,10 +1882,22 @@ struct Kernels {
 #if !HWY_HAVE_SCALABLE
       case ReduceKernel::lanes_reg_leaf:
       case ReduceKernel::lanes_reg_tree4:
-      case ReduceKernel::lanes_reg_tree16:
+      case ReduceKernel::lanes_reg_tree16: {
+        // An item of long rows with no item ahead to prefetch (ReduceProblem::prefetch_ahead_bytes,
+        // reduce.lanes.reg.leaf): each row's line that many bytes on, while it lies in the row.
+        int64_t limit = INT64_MAX;
+        if (ahead == nullptr && p.prefetch_ahead_bytes > 0 && k == ReduceKernel::lanes_reg_leaf) {
+          constexpr int64_t kSize = static_cast<int64_t>(sizeof(T));
+          limit = pos.n - (p.prefetch_ahead_bytes + kSize - 1) / kSize;
+          if (limit > 0) {
+            TESSERA_COUNT_VARIANT(lanes_reg_leaf_long_rows_ahead);
+            ahead = src + pos.src + p.prefetch_ahead_bytes;
+          }
+        }
         RegItem(src + pos.src, qoff, p.nred, pos.n, out + pos.dst, accumulate, p.stream, p.rows_whole, s.tmp, ahead,
-                &carry);
+                limit, &carry);
         break;
+      }
 #endif
       case ReduceKernel::lanes_leaf:
       case ReduceKernel::lanes_leaf_dst_stride: {  // one leaf: summed and finished in registers
@@ -2164,6 +2197,8 @@ struct Kernels {
     m |= bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_leaf_rows_scratch) | bit(Variant::lanes_reg_tree_n_rows);
     // Taken only where the planner prefetches along the rows (this process's prefetch policy).
     if (reduce_prefetch_rows_along() && reduce_prefetch_bytes() > 0) m |= bit(Variant::lanes_reg_leaf_rows_along);
+    // ... and along long rows (reduce_prefetch_long_rows_bytes()).
+    if (reduce_prefetch_long_rows_bytes() > 0) m |= bit(Variant::lanes_reg_leaf_long_rows_ahead);
     // ... and the segments' prefetch along the gradient (lay_out_segments: reduce.lanes.reg.leaf's
     // sub-problems, which every fixed-width target has).
     if (reduce_prefetch_rows_along() && reduce_prefetch_along_bytes() > 0) m |= bit(Variant::segment_items_ahead);

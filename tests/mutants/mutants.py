@@ -166,6 +166,11 @@ MUTANTS = [
      "plan's prefetch_spread (the kernel deciding again what the planner decided)",
      '          if (p.prefetch_spread) {\n            TESSERA_COUNT_VARIANT(periodic_prefetch_spread);',
      '          if (true) {\n            TESSERA_COUNT_VARIANT(periodic_prefetch_spread);'),
+    ('reduce-long-rows-prefetch-unplanned', 'lib/kernels/reduce.cpp', 'Kernels::Item',
+     "reduce.lanes.reg.leaf prefetches every item's rows along themselves, whatever the plan's "
+     'prefetch_ahead_bytes (the kernel deciding again what the planner decided)',
+     'if (ahead == nullptr && p.prefetch_ahead_bytes > 0 && k == ReduceKernel::lanes_reg_leaf) {',
+     'if (ahead == nullptr && k == ReduceKernel::lanes_reg_leaf) {'),
     ('reduce-rows-scratch-drops-a-row', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
      'an item read a row at a time through the scratch row leaves out its next-to-last addend row '
      '(items of 3-8 rows longer than 16 vectors)',
