@@ -416,8 +416,9 @@ struct ReduceProblem {
   // and reduce.lanes.reg.leaf's items of long rows read across the rows (set by
   // choose_reduce_kernel: reduce_prefetch_long_rows_bytes()):
   // bytes of an item's source prefetched ahead of its loads, each line as the line this many bytes
-  // before it is read (within the item; for reg.leaf within each addend row), 0 for none. rep2_bwd's pairs, 16 KiB items of contiguous
-  // float32, read at 74% of `read` without and 80-82% 4 KiB ahead, 79-80% 2 KiB, 82-83% 8 KiB
+  // before it is read (within the item; for reg.leaf within each addend row), 0 for none.
+  // rep2_bwd's pairs, 16 KiB items of contiguous float32, read at 74% of `read` without and
+  // 80-82% 4 KiB ahead, 79-80% 2 KiB, 82-83% 8 KiB
   // (bench/run --filter rep2_bwd, alternating, 2026-12-02, the Xeon reporting family 6 model 167):
   // one load and one streamed store per 128 bytes leave the hardware prefetchers behind too.
   int64_t prefetch_ahead_bytes = 0;

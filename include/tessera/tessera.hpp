@@ -721,7 +721,11 @@ TESSERA_API int64_t streaming_threshold_bytes();
 /// prefetched as the same line of an earlier item is read, those 4096 bytes ahead instead; other
 /// strips of short rows, all of a strip's lines 4096 bytes ahead, but on the cores reporting
 /// family 6 model 167, where they are not prefetched); 0 on every other CPU (on
-/// AMD family 25 any distance was slower). Runs of per-element counts summed in groups (float32
+/// AMD family 25 any distance was slower). On those Intel CPUs but the ones reporting family 6
+/// model 167, strips of rows longer than 4 KiB read a vector at a time across up to 8 rows also
+/// have each row's line 2048 bytes on prefetched as the row is read, while that line lies in the
+/// row (describe(): "prefetched 2048 bytes ahead along the rows"; the variable sets this distance
+/// too). Runs of per-element counts summed in groups (float32
 /// counts of at most 4) are prefetched min(this, 4096) bytes ahead, wherever this is not 0, into
 /// L1; every other prefetch brings its line into L2. A plan's describe() says "prefetched N items ahead" where it prefetches, followed by
 /// " along the rows" where it prefetches a strip's rows line by line, and ", spread among the
