@@ -675,11 +675,11 @@ SEEDS = {
     "reduce_variant_segments_ahead": repeat_back([8, 8, 8], [3, 2, 0, 4, 1, 2, 4, 5], 'float32', axis=0),
     "reduce_variant_pairs_float32_ahead": repeat_back([8, 8, 8, 8], [2], 'float32', axis=-1),
     "reduce_variant_rows_along": tile_back([8, 8, 8], [1, 3, 1], 'float32'),
-    # where the reductions prefetch a periodic item's rows (reduce_prefetch_bytes() > 0): 512 items
-    # of 6 runs of w = 5 (120 bytes), each item's lines fetched ahead one by one by
-    # reduce.periodic.rows, at once or spread among its loads as the policy plans
-    # (periodic.rows/reg16:prefetch_at_once or :prefetch_spread)
-    "reduce_variant_periodic_rows_ahead": sum_to([8, 8, 8, 6, 5], [8, 8, 8, 1, 5], 'float32'),
+    # where the reductions prefetch a periodic item's rows (reduce_prefetch_bytes() > 0): 128 items
+    # of 16 rows of w = 5 (the folded row needs 64 elements or more: 320 bytes), each item's lines
+    # fetched ahead one by one by reduce.periodic.rows, at once or spread among its loads as the
+    # policy plans (periodic.rows/reg16:prefetch_at_once or :prefetch_spread)
+    "reduce_variant_periodic_rows_ahead": sum_to([8, 8, 2, 8, 2, 5], [8, 8, 2, 1, 1, 5], 'float32'),
     # two addend rows of 16 KiB (the lanes path's long rows, read across the rows): each row's
     # lines prefetched along it where reduce_prefetch_long_rows_bytes() > 0 (lanes:Item.long_rows_ahead)
     "reduce_variant_long_rows_ahead": sum_to([2, 8, 8, 8, 8], [1, 8, 8, 8, 8], 'float32'),
