@@ -964,17 +964,26 @@ PROBE_TARGET void eight_rows_along(const float* g, float* out, int64_t R, int64_
   for (int64_t j = 0; j < W; j += 16) _mm512_storeu_ps(out + j, demote(_mm512_loadu_pd(acc + j), _mm512_loadu_pd(acc + j + 8)));
 }
 
+// Columns [j, j + 128) of the sums down all R rows in 16 registers of doubles; ahead > 0: each
+// row's 512-byte piece `ahead` rows on prefetched (into L1) as the row is read.
+PROBE_TARGET void column_block_double(const float* g, float* out, int64_t R, int64_t W, int64_t j, int64_t ahead) {
+  __m512d a[16];
+  for (auto& v : a) v = _mm512_setzero_pd();
+  for (int64_t r = 0; r < R; ++r) {
+    if (ahead > 0 && r + ahead < R)
+      for (int k = 0; k < 8; ++k) _mm_prefetch(reinterpret_cast<const char*>(g + (r + ahead) * W + j + 16 * k), _MM_HINT_T0);
+    for (int k = 0; k < 16; ++k) a[k] = _mm512_add_pd(a[k], _mm512_cvtps_pd(_mm256_loadu_ps(g + r * W + j + 8 * k)));
+  }
+  for (int k = 0; k < 16; k += 2) _mm512_storeu_ps(out + j + 8 * k, demote(a[k], a[k + 1]));
+}
+
 // The same sums, a block of 128 columns at a time down all R rows, in 16 registers of doubles
 // (kDouble) or 8 of floats (the sums of this data are exact in either: the same bits).
 template <bool kDouble>
 PROBE_TARGET void column_blocks(const float* g, float* out, int64_t R, int64_t W) {
   for (int64_t j = 0; j < W; j += 128) {
     if constexpr (kDouble) {
-      __m512d a[16];
-      for (auto& v : a) v = _mm512_setzero_pd();
-      for (int64_t r = 0; r < R; ++r)
-        for (int k = 0; k < 16; ++k) a[k] = _mm512_add_pd(a[k], _mm512_cvtps_pd(_mm256_loadu_ps(g + r * W + j + 8 * k)));
-      for (int k = 0; k < 16; k += 2) _mm512_storeu_ps(out + j + 8 * k, demote(a[k], a[k + 1]));
+      column_block_double(g, out, R, W, j, 0);
     } else {
       __m512 a[8];
       for (auto& v : a) v = _mm512_setzero_ps();
@@ -1003,16 +1012,7 @@ PROBE_TARGET void column_blocks_one_load(const float* g, float* out, int64_t R, 
 
 // column_blocks<true>, with each row's 512-byte piece `ahead` rows on prefetched (into L1).
 PROBE_TARGET void column_blocks_prefetched(const float* g, float* out, int64_t R, int64_t W, int64_t ahead) {
-  for (int64_t j = 0; j < W; j += 128) {
-    __m512d a[16];
-    for (auto& v : a) v = _mm512_setzero_pd();
-    for (int64_t r = 0; r < R; ++r) {
-      if (r + ahead < R)
-        for (int k = 0; k < 8; ++k) _mm_prefetch(reinterpret_cast<const char*>(g + (r + ahead) * W + j + 16 * k), _MM_HINT_T0);
-      for (int k = 0; k < 16; ++k) a[k] = _mm512_add_pd(a[k], _mm512_cvtps_pd(_mm256_loadu_ps(g + r * W + j + 8 * k)));
-    }
-    for (int k = 0; k < 16; k += 2) _mm512_storeu_ps(out + j + 8 * k, demote(a[k], a[k + 1]));
-  }
+  for (int64_t j = 0; j < W; j += 128) column_block_double(g, out, R, W, j, ahead);
 }
 
 void probe_bc_rows_bwd(int rounds) {

@@ -175,6 +175,16 @@ std::optional<LinuxCpu> cpu_per_linux() {
 
 // Named to match tests/meson.build's reduce_prefetch_on and reduce_prefetch_off runs
 // (TESSERA_PREFETCH_BYTES=16384 and 0).
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+// The Highway target the kernels dispatch to (the one tessera::active_target() names), whose path
+// counters the prefetch checks read; 0 if none of the compiled targets has that name.
+static int64_t dispatched_target() {
+  for (const int64_t t : hwy::SupportedAndGeneratedTargets())
+    if (std::string(hwy::TargetName(t)) == tessera::active_target()) return t;
+  return 0;
+}
+#endif
+
 TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefetch (TESSERA_PREFETCH_BYTES)") {
   const int64_t bytes = tessera::reduce_prefetch_bytes();
   CAPTURE(bytes);
@@ -294,9 +304,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   {  // ... and the kernel of such items (rows of 6, one by one on every target) prefetches them so
     namespace td = tessera::detail;
-    int64_t dispatched = 0;  // the target the kernels dispatch to
-    for (const int64_t t : hwy::SupportedAndGeneratedTargets())
-      if (std::string(hwy::TargetName(t)) == tessera::active_target()) dispatched = t;
+    const int64_t dispatched = dispatched_target();
     REQUIRE(dispatched != 0);
     tessera::Options one_thread;
     one_thread.max_threads = 1;
@@ -327,9 +335,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   {  // ... and its kernel prefetches along them exactly then (the dispatched target's counter)
     namespace td = tessera::detail;
-    int64_t dispatched = 0;  // the target the kernels dispatch to
-    for (const int64_t t : hwy::SupportedAndGeneratedTargets())
-      if (std::string(hwy::TargetName(t)) == tessera::active_target()) dispatched = t;
+    const int64_t dispatched = dispatched_target();
     REQUIRE(dispatched != 0);
     const int along_rows = static_cast<int>(td::Variant::lanes_reg_leaf_rows_along);
     tessera::Options one_thread;
@@ -348,9 +354,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   {  // ... and its kernel prefetches along them exactly then (rows of 16 KiB, 4 addends)
     namespace td = tessera::detail;
-    int64_t dispatched = 0;  // the target the kernels dispatch to
-    for (const int64_t t : hwy::SupportedAndGeneratedTargets())
-      if (std::string(hwy::TargetName(t)) == tessera::active_target()) dispatched = t;
+    const int64_t dispatched = dispatched_target();
     REQUIRE(dispatched != 0);
     const int long_rows_v = static_cast<int>(td::Variant::lanes_reg_leaf_long_rows_ahead);
     tessera::Options one_thread;
