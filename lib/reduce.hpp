@@ -302,7 +302,8 @@ int64_t reduce_prefetch_along_bytes() noexcept;
 /// not at all): items of one leaf (up to kLeaf addends) read a vector at a time across their rows,
 /// not rows_whole, whose rows (the strip) are longer than kPrefetchRowBytes and than this distance
 /// (ReduceProblem::prefetch_ahead_bytes: each row's line this many bytes on prefetched as the
-/// row's vector is read, while that line lies in the row). TESSERA_PREFETCH_BYTES if set;
+/// row's vector is read, while that line lies in the row, and from there the same row of the next
+/// item of the task from its start). TESSERA_PREFETCH_BYTES if set;
 /// kPrefetchLongRowsBytes on Intel CPUs with a mesh L3 (intel_mesh_l3) but those reporting family
 /// 6 model 167 (not measured with it there), 0 there and on every other CPU (on AMD family 25 a
 /// software prefetch ahead of each addend row cost these items 10-40%). On a Xeon reporting family
@@ -312,7 +313,8 @@ int64_t reduce_prefetch_along_bytes() noexcept;
 /// probes-double-sums.txt); outer_bwd's 4 rows of 64 KiB items ran 1.16x / 1.09x faster (1 / 2
 /// threads) 2 KiB along them, inner_bwd's rows of 8 KiB within 1% (bench/compare against
 /// 181620f, compare-181620f-long-rows.txt; 4 KiB: outer_bwd 1.09x / 1.07x, inner_bwd 0.91x at two
-/// threads in a noisier hour). Read once.
+/// threads in a noisier hour); with the rows' ends prefetching the next item's starts, inner_bwd
+/// 1.15x / 1.15x (against 9d9b311, compare-9d9b311-long-rows-next.txt). Read once.
 int64_t reduce_prefetch_long_rows_bytes() noexcept;
 inline constexpr int64_t kPrefetchLongRowsBytes = 2 << 10;
 
@@ -416,7 +418,8 @@ struct ReduceProblem {
   // and reduce.lanes.reg.leaf's items of long rows read across the rows (set by
   // choose_reduce_kernel: reduce_prefetch_long_rows_bytes()):
   // bytes of an item's source prefetched ahead of its loads, each line as the line this many bytes
-  // before it is read (within the item; for reg.leaf within each addend row), 0 for none.
+  // before it is read (within the item; for reg.leaf within each addend row and on into the same
+  // row of the task's next item), 0 for none.
   // rep2_bwd's pairs, 16 KiB items of contiguous float32, read at 74% of `read` without and
   // 80-82% 4 KiB ahead, 79-80% 2 KiB, 82-83% 8 KiB
   // (bench/run --filter rep2_bwd, alternating, 2026-12-02, the Xeon reporting family 6 model 167):

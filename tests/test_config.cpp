@@ -352,23 +352,31 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   }
 #endif
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
-  {  // ... and its kernel prefetches along them exactly then (rows of 16 KiB, 4 addends)
+  {  // ... and its kernel prefetches along them exactly then, the first item's rows into the
+     // second's (2 items of 4 rows of 32 KiB: planned in the 16 KiB runs of tests/meson.build too)
     namespace td = tessera::detail;
     const int64_t dispatched = dispatched_target();
     REQUIRE(dispatched != 0);
     const int long_rows_v = static_cast<int>(td::Variant::lanes_reg_leaf_long_rows_ahead);
+    const int next_v = static_cast<int>(td::Variant::lanes_reg_leaf_long_rows_next);
     tessera::Options one_thread;
     one_thread.max_threads = 1;
-    const tessera::Plan rows4 = tessera::Plan::tile_backward({4, 4096}, {}, DType::float32, {1, 4096}, {4, 1}, one_thread);
-    const bool planned = long_rows_bytes > 0 && long_rows_bytes < 16384 && runs(rows4, "reduce.lanes.reg.leaf");
+    const tessera::Plan rows4 =
+        tessera::Plan::tile_backward({2, 4, 8192}, {}, DType::float32, {2, 1, 8192}, {1, 4, 1}, one_thread);
+    const bool planned = long_rows_bytes > 0 && long_rows_bytes < 32768 && runs(rows4, "reduce.lanes.reg.leaf");
     CHECK(prefetched(rows4) == (planned ? long_rows_bytes : 0));
-    std::vector<float> grad(4 * 4096), sums(4096, 0.0f);
-    for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 4096) + static_cast<float>(i / 4096);
+    std::vector<float> grad(2 * 4 * 8192), sums(2 * 8192, 0.0f);
+    for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 8192) + static_cast<float>(i / 8192);
     const uint64_t before = td::executed_variant_count(dispatched, long_rows_v);
+    const uint64_t before_next = td::executed_variant_count(dispatched, next_v);
     rows4.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
-    CHECK((td::executed_variant_count(dispatched, long_rows_v) > before) == planned);
-    int64_t wrong = 0;  // sums[j] = 4 j + 0 + 1 + 2 + 3
-    for (std::size_t j = 0; j < sums.size(); ++j) wrong += sums[j] != static_cast<float>(4 * j + 6);
+    CHECK(td::executed_variant_count(dispatched, long_rows_v) - before == (planned ? 2u : 0u));
+    CHECK(td::executed_variant_count(dispatched, next_v) - before_next == (planned ? 1u : 0u));  // item 0 only
+    int64_t wrong = 0;  // item b's sums[j] = 4 j + 16 b + 0 + 1 + 2 + 3
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      const std::size_t b = i / 8192, j = i % 8192;
+      wrong += sums[i] != static_cast<float>(4 * j + 16 * b + 6);
+    }
     CHECK(wrong == 0);
   }
 #endif

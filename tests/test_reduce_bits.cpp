@@ -327,6 +327,10 @@ const std::vector<Case>& width_cases() {
       // so that they are prefetched along the rows where the planner says so (its sub-kernel
       // must then run on every target).
       {"lanes, 4 neighbouring rows of 24, 1000 items read whole", 2, {4000, 24}, {1000, 24}, {4}, 0, {}, "reduce.lanes"},
+      // 3 items of 3 long rows (32 KiB of float32) read across the rows: each row prefetched
+      // along itself and, past its end, the next item's (Item.long_rows_next) where the policy
+      // says so.
+      {"lanes, 3 items of 3 long rows", 0, {9, 8192}, {3, 8192}, {3, 1}, 0, {}, "reduce.lanes"},
   };
   return c;
 }

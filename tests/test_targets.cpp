@@ -421,6 +421,8 @@ const std::vector<VariantCase>& variant_cases() {
       // the policy says so (reduce_prefetch_long_rows_bytes, up to 16 KiB in the prefetch runs of
       // tests/meson.build: Item.long_rows_ahead)
       {"columns, 4 addends, long rows", {4, 8192}, {}, {1, 8192}, DType::float32},
+      // ... 3 items of them: the rows' last lines prefetch the next item's first (Item.long_rows_next)
+      {"columns, 4 addends, long rows, 3 items", {3, 4, 8192}, {}, {3, 1, 8192}, DType::float32},
       {"columns, 20 addends, short rows", {20, 8}, {64, 4}, {1, 8}, DType::float32},
       {"columns, 20 addends, long item", {20, 1000}, {}, {1, 1000}, DType::float64},
       {"columns, 60 addends", {60, 300}, {}, {1, 300}, DType::float32},

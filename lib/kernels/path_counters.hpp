@@ -115,6 +115,8 @@ enum class Variant : int {
   lanes_reg_leaf_long_rows_ahead,  // Item, reduce.lanes.reg.leaf: an item of long rows read with each row's
                                    // line prefetch_ahead_bytes on prefetched (compiled_variants() has it
                                    // only where reduce_prefetch_long_rows_bytes() > 0)
+  lanes_reg_leaf_long_rows_next,   // Item, the same, with an item after it in the task: the rows' last
+                                   // lines prefetch the next item's first (the same condition)
   lanes_reg_tree_n_rows,     // RegTreeItem<0, NL>, a short item: the leaves' rows one after another
   // Kernels::LanesLeaves: a leaf's addend rows
   leaves_rows,               // contiguous rows: LeafRows
@@ -155,6 +157,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "lanes:RegTreeItem<K>.rows_scratch",
     "lanes:RegTreeItem<K>.rows_along",
     "lanes:Item.long_rows_ahead",
+    "lanes:Item.long_rows_next",
     "lanes:RegTreeItem<0,NL>.rows",
     "LanesLeaves:LeafRows",
     "LanesLeaves:AccRowStrided",

@@ -564,13 +564,15 @@ struct Kernels {
   // of the segments' rows prefetch_bytes on (SegmentItems), or nullptr: as row t's vector v is read
   // (rows_whole, or for SegmentItems a vector at a time across the rows), the line of row t of that
   // item at the same offset is prefetched, once per line.
-  // ahead_end: the element of each row from which its vectors no longer prefetch when read a
-  // vector at a time across the rows (n or more: none of them stop; Item's long rows stop where
-  // the line `ahead` on would lie past the row).
+  // ahead_end: the element of each row from which its vectors no longer prefetch at `ahead` when
+  // read a vector at a time across the rows (n or more: none of them stop; Item's long rows stop
+  // where the line `ahead` on would lie past the row). ahead_next (or nullptr: none): where those
+  // vectors prefetch instead, ahead_next + qoff[t] + the vector's byte offset (Item: the next
+  // item's rows, from their starts).
   template <int K, int NL = 0, bool kSkew = false>
   static void RegTreeItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
                           bool stream, bool rows_whole, A* tail, const uint8_t* ahead, int64_t ahead_end,
-                          SkewCarry* carry) {
+                          const uint8_t* ahead_next, SkewCarry* carry) {
     const DA da;
     const int64_t N = static_cast<int64_t>(hn::Lanes(da));
     int64_t j = 0;
@@ -761,10 +763,15 @@ struct Kernels {
     if constexpr (K > 0) {
       // One leaf a vector at a time across the rows (of one row: a segment of count 1, a copy),
       // two vectors a step where streamed, prefetched `ahead` as they are read (SegmentItems; an
-      // item's long rows, up to ahead_end), the rest without a prefetch.
+      // item's long rows, up to ahead_end, then at ahead_next), the rest without a prefetch.
       const int64_t pf_end = ahead == nullptr ? j : std::min(n, std::max(j, ahead_end));
       j = stream_pairs(j, pf_end, [&](int64_t at) HWY_ATTR { return leaf(at, std::true_type()); });
       for (; j + N <= pf_end; j += N) finish(leaf(j, std::true_type()), j);
+      if (ahead_next != nullptr && ahead != nullptr) {  // the rows' ends: the next item's starts
+        ahead = ahead_next;
+        j = stream_pairs(j, n, [&](int64_t at) HWY_ATTR { return leaf(at, std::true_type()); });
+        for (; j + N <= n; j += N) finish(leaf(j, std::true_type()), j);
+      }
       j = stream_pairs(j, n, [&](int64_t at) HWY_ATTR { return leaf(at, std::false_type()); });
     }
     for (; j + N <= n; j += N) {
@@ -801,7 +808,7 @@ struct Kernels {
   }
   static void RegItem(const uint8_t* src, const int64_t* qoff, int64_t nred, int64_t n, T* dst, bool accumulate,
                       bool stream, bool rows_whole, A* tail, const uint8_t* ahead, int64_t ahead_end,
-                      SkewCarry* carry) {
+                      const uint8_t* ahead_next, SkewCarry* carry) {
     static_assert(kLeaf == 8, "RegItem dispatches nred = 1 ... 8");
     // One leaf's float32 sums streamed into a dst off the boundaries of whole and half float
     // vectors: the instantiations with StreamSkewed (kSkew), so that the others' code stays as it
@@ -816,10 +823,11 @@ struct Kernels {
       if constexpr (E == Elem::f32) {
         if (skew)
           return RegTreeItem<kK, 0, true>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead,
-                                          ahead_end, carry);
+                                          ahead_end, ahead_next, carry);
       }
 #endif
-      RegTreeItem<kK>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end, carry);
+      RegTreeItem<kK>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end, ahead_next,
+                      carry);
     };
     switch (nred) {
       case 1: leaf(std::integral_constant<int, 1>()); break;
@@ -835,18 +843,19 @@ struct Kernels {
         switch ((nred + kLeaf - 1) / kLeaf) {
           case 2:
             RegTreeItem<0, 2>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end,
-                               carry);
+                               ahead_next, carry);
             break;
           case 3:
             RegTreeItem<0, 3>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end,
-                               carry);
+                               ahead_next, carry);
             break;
           case 4:
             RegTreeItem<0, 4>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end,
-                               carry);
+                               ahead_next, carry);
             break;
           default:
-            RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end, carry);
+            RegTreeItem<0>(src, qoff, nred, n, dst, accumulate, stream, rows_whole, tail, ahead, ahead_end, ahead_next,
+                           carry);
             break;
         }
         break;
@@ -1873,10 +1882,12 @@ struct Kernels {
   // The kernels that run item by item: item `pos` of p by kernel k (KernelFor(p)). qoff: the
   // lanes.reg kernels' addend offsets. ahead: where periodic.reg16, or lanes.reg.leaf along the
   // rows, prefetches (the source of the item prefetch_items on, or for SegmentItems the source
-  // seg_prefetch_bytes past this item's), or nullptr.
+  // seg_prefetch_bytes past this item's), or nullptr. next: the source of the item after this one
+  // in the task (or nullptr: none), where an item of long rows prefetched along themselves
+  // (prefetch_ahead_bytes) continues once the line ahead would lie past its rows' ends.
   static HWY_INLINE void Item(const ReduceProblem& p, ReduceKernel k, const ItemPos& pos, const uint8_t* src, T* out,
                               bool accumulate, Scratch& s, const int64_t* qoff, SkewCarry& carry,
-                              const uint8_t* ahead = nullptr) {
+                              const uint8_t* ahead = nullptr, const uint8_t* next = nullptr) {
     static_cast<void>(carry);  // the lanes.reg kernels' (not on scalable targets)
     switch (k) {
 #if !HWY_HAVE_SCALABLE
@@ -1886,16 +1897,25 @@ struct Kernels {
         // An item of long rows with no item ahead to prefetch (ReduceProblem::prefetch_ahead_bytes,
         // reduce.lanes.reg.leaf): each row's line that many bytes on, while it lies in the row.
         int64_t limit = INT64_MAX;
+        const uint8_t* ahead_next = nullptr;
         if (ahead == nullptr && p.prefetch_ahead_bytes > 0 && k == ReduceKernel::lanes_reg_leaf) {
           constexpr int64_t kSize = static_cast<int64_t>(sizeof(T));
           limit = pos.n - (p.prefetch_ahead_bytes + kSize - 1) / kSize;
           if (limit > 0) {
             TESSERA_COUNT_VARIANT(lanes_reg_leaf_long_rows_ahead);
             ahead = src + pos.src + p.prefetch_ahead_bytes;
+            // Past `limit`, the next item's rows from their starts: ahead_next + (at * kSize) is
+            // row t's byte at * kSize - (n * kSize - distance) there.
+            if (next != nullptr) {
+              TESSERA_COUNT_VARIANT(lanes_reg_leaf_long_rows_next);
+              ahead_next = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(next) +
+                                                            static_cast<uintptr_t>(p.prefetch_ahead_bytes) -
+                                                            static_cast<uintptr_t>(pos.n * kSize));
+            }
           }
         }
         RegItem(src + pos.src, qoff, p.nred, pos.n, out + pos.dst, accumulate, p.stream, p.rows_whole, s.tmp, ahead,
-                limit, &carry);
+                limit, ahead_next, &carry);
         break;
       }
 #endif
@@ -1993,6 +2013,13 @@ struct Kernels {
         if (!reg16 && !along) PrefetchRows(src + next.pos.src, qoff, p.nred, next.pos.n);
         Item(p, k, cursor.pos, src, out, accumulate, s, qoff, carry, reg16 || along ? src + next.pos.src : nullptr);
       }
+    }
+    if (ahead == 0 && p.prefetch_ahead_bytes > 0 && k == ReduceKernel::lanes_reg_leaf && end - item > 1) {
+      // Long rows prefetched along themselves and on into the next item's (Item), but the last
+      // item's: nothing past the task's items is prefetched.
+      ItemCursor next(p, item + 1);
+      for (; item + 1 < end; ++item, cursor.Next(), next.Next())
+        Item(p, k, cursor.pos, src, out, accumulate, s, qoff, carry, nullptr, src + next.pos.src);
     }
     for (; item < end; ++item, cursor.Next()) Item(p, k, cursor.pos, src, out, accumulate, s, qoff, carry);
     carry.Flush();
@@ -2198,7 +2225,8 @@ struct Kernels {
     // Taken only where the planner prefetches along the rows (this process's prefetch policy).
     if (reduce_prefetch_rows_along() && reduce_prefetch_bytes() > 0) m |= bit(Variant::lanes_reg_leaf_rows_along);
     // ... and along long rows (reduce_prefetch_long_rows_bytes()).
-    if (reduce_prefetch_long_rows_bytes() > 0) m |= bit(Variant::lanes_reg_leaf_long_rows_ahead);
+    if (reduce_prefetch_long_rows_bytes() > 0)
+      m |= bit(Variant::lanes_reg_leaf_long_rows_ahead) | bit(Variant::lanes_reg_leaf_long_rows_next);
     // ... and the segments' prefetch along the gradient (lay_out_segments: reduce.lanes.reg.leaf's
     // sub-problems, which every fixed-width target has).
     if (reduce_prefetch_rows_along() && reduce_prefetch_along_bytes() > 0) m |= bit(Variant::segment_items_ahead);

@@ -171,6 +171,11 @@ MUTANTS = [
      'prefetch_ahead_bytes (the kernel deciding again what the planner decided)',
      'if (ahead == nullptr && p.prefetch_ahead_bytes > 0 && k == ReduceKernel::lanes_reg_leaf) {',
      'if (ahead == nullptr && k == ReduceKernel::lanes_reg_leaf) {'),
+    ('reduce-long-rows-next-past-task', 'lib/kernels/reduce.cpp', 'Kernels::Items',
+     "the last item of a task of long rows prefetched along themselves prefetches on into the item "
+     'after the task (past the caller\'s gradient at the last task)',
+     'for (; item + 1 < end; ++item, cursor.Next(), next.Next())',
+     'for (; item < end; ++item, cursor.Next(), next.Next())'),
     ('reduce-rows-scratch-drops-a-row', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
      'an item read a row at a time through the scratch row leaves out its next-to-last addend row '
      '(items of 3-8 rows longer than 16 vectors)',
