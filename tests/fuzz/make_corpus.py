@@ -680,10 +680,11 @@ SEEDS = {
     # fetched ahead one by one by reduce.periodic.rows, at once or spread among its loads as the
     # policy plans (periodic.rows/reg16:prefetch_at_once or :prefetch_spread)
     "reduce_variant_periodic_rows_ahead": sum_to([8, 8, 2, 8, 2, 5], [8, 8, 2, 1, 1, 5], 'float32'),
-    # 3 items of two addend rows of 16 KiB (the lanes path's long rows, read across the rows):
-    # each row's lines prefetched along it where reduce_prefetch_long_rows_bytes() > 0
-    # (lanes:Item.long_rows_ahead), its last ones the next item's first (lanes:Item.long_rows_next)
-    "reduce_variant_long_rows_ahead": sum_to([3, 2, 8, 8, 8, 8], [3, 1, 8, 8, 8, 8], 'float32'),
+    # 2 items of three addend rows of 8 KiB (the lanes path's long rows, read across the rows;
+    # 48 KiB in all, within kMaxBytes): each row's lines prefetched along it where
+    # reduce_prefetch_long_rows_bytes() > 0 (lanes:Item.long_rows_ahead), the first item's last
+    # ones the second's first (lanes:Item.long_rows_next)
+    "reduce_variant_long_rows_ahead": sum_to([2, 3, 8, 8, 8, 4], [2, 1, 8, 8, 8, 4], 'float32'),
 
     # every dtype (sum over the leading axis of a transposed (3, 5)), half of them accumulating
     **{f"reduce_dtype_{name}": sum_to([3, 5], [1, 5], name, accumulate=i % 2 == 1, perm=1)
