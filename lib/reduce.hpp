@@ -303,7 +303,9 @@ int64_t reduce_prefetch_along_bytes() noexcept;
 /// not rows_whole, whose rows (the strip) are longer than kPrefetchRowBytes and than this distance
 /// (ReduceProblem::prefetch_ahead_bytes: each row's line this many bytes on prefetched as the
 /// row's vector is read, while that line lies in the row, and from there the same row of the next
-/// item of the task from its start). TESSERA_PREFETCH_BYTES if set;
+/// item of the task from its start); so too reduce.lanes.leaves' contiguous rows of the same
+/// length, a leaf of up to kLeaf rows at a time, each leaf's rows on into the next leaf's of the
+/// task. TESSERA_PREFETCH_BYTES if set;
 /// kPrefetchLongRowsBytes on Intel CPUs with a mesh L3 (intel_mesh_l3) but those reporting family
 /// 6 model 167 (not measured with it there), 0 there and on every other CPU (on AMD family 25 a
 /// software prefetch ahead of each addend row cost these items 10-40%). On a Xeon reporting family
@@ -314,7 +316,8 @@ int64_t reduce_prefetch_along_bytes() noexcept;
 /// threads) 2 KiB along them, inner_bwd's rows of 8 KiB within 1% (bench/compare against
 /// 181620f, compare-181620f-long-rows.txt; 4 KiB: outer_bwd 1.09x / 1.07x, inner_bwd 0.91x at two
 /// threads in a noisier hour); with the rows' ends prefetching the next item's starts, inner_bwd
-/// 1.15x / 1.15x (against 9d9b311, compare-9d9b311-long-rows-next.txt). Read once.
+/// 1.15x / 1.15x (against 9d9b311, compare-9d9b311-long-rows-next.txt), and the leaves so,
+/// bc_rows_bwd 1.10x / 1.05x (compare-9d9b311-leaves-next.txt). Read once.
 int64_t reduce_prefetch_long_rows_bytes() noexcept;
 inline constexpr int64_t kPrefetchLongRowsBytes = 2 << 10;
 
@@ -419,7 +422,8 @@ struct ReduceProblem {
   // choose_reduce_kernel: reduce_prefetch_long_rows_bytes()):
   // bytes of an item's source prefetched ahead of its loads, each line as the line this many bytes
   // before it is read (within the item; for reg.leaf within each addend row and on into the same
-  // row of the task's next item), 0 for none.
+  // row of the task's next item), 0 for none. Also reduce.lanes.leaves' contiguous long rows (set by
+  // choose_reduce_kernel): each leaf's rows so, on into the next leaf's of the task.
   // rep2_bwd's pairs, 16 KiB items of contiguous float32, read at 74% of `read` without and
   // 80-82% 4 KiB ahead, 79-80% 2 KiB, 82-83% 8 KiB
   // (bench/run --filter rep2_bwd, alternating, 2026-12-02, the Xeon reporting family 6 model 167):

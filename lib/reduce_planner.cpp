@@ -585,6 +585,10 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
   if (p.kernel == ReduceKernel::lanes_reg_leaf && !p.rows_whole && p.prefetch_items == 0 && long_rows > 0 &&
       row_bytes > kPrefetchRowBytes && row_bytes > long_rows)
     p.prefetch_ahead_bytes = long_rows;
+  // ... and reduce.lanes.leaves' contiguous rows, a leaf of up to kLeaf of them at a time.
+  if (p.kernel == ReduceKernel::lanes_leaves && p.inner_stride == static_cast<int64_t>(p.elsize) && long_rows > 0 &&
+      row_bytes > kPrefetchRowBytes && row_bytes > long_rows)
+    p.prefetch_ahead_bytes = long_rows;
 }
 
 void plan_problem(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noexcept {

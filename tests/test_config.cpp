@@ -379,6 +379,30 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
     }
     CHECK(wrong == 0);
   }
+  {  // ... and reduce.lanes.leaves' contiguous long rows the same way, leaf by leaf, each leaf's rows
+     // into the next leaf's (136 rows of 32 KiB: 17 leaves of 8, one task)
+    namespace td = tessera::detail;
+    const int64_t dispatched = dispatched_target();
+    REQUIRE(dispatched != 0);
+    const int ahead_v = static_cast<int>(td::Variant::leaves_rows_ahead);
+    const int next_v = static_cast<int>(td::Variant::leaves_rows_next);
+    tessera::Options one_thread;
+    one_thread.max_threads = 1;
+    const tessera::Plan leaves = tessera::Plan::sum_to_shape({136, 8192}, {}, DType::float32, {1, 8192}, one_thread);
+    REQUIRE(runs(leaves, "reduce.lanes.leaves"));
+    const bool planned = long_rows_bytes > 0 && long_rows_bytes < 32768;
+    CHECK(prefetched(leaves) == (planned ? long_rows_bytes : 0));
+    std::vector<float> grad(136 * 8192), sums(8192, 0.0f);
+    for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 8192 % 64) + static_cast<float>(i / 8192);
+    const uint64_t before = td::executed_variant_count(dispatched, ahead_v);
+    const uint64_t before_next = td::executed_variant_count(dispatched, next_v);
+    leaves.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
+    CHECK(td::executed_variant_count(dispatched, ahead_v) - before == (planned ? 17u : 0u));
+    CHECK(td::executed_variant_count(dispatched, next_v) - before_next == (planned ? 16u : 0u));  // not the last
+    int64_t wrong = 0;  // sums[j] = 136 (j % 64) + 0 + 1 + ... + 135
+    for (std::size_t j = 0; j < sums.size(); ++j) wrong += sums[j] != static_cast<float>(136 * (j % 64) + 135 * 136 / 2);
+    CHECK(wrong == 0);
+  }
 #endif
   // Runs of rows of 5 float64 (one leaf of 80 slots): 102 copies are 4080 B, prefetched; 103 are
   // 4120 B, more than kPrefetchRowBytes, never.

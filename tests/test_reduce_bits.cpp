@@ -331,6 +331,9 @@ const std::vector<Case>& width_cases() {
       // along itself and, past its end, the next item's (Item.long_rows_next) where the policy
       // says so.
       {"lanes, 3 items of 3 long rows", 0, {9, 8192}, {3, 8192}, {3, 1}, 0, {}, "reduce.lanes"},
+      // 17 leaves of 8 long rows (20 KB of float32): reduce.lanes.leaves prefetching them along
+      // themselves and on into the next leaf's (LanesLeaves:LeafRows.ahead, .next)
+      {"lanes, 17 leaves of long rows", 1, {136, 5000}, {1, 5000}, {}, 0, {}, "reduce.lanes"},
   };
   return c;
 }

@@ -427,6 +427,9 @@ const std::vector<VariantCase>& variant_cases() {
       {"columns, 20 addends, long item", {20, 1000}, {}, {1, 1000}, DType::float64},
       {"columns, 60 addends", {60, 300}, {}, {1, 300}, DType::float32},
       {"columns, 200 addends", {200, 70}, {}, {1, 70}, DType::float32},
+      // 17 leaves of rows of 20 KB: each row prefetched along itself and on into the next leaf's
+      // where the policy says so (LeafRows.ahead, LeafRows.next; planned in the 16 KiB runs too)
+      {"columns, 136 addends, long rows", {136, 5000}, {}, {1, 5000}, DType::float32},
       // items read a row at a time (rows_whole) past the registers' 16 vectors: the sums in a
       // scratch row (RegTreeItem<K>.rows_scratch; 300 and 150 elements: a partial last vector)
       {"rows read whole, 3 addends of 300", {7, 3, 300}, {}, {7, 1, 300}, DType::float32},

@@ -121,6 +121,9 @@ enum class Variant : int {
   // Kernels::LanesLeaves: a leaf's addend rows
   leaves_rows,               // contiguous rows: LeafRows
   leaves_rows_strided,       // strided rows: AccRowStrided
+  leaves_rows_ahead,         // contiguous long rows prefetched along themselves (prefetch_ahead_bytes:
+                             // compiled_variants() has it only where reduce_prefetch_long_rows_bytes() > 0)
+  leaves_rows_next,          // the same, the rows' last lines prefetching the next leaf's first
   // ReducePartial / ReduceFinish: the executor's split of few items into leaf ranges
   split_lanes_leaves,        // Partial: LanesLeaves over a leaf range
   split_periodic_leaves,     // Partial: PeriodicLeaves over a leaf range
@@ -161,6 +164,8 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "lanes:RegTreeItem<0,NL>.rows",
     "LanesLeaves:LeafRows",
     "LanesLeaves:AccRowStrided",
+    "LanesLeaves:LeafRows.ahead",
+    "LanesLeaves:LeafRows.next",
     "split:LanesLeaves",
     "split:PeriodicLeaves",
     "split:Finish",

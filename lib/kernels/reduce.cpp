@@ -1198,20 +1198,47 @@ struct Kernels {
   // merges of the push (levels 0 ... m - 1, each the left operand: CounterPush's additions, the
   // same bits) in registers and goes to level m, so a leaf costs one pass over the levels, not a
   // stored leaf row and m passes of AddRow (bc_rows_bwd's rows: 32 KiB). m = 0: into `levels`.
+  //
+  // ahead > 0 (ReduceProblem::prefetch_ahead_bytes, contiguous long rows): as each row's lines are
+  // read, its line `ahead` bytes on while that lies in the row, then the same row of the next leaf
+  // (next[t], K rows; nullptr: none, the task's last leaf) from its start; whole lines a step.
   template <int K>
-  static HWY_INLINE void LeafRowsK(const T* const* ptr, int64_t n, A* levels, int m) {
+  static HWY_INLINE void LeafRowsK(const T* const* ptr, int64_t n, A* levels, int m, int64_t ahead = 0,
+                                   const T* const* next = nullptr) {
     const DA da;
     const int64_t N = static_cast<int64_t>(hn::Lanes(da));
     const T* x[K];
     for (int t = 0; t < K; ++t) x[t] = ptr[t];
     A* const into = levels + m * n;
     int64_t j = 0;
-    for (; j + N <= n; j += N) {
-      auto acc = LoadAs(da, x[0] + j);
-      for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + j));
-      for (int l = 0; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + j), acc);
-      hn::StoreU(acc, da, into + j);
+    const auto step = [&](int64_t at) HWY_ATTR {
+      auto acc = LoadAs(da, x[0] + at);
+      for (int t = 1; t < K; ++t) acc = hn::Add(acc, LoadAs(da, x[t] + at));
+      for (int l = 0; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + at), acc);
+      hn::StoreU(acc, da, into + at);
+    };
+    if (ahead > 0) {
+      constexpr int64_t kSize = static_cast<int64_t>(sizeof(T));
+      const int64_t line = std::max<int64_t>(N, kLineBytes / kSize);  // elements a step: whole lines
+      const int64_t skip = (ahead + kSize - 1) / kSize, pf_end = n - skip;
+      const auto span = [&](int64_t end, const uint8_t* const* at) HWY_ATTR {
+        for (; j + line <= end; j += line) {
+          for (int t = 0; t < K; ++t)
+            for (int64_t b = 0; b < line * kSize; b += kLineBytes) PrefetchLine(at[t] + j * kSize + b);
+          for (int64_t u = 0; u < line; u += N) step(j + u);
+        }
+      };
+      const uint8_t* along[K];
+      for (int t = 0; t < K; ++t) along[t] = reinterpret_cast<const uint8_t*>(x[t]) + skip * kSize;
+      span(pf_end, along);
+      if (next != nullptr) {
+        for (int t = 0; t < K; ++t)
+          along[t] = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(next[t]) +
+                                                      static_cast<uintptr_t>((skip - n) * kSize));
+        span(n, along);
+      }
     }
+    for (; j + N <= n; j += N) step(j);
     for (; j < n; ++j) {
       A a = to_acc<E>(LoadT(x[0] + j));
       for (int t = 1; t < K; ++t) a = acc_add(a, to_acc<E>(LoadT(x[t] + j)));
@@ -1219,17 +1246,19 @@ struct Kernels {
       into[j] = a;
     }
   }
-  static void LeafRowsPush(const T* const* ptr, int k, int64_t n, A* levels, int m) {
+  // ahead, next: LeafRowsK's (next: the next leaf's first k rows, or nullptr).
+  static void LeafRowsPush(const T* const* ptr, int k, int64_t n, A* levels, int m, int64_t ahead = 0,
+                           const T* const* next = nullptr) {
     static_assert(kLeaf == 8, "LeafRowsPush dispatches k = 1 ... 8");
     switch (k) {
-      case 1: LeafRowsK<1>(ptr, n, levels, m); break;
-      case 2: LeafRowsK<2>(ptr, n, levels, m); break;
-      case 3: LeafRowsK<3>(ptr, n, levels, m); break;
-      case 4: LeafRowsK<4>(ptr, n, levels, m); break;
-      case 5: LeafRowsK<5>(ptr, n, levels, m); break;
-      case 6: LeafRowsK<6>(ptr, n, levels, m); break;
-      case 7: LeafRowsK<7>(ptr, n, levels, m); break;
-      default: LeafRowsK<8>(ptr, n, levels, m); break;
+      case 1: LeafRowsK<1>(ptr, n, levels, m, ahead, next); break;
+      case 2: LeafRowsK<2>(ptr, n, levels, m, ahead, next); break;
+      case 3: LeafRowsK<3>(ptr, n, levels, m, ahead, next); break;
+      case 4: LeafRowsK<4>(ptr, n, levels, m, ahead, next); break;
+      case 5: LeafRowsK<5>(ptr, n, levels, m, ahead, next); break;
+      case 6: LeafRowsK<6>(ptr, n, levels, m, ahead, next); break;
+      case 7: LeafRowsK<7>(ptr, n, levels, m, ahead, next); break;
+      default: LeafRowsK<8>(ptr, n, levels, m, ahead, next); break;
     }
   }
   // The leaf of k rows (n elements each) into `row`.
@@ -1266,8 +1295,31 @@ struct Kernels {
     RowCounter counter(s.levels, n);
     Odometer odo(p, p.reduced, p.nreduced, lo * kLeaf);
     const bool contiguous = p.inner_stride == static_cast<int64_t>(sizeof(T)) || n == 1;
+    // The planner's prefetch along the long rows (prefetch_ahead_bytes, contiguous rows only): the
+    // rows of leaf + 1 (in leaf_ptrs[1 - cur], the odometer one leaf on) continue each row's.
+    const int64_t ahead = contiguous ? p.prefetch_ahead_bytes : 0;
+    const T* leaf_ptrs[2][kLeaf];
+    int cur = 0;
+    const auto leaf_rows = [&](int64_t leaf, const T** into) {
+      const int64_t q0 = leaf * kLeaf, q1 = std::min(p.nred, (leaf + 1) * kLeaf);
+      for (int64_t q = q0; q < q1; ++q, odo.next()) into[q - q0] = reinterpret_cast<const T*>(src + odo.offset);
+    };
+    if (ahead > 0 && lo < hi) leaf_rows(lo, leaf_ptrs[0]);
     for (int64_t leaf = lo; leaf < hi; ++leaf) {
       const int64_t q0 = leaf * kLeaf, q1 = std::min(p.nred, (leaf + 1) * kLeaf);
+      if (ahead > 0) {
+        // The next leaf's rows where it is this task's and has as many (not the last, shorter one).
+        const bool next = leaf + 1 < hi && std::min(p.nred, (leaf + 2) * kLeaf) - (leaf + 1) * kLeaf == q1 - q0;
+        if (leaf + 1 < hi) leaf_rows(leaf + 1, leaf_ptrs[1 - cur]);
+        TESSERA_COUNT_VARIANT(leaves_rows);
+        TESSERA_COUNT_VARIANT(leaves_rows_ahead);
+        if (next) TESSERA_COUNT_VARIANT(leaves_rows_next);
+        LeafRowsPush(leaf_ptrs[cur], static_cast<int>(q1 - q0), n, counter.rows.levels, counter.Merges(), ahead,
+                     next ? leaf_ptrs[1 - cur] : nullptr);
+        counter.Pushed();
+        cur = 1 - cur;
+        continue;
+      }
       if (contiguous) {
         const T* ptr[kLeaf];
         for (int64_t q = q0; q < q1; ++q, odo.next()) ptr[q - q0] = reinterpret_cast<const T*>(src + odo.offset);
@@ -2217,6 +2269,8 @@ struct Kernels {
     const auto bit = [](Variant v) { return uint64_t{1} << static_cast<int>(v); };
     uint64_t m = bit(Variant::leaves_rows) | bit(Variant::leaves_rows_strided) | bit(Variant::split_lanes_leaves) |
                  bit(Variant::split_periodic_leaves) | bit(Variant::split_finish);
+    // reduce.lanes.leaves' long rows along themselves, where the planner plans it (the policy).
+    if (reduce_prefetch_long_rows_bytes() > 0) m |= bit(Variant::leaves_rows_ahead) | bit(Variant::leaves_rows_next);
     // The float32 pairs' prefetch along their items, where the planner plans it (the policy).
     if constexpr (E == Elem::f32)
       if (reduce_prefetch_rows_along() && reduce_prefetch_along_bytes() > 0) m |= bit(Variant::pair_f32_ahead);

@@ -685,6 +685,10 @@ SEEDS = {
     # reduce_prefetch_long_rows_bytes() > 0 (lanes:Item.long_rows_ahead), the first item's last
     # ones the second's first (lanes:Item.long_rows_next)
     "reduce_variant_long_rows_ahead": sum_to([2, 3, 8, 8, 8, 4], [2, 1, 8, 8, 8, 4], 'float32'),
+    # 147 addend rows of 5120 bytes (19 leaves of reduce.lanes.leaves, a big gradient of 750 KiB):
+    # each leaf's rows prefetched along themselves and on into the next leaf's where
+    # reduce_prefetch_long_rows_bytes() > 0 (LanesLeaves:LeafRows.ahead, .next)
+    "reduce_variant_leaves_long_rows": sum_to([3, 7, 7, 5, 8, 8, 8, 2], [1, 1, 1, 5, 8, 8, 8, 2], 'uint8', flags=BIG),
 
     # every dtype (sum over the leading axis of a transposed (3, 5)), half of them accumulating
     **{f"reduce_dtype_{name}": sum_to([3, 5], [1, 5], name, accumulate=i % 2 == 1, perm=1)

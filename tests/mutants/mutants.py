@@ -176,6 +176,11 @@ MUTANTS = [
      'after the task (past the caller\'s gradient at the last task)',
      'for (; item + 1 < end; ++item, cursor.Next(), next.Next())',
      'for (; item < end; ++item, cursor.Next(), next.Next())'),
+    ('reduce-leaves-prefetch-unplanned', 'lib/kernels/reduce.cpp', 'Kernels::LanesLeaves',
+     "reduce.lanes.leaves prefetches every leaf's contiguous rows along themselves, whatever the plan's "
+     'prefetch_ahead_bytes (the kernel deciding again what the planner decided)',
+     'const int64_t ahead = contiguous ? p.prefetch_ahead_bytes : 0;',
+     'const int64_t ahead = contiguous ? kPrefetchLongRowsBytes : 0;'),
     ('reduce-rows-scratch-drops-a-row', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
      'an item read a row at a time through the scratch row leaves out its next-to-last addend row '
      '(items of 3-8 rows longer than 16 vectors)',
@@ -228,8 +233,8 @@ MUTANTS = [
      '      (void)0;  // MUTANT: std::memset(d, 0, head) dropped\n      d += head;'),
     ('reduce-leaf-push-merge-skipped', 'lib/kernels/reduce.cpp', 'Kernels::LeafRowsK',
      "a leaf summed into the counter's levels skips the merge with level 0 (vectors)",
-     '      for (int l = 0; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + j), acc);',
-     '      for (int l = 1; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + j), acc);'),
+     '      for (int l = 0; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + at), acc);',
+     '      for (int l = 1; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + at), acc);'),
     ('reduce-stream-demoted-half', 'lib/kernels/reduce.cpp', 'Kernels::StreamDemoted',
      "float32 sums demoted to half a 128-bit register are streamed (Highway's Stream writes the whole "
      'register: 8 bytes past the lanes, needing 16-byte alignment)',
