@@ -726,8 +726,8 @@ TESSERA_API int64_t streaming_threshold_bytes();
 /// have each row's line 2048 bytes on prefetched as the row is read, while that line lies in the
 /// row, then the same row of the next strip from its start, and sums of more than 128 such
 /// contiguous rows so 8 rows at a time, each 8 on into the next 8 (describe(): "prefetched 2048
-/// bytes ahead along the rows"; the variable sets this distance too). Runs of per-element counts summed in groups (float32
-/// counts of at most 4) are prefetched min(this, 4096) bytes ahead, wherever this is not 0, into
+/// bytes ahead along the rows"; the variable sets this distance too). Runs of per-element counts
+/// summed in groups (float32 counts of at most 4) are prefetched min(this, 4096) bytes ahead, wherever this is not 0, into
 /// L1; every other prefetch brings its line into L2. A plan's describe() says "prefetched N items ahead" where it prefetches, followed by
 /// " along the rows" where it prefetches a strip's rows line by line, and ", spread among the
 /// loads" where a periodic item's (or a long run's) lines are prefetched block by block as the

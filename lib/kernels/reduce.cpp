@@ -1217,10 +1217,11 @@ struct Kernels {
       for (int l = 0; l < m; ++l) acc = hn::Add(hn::LoadU(da, levels + l * n + at), acc);
       hn::StoreU(acc, da, into + at);
     };
-    if (ahead > 0) {
-      constexpr int64_t kSize = static_cast<int64_t>(sizeof(T));
+    constexpr int64_t kSize = static_cast<int64_t>(sizeof(T));
+    const int64_t skip = (ahead + kSize - 1) / kSize;
+    if (ahead > 0 && n > skip) {  // (a strip shorter than the distance: no prefetch at all)
       const int64_t line = std::max<int64_t>(N, kLineBytes / kSize);  // elements a step: whole lines
-      const int64_t skip = (ahead + kSize - 1) / kSize, pf_end = n - skip;
+      const int64_t pf_end = n - skip;
       const auto span = [&](int64_t end, const uint8_t* const* at) HWY_ATTR {
         for (; j + line <= end; j += line) {
           for (int t = 0; t < K; ++t)
