@@ -924,60 +924,29 @@ PROBE_TARGET void rows_into_row(const float* g, float* out, int64_t R, int64_t W
 }
 
 // The same, eight rows at a time: their sums in registers (16 columns a step, eight sequential
-// streams), added to the row of doubles once per eight rows.
-PROBE_TARGET void eight_rows_into_row(const float* g, float* out, int64_t R, int64_t W) {
+// streams), added to the row of doubles once per eight rows. kPf: kNone, no prefetch; kAlong, each
+// of the eight rows' lines `ahead` bytes on prefetched into L2 as the row is read, while that line
+// lies in the row (tessera's long rows along themselves); kIntoNext, the same and past that the
+// next eight's row from its start (tessera's long rows into the next item's), or with ahead = 0
+// the same line of the same row of the next eight (the next leaf along its rows, 128 KiB on for
+// W = 4096).
+enum EightRowsPf { kNone, kAlong, kIntoNext };
+template <EightRowsPf kPf>
+PROBE_TARGET void eight_rows(const float* g, float* out, int64_t R, int64_t W, int64_t ahead = 0) {
   static std::vector<double> acc_row;
   acc_row.assign(static_cast<std::size_t>(W), 0.0);
   double* acc = acc_row.data();
+  const int64_t skip = ahead / 4, pf_end = kPf == kIntoNext && ahead == 0 ? 0 : W - skip;
   for (int64_t r = 0; r < R; r += 8)
     for (int64_t j = 0; j < W; j += 16) {
-      __m512d lo = _mm512_loadu_pd(acc + j), hi = _mm512_loadu_pd(acc + j + 8);
-      for (int k = 0; k < 8; ++k) {
-        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm256_loadu_ps(g + (r + k) * W + j)));
-        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_loadu_ps(g + (r + k) * W + j + 8)));
-      }
-      _mm512_storeu_pd(acc + j, lo);
-      _mm512_storeu_pd(acc + j + 8, hi);
-    }
-  for (int64_t j = 0; j < W; j += 16) _mm512_storeu_ps(out + j, demote(_mm512_loadu_pd(acc + j), _mm512_loadu_pd(acc + j + 8)));
-}
-
-// eight_rows_into_row with each of the eight rows' lines `ahead` bytes on prefetched into L2 as
-// the row is read, while that line lies in the row (tessera's long rows along themselves).
-PROBE_TARGET void eight_rows_along(const float* g, float* out, int64_t R, int64_t W, int64_t ahead) {
-  static std::vector<double> acc_row;
-  acc_row.assign(static_cast<std::size_t>(W), 0.0);
-  double* acc = acc_row.data();
-  const int64_t skip = ahead / 4, pf_end = W - skip;
-  for (int64_t r = 0; r < R; r += 8)
-    for (int64_t j = 0; j < W; j += 16) {
-      if (j < pf_end)
-        for (int k = 0; k < 8; ++k) _mm_prefetch(reinterpret_cast<const char*>(g + (r + k) * W + j + skip), _MM_HINT_T1);
-      __m512d lo = _mm512_loadu_pd(acc + j), hi = _mm512_loadu_pd(acc + j + 8);
-      for (int k = 0; k < 8; ++k) {
-        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm256_loadu_ps(g + (r + k) * W + j)));
-        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_loadu_ps(g + (r + k) * W + j + 8)));
-      }
-      _mm512_storeu_pd(acc + j, lo);
-      _mm512_storeu_pd(acc + j + 8, hi);
-    }
-  for (int64_t j = 0; j < W; j += 16) _mm512_storeu_ps(out + j, demote(_mm512_loadu_pd(acc + j), _mm512_loadu_pd(acc + j + 8)));
-}
-
-// eight_rows_into_row prefetching into L2, as each row's line is read, a line of the next eight
-// rows: the same line of the same row there (ahead = 0: the next leaf along its rows, 128 KiB
-// on for W = 4096), or the line `ahead` bytes on along the row while it lies in the row and the
-// next eight's row from its start past that (tessera's long rows into the next item's).
-PROBE_TARGET void eight_rows_next(const float* g, float* out, int64_t R, int64_t W, int64_t ahead) {
-  static std::vector<double> acc_row;
-  acc_row.assign(static_cast<std::size_t>(W), 0.0);
-  double* acc = acc_row.data();
-  const int64_t skip = ahead / 4, pf_end = ahead == 0 ? 0 : W - skip;  // ahead = 0: all next eight's
-  for (int64_t r = 0; r < R; r += 8)
-    for (int64_t j = 0; j < W; j += 16) {
-      if (r + 8 < R || j < pf_end) {
-        const float* at = j < pf_end ? g + r * W + j + skip : g + (r + 8) * W + j + skip - W;
-        for (int k = 0; k < 8; ++k) _mm_prefetch(reinterpret_cast<const char*>(at + k * W), _MM_HINT_T1);
+      if constexpr (kPf == kAlong) {
+        if (j < pf_end)
+          for (int k = 0; k < 8; ++k) _mm_prefetch(reinterpret_cast<const char*>(g + (r + k) * W + j + skip), _MM_HINT_T1);
+      } else if constexpr (kPf == kIntoNext) {
+        if (r + 8 < R || j < pf_end) {
+          const float* at = j < pf_end ? g + r * W + j + skip : g + (r + 8) * W + j + skip - W;
+          for (int k = 0; k < 8; ++k) _mm_prefetch(reinterpret_cast<const char*>(at + k * W), _MM_HINT_T1);
+        }
       }
       __m512d lo = _mm512_loadu_pd(acc + j), hi = _mm512_loadu_pd(acc + j + 8);
       for (int k = 0; k < 8; ++k) {
@@ -1053,13 +1022,13 @@ void probe_bc_rows_bwd(int rounds) {
     float* const out = G.out;
     rows_into_row(G.first(), out, R, W);
     G.same("the rows into a row of doubles");
-    eight_rows_into_row(G.first(), out, R, W);
+    eight_rows<kNone>(G.first(), out, R, W);
     G.same("eight rows at a time into a row of doubles");
-    eight_rows_along(G.first(), out, R, W, 2048);
+    eight_rows<kAlong>(G.first(), out, R, W, 2048);
     G.same("eight rows at a time, prefetched along them");
-    eight_rows_next(G.first(), out, R, W, 0);
+    eight_rows<kIntoNext>(G.first(), out, R, W, 0);
     G.same("eight rows at a time, the next eight prefetched");
-    eight_rows_next(G.first(), out, R, W, 2048);
+    eight_rows<kIntoNext>(G.first(), out, R, W, 2048);
     G.same("eight rows at a time, prefetched along them into the next eight");
     column_blocks<true>(G.first(), out, R, W);
     G.same("the column blocks in double");
@@ -1077,12 +1046,12 @@ void probe_bc_rows_bwd(int rounds) {
         {"read, summed in double, 4 KiB ahead prefetched", [&] { sink = static_cast<float>(read_sum_double_prefetched(G.next(), n, 4096)); }, {}},
         {"tessera plan (reduce.lanes.leaves)", [&] { tessera_plan_execute(plan, G.next(), out, G.bytes); }, {}},
         {"plain loop, rows into a row of doubles", [&] { rows_into_row(G.next(), out, R, W); }, {}},
-        {"eight rows at a time in registers, into the row", [&] { eight_rows_into_row(G.next(), out, R, W); }, {}},
-        {"the same, each row 2 KiB along it prefetched", [&] { eight_rows_along(G.next(), out, R, W, 2048); }, {}},
-        {"the same, each row 4 KiB along it prefetched", [&] { eight_rows_along(G.next(), out, R, W, 4096); }, {}},
-        {"the same, the next eight rows' line prefetched", [&] { eight_rows_next(G.next(), out, R, W, 0); }, {}},
-        {"the same, 2 KiB along each row, into the next eight's", [&] { eight_rows_next(G.next(), out, R, W, 2048); }, {}},
-        {"the same, 4 KiB along each row, into the next eight's", [&] { eight_rows_next(G.next(), out, R, W, 4096); }, {}},
+        {"eight rows at a time in registers, into the row", [&] { eight_rows<kNone>(G.next(), out, R, W); }, {}},
+        {"the same, each row 2 KiB along it prefetched", [&] { eight_rows<kAlong>(G.next(), out, R, W, 2048); }, {}},
+        {"the same, each row 4 KiB along it prefetched", [&] { eight_rows<kAlong>(G.next(), out, R, W, 4096); }, {}},
+        {"the same, the next eight rows' line prefetched", [&] { eight_rows<kIntoNext>(G.next(), out, R, W, 0); }, {}},
+        {"the same, 2 KiB along each row, into the next eight's", [&] { eight_rows<kIntoNext>(G.next(), out, R, W, 2048); }, {}},
+        {"the same, 4 KiB along each row, into the next eight's", [&] { eight_rows<kIntoNext>(G.next(), out, R, W, 4096); }, {}},
         {"128-column blocks, 16 registers of doubles", [&] { column_blocks<true>(G.next(), out, R, W); }, {}},
         {"128-column blocks, 8 registers of floats", [&] { column_blocks<false>(G.next(), out, R, W); }, {}},
         {"128-column blocks in double, one load per line", [&] { column_blocks_one_load(G.next(), out, R, W); }, {}},
