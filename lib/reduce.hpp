@@ -58,6 +58,10 @@ inline constexpr int64_t kFoldMaxWidth = 16;
 /// lanes.reg kernels), and of at most kUnrolledLeaves leaves with its steps unrolled.
 inline constexpr int64_t kRegLeaves = 16;
 inline constexpr int64_t kUnrolledLeaves = 4;
+/// The unrolled trees (reduce.lanes.reg.tree4) read an item of at most this many vectors of
+/// accumulators per row (elements: this times the accumulator's lanes) a row at a time, each from
+/// its start to its end, the sums in registers; a longer item a vector at a time across its rows.
+inline constexpr int64_t kTreeRowVecs = 8;
 /// Per-element counts: the segments' sub-problems of counts 1..kSegPlannedCounts (at most the
 /// largest count) are planned with the plan; a segment of more addends per output element is laid
 /// out when it runs (segment_problem), its planning spread over more than kSegPlannedCounts rows.

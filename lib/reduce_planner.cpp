@@ -577,6 +577,18 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
                            ? ceil_div(reduce_prefetch_short_rows_bytes(), p.nred * p.strip * static_cast<int64_t>(p.elsize))
                            : 0;
   }
+  // reduce.lanes.reg.tree4 reads items of at most kTreeRowVecs vectors a row a row at a time
+  // (rows_whole), and where short rows are prefetched, along those rows as reg.leaf's rows_whole
+  // items are, not all of an item's lines at once: mixed3d_bwd (items of 16 rows of 256 bytes in
+  // four runs of 1 KiB) read 1.05x / 1.05x faster so (1 / 2 threads; bench/compare against
+  // 9d9b311, 2026-12-06, the Xeon reporting family 6 model 207).
+  if (p.kernel == ReduceKernel::lanes_reg_tree4 && p.strip <= kTreeRowVecs * lanes) {
+    p.rows_whole = true;
+    if (p.prefetch_items > 0 && reduce_prefetch_rows_along()) {
+      p.prefetch_along_rows = true;
+      p.prefetch_items = ceil_div(reduce_prefetch_along_bytes(), p.nred * p.strip * static_cast<int64_t>(p.elsize));
+    }
+  }
   // reduce.lanes.reg.leaf's items of long rows, read a vector at a time across the rows (not
   // rows_whole, no items prefetched ahead): each row's line that far on as the row is read
   // (reduce_prefetch_long_rows_bytes()), where the rows are longer than the distance.

@@ -326,12 +326,42 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   // Items of four short rows read row by row (rows_whole): along the rows where they take it (Intel
   // CPUs with a mesh L3, the variable), all at once where short rows do (AMD family 26).
   CHECK((nchw.describe().find("along the rows") != std::string::npos) == nchw_along);
-  // Items of short rows not read row by row (16 addends of 64 B: mixed3d_bwd's kind) are never
-  // prefetched along the rows: all at once where short rows take it, else not at all.
+  // Items of 16 addend rows of 64 B (mixed3d_bwd's kind: two leaves, reduce.lanes.reg.tree4 on
+  // fixed-width targets, which reads rows of at most 8 vectors whole and says so): prefetched only
+  // where short rows are, along the rows where the reductions prefetch so too, else all at once.
   const tessera::Plan mixed = tessera::Plan::tile_backward({64, 64, 64}, {}, DType::float32, {32, 32, 16}, {2, 2, 4});
-  CHECK(mixed.describe().find("each row read whole") == std::string::npos);
-  CHECK(mixed.describe().find("along the rows") == std::string::npos);
-  CHECK(prefetched(mixed) == (short_rows ? (short_bytes + 1023) / 1024 : 0));
+  const bool mixed_along = short_rows && rows_along && runs(mixed, "reduce.lanes.reg.tree4") && bytes > 0;
+  CHECK((mixed.describe().find("each row read whole") != std::string::npos) == runs(mixed, "reduce.lanes.reg.tree4"));
+  CHECK((mixed.describe().find("along the rows") != std::string::npos) == mixed_along);
+  CHECK(prefetched(mixed) == (mixed_along ? (along_bytes + 1023) / 1024 : short_rows ? (short_bytes + 1023) / 1024 : 0));
+#if HWY_ARCH_X86
+  CHECK(runs(mixed, "reduce.lanes.reg.tree4"));
+#endif
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+  {  // ... and its kernel prefetches along them exactly then: every item but the first (one task)
+    namespace td = tessera::detail;
+    const int64_t dispatched = dispatched_target();
+    REQUIRE(dispatched != 0);
+    const int tree_along = static_cast<int>(td::Variant::lanes_reg_tree_n_rows_along);
+    tessera::Options one_thread;
+    one_thread.max_threads = 1;
+    const tessera::Plan tree =
+        tessera::Plan::tile_backward({64, 64, 64}, {}, DType::float32, {32, 32, 16}, {2, 2, 4}, one_thread);
+    std::vector<float> grad(64 * 64 * 64), sums(32 * 32 * 16, 0.0f);
+    for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 64 % 16) + static_cast<float>(i / 4096);
+    const uint64_t before = td::executed_variant_count(dispatched, tree_along);
+    tree.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
+    const int64_t items = 32 * 32;  // of 16 elements, prefetched(tree) of them ahead
+    CHECK(td::executed_variant_count(dispatched, tree_along) - before ==
+          (mixed_along ? static_cast<uint64_t>(items - prefetched(tree)) : 0u));
+    int64_t wrong = 0;  // sums at (a, b, c): 16 addends of c, 8 of a and 8 of a + 32
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      const std::size_t a = i / (32 * 16), c = i % 16;
+      wrong += sums[i] != static_cast<float>(16 * c + 8 * (a + (a + 32)));
+    }
+    CHECK(wrong == 0);
+  }
+#endif
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   {  // ... and its kernel prefetches along them exactly then (the dispatched target's counter)
     namespace td = tessera::detail;

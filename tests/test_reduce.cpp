@@ -888,14 +888,19 @@ TEST_CASE("reduction plans describe themselves and name their path") {
   // (The prefetch distance: tests/test_config.cpp, with the machine's and the environment's.)
   // Short items read a row at a time (ReduceProblem::rows_whole): 2-8 addend rows of at most
   // 16 KiB in all (rep_mid_bwd's 4 rows of 1 KiB, nchw_bwd's of 512 B); not 4 rows of 8 KiB
-  // (inner_bwd), nor 9 addends, nor one.
+  // (inner_bwd), nor one; 9-32 addends (reduce.lanes.reg.tree4, fixed-width targets) only in
+  // rows of at most 8 vectors of accumulators (kTreeRowVecs: 8 float32 elements on any target, here
+  // 64 bytes apart, not 100 on any).
   const auto whole = [](const tessera::Plan& plan) { return plan.describe().find("each row read whole") != std::string::npos; };
   CHECK(whole(tessera::Plan::repeat_backward({64, 1024, 256}, {}, DType::float32, {64, 256, 256}, {4}, 1)));
   CHECK(whole(tessera::Plan::tile_backward({64, 4, 256, 256}, {}, DType::float32, {64, 4, 128, 128}, {1, 1, 2, 2})));
   CHECK(whole(tessera::Plan::tile_backward({16, 8, 512}, {}, DType::float32, {16, 1, 512}, {1, 8, 1})));  // 16 KiB
   CHECK(!whole(tessera::Plan::tile_backward({16, 8, 513}, {}, DType::float32, {16, 1, 513}, {1, 8, 1})));
   CHECK(!whole(tessera::Plan::tile_backward({2048, 8192}, {}, DType::float32, {2048, 2048}, {1, 4})));
-  CHECK(!whole(tessera::Plan::tile_backward({16, 9, 64}, {}, DType::float32, {16, 1, 64}, {1, 9, 1})));
+  CHECK(!whole(tessera::Plan::tile_backward({16, 9, 100}, {}, DType::float32, {16, 1, 100}, {1, 9, 1})));
+#if HWY_ARCH_X86
+  CHECK(whole(tessera::Plan::tile_backward({16, 9, 8}, {576, 64, 4}, DType::float32, {16, 1, 8}, {1, 9, 1})));
+#endif
   CHECK(!whole(tessera::Plan::tile_backward({16, 1, 64}, {}, DType::float32, {16, 1, 64}, {1, 1, 1})));
   // Long rows are never prefetched items ahead (where the policy prefetches them, along each row:
   // tests/test_config.cpp).

@@ -334,6 +334,10 @@ const std::vector<Case>& width_cases() {
       // 17 leaves of 8 long rows (20 KB of float32): reduce.lanes.leaves prefetching them along
       // themselves and on into the next leaf's (LanesLeaves:LeafRows.ahead, .next)
       {"lanes, 17 leaves of long rows", 1, {136, 5000}, {1, 5000}, {}, 0, {}, "reduce.lanes"},
+      // 100 items of 16 rows of 8, 16 elements apart (two leaves: reduce.lanes.reg.tree4, each row
+      // read whole on every target): prefetched along the rows where short rows are prefetched
+      // (RegTreeItem<0,NL>.rows_along).
+      {"lanes, 100 items of 2 leaves of short rows", 1, {100, 16, 8}, {100, 1, 8}, {}, 0, {256, 16, 1}, "reduce.lanes"},
   };
   return c;
 }

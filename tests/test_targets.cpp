@@ -435,9 +435,14 @@ const std::vector<VariantCase>& variant_cases() {
       {"rows read whole, 3 addends of 300", {7, 3, 300}, {}, {7, 1, 300}, DType::float32},
       {"rows read whole, 8 addends of 150, float64, accumulate", {5, 8, 150}, {}, {5, 1, 150}, DType::float64, false,
        true},
-      // short rows, more items than the planner's prefetch distance (prefetch_items: 32 and 7)
+      // short rows, more items than the planner's prefetch distance (prefetch_items: 32 and 7;
+      // along the rows where short rows are prefetched so: RegTreeItem<K>.rows_along)
       {"short rows, many items, one leaf", {64, 4, 32}, {}, {64, 1, 32}, DType::float32},
       {"short rows, many items, 3 leaves", {50, 20, 16}, {}, {50, 1, 16}, DType::float64},
+      // ... 2 leaves of rows of 8 (64 bytes apart: not the periodic path's), read whole on every
+      // target (8 vectors of one lane on SCALAR): RegTreeItem<0,NL>.rows_along where short rows
+      // are prefetched
+      {"short rows, many items, 2 leaves", {40, 16, 8}, {1024, 64, 4}, {40, 1, 8}, DType::float32},
       // strided: a kept inner axis that is not contiguous
       {"strided columns", {20, 50}, {50 * 8, 8}, {1, 50}, DType::float32},
       {"strided columns, one output column", {20, 1}, {8, 8}, {1, 1}, DType::float32},

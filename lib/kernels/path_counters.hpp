@@ -118,6 +118,8 @@ enum class Variant : int {
   lanes_reg_leaf_long_rows_next,   // Item, the same, with an item after it in the task: the rows' last
                                    // lines prefetch the next item's first (the same condition)
   lanes_reg_tree_n_rows,     // RegTreeItem<0, NL>, a short item: the leaves' rows one after another
+  lanes_reg_tree_n_rows_along,  // the same, prefetched along its rows (prefetch_along_rows: compiled_variants()
+                                // has it only where reduce_prefetch_rows_along() and reduce_prefetch_short_rows())
   // Kernels::LanesLeaves: a leaf's addend rows
   leaves_rows,               // contiguous rows: LeafRows
   leaves_rows_strided,       // strided rows: AccRowStrided
@@ -162,6 +164,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "lanes:Item.long_rows_ahead",
     "lanes:Item.long_rows_next",
     "lanes:RegTreeItem<0,NL>.rows",
+    "lanes:RegTreeItem<0,NL>.rows_along",
     "LanesLeaves:LeafRows",
     "LanesLeaves:AccRowStrided",
     "LanesLeaves:LeafRows.ahead",

@@ -524,33 +524,44 @@ struct Kernels {
   // runtime counter above runs ~2x slower on a 2-leaf item). V = 1: a vector at a time across the
   // rows; V = kTreeRowVecs: a short item, each leaf's rows read one after another, each from its
   // start to its end (see RegTreeItem). The same additions per element either way.
-  static constexpr int64_t kTreeRowVecs = 8;
   static constexpr int kTreeLevels = 3;  // the counter's levels for up to kUnrolledLeaves leaves
-  template <int NL, int64_t V, int Leaf = 0>
+  // kPf (rows read whole, V = kTreeRowVecs): as row t's vector v is read, the line of row t of the
+  // item at `ahead` at the same offset, once per 64 bytes (RegTreeItem's `prefetch`).
+  template <int NL, int64_t V, bool kPf = false, int Leaf = 0>
   static HWY_INLINE void RegLeaves(DA da, VecLevels<V, kTreeLevels>& c, const uint8_t* src, const int64_t* qoff,
-                                   int64_t last, int64_t j, int64_t N) {
+                                   int64_t last, int64_t j, int64_t N, const uint8_t* ahead) {
     static_assert(NL <= 4, "at most 4 leaves: levels 0 and 1, and 2 for the fourth");
     if constexpr (Leaf < NL) {
       const int64_t* q = qoff + Leaf * kLeaf;
       const int64_t k = Leaf + 1 < NL ? kLeaf : last;
+      const int64_t vec_bytes = N * static_cast<int64_t>(sizeof(T));
+      const int64_t line_every = vec_bytes >= 64 ? 1 : 64 / vec_bytes;
       const T* x0 = reinterpret_cast<const T*>(src + q[0]) + j;
       for (int64_t v = 0; v < V; ++v)
-        if (v < c.nv) c.cur[v] = LoadAs(da, x0 + v * N);
+        if (v < c.nv) {
+          if constexpr (kPf)
+            if (v % line_every == 0) PrefetchLine(ahead + q[0] + v * vec_bytes);
+          c.cur[v] = LoadAs(da, x0 + v * N);
+        }
       for (int64_t t = 1; t < k; ++t) {
         const T* xt = reinterpret_cast<const T*>(src + q[t]) + j;
         for (int64_t v = 0; v < V; ++v)
-          if (v < c.nv) c.cur[v] = hn::Add(c.cur[v], LoadAs(da, xt + v * N));
+          if (v < c.nv) {
+            if constexpr (kPf)
+              if (v % line_every == 0) PrefetchLine(ahead + q[t] + v * vec_bytes);
+            c.cur[v] = hn::Add(c.cur[v], LoadAs(da, xt + v * N));
+          }
       }
       CounterPush(c, Leaf);  // a constant leaf number: the merges are constants
-      RegLeaves<NL, V, Leaf + 1>(da, c, src, qoff, last, j, N);
+      RegLeaves<NL, V, kPf, Leaf + 1>(da, c, src, qoff, last, j, N, ahead);
     }
   }
-  template <int NL, int64_t V>
+  template <int NL, int64_t V, bool kPf = false>
   static HWY_INLINE void RegTreeN(DA da, const uint8_t* src, const int64_t* qoff, int64_t last, int64_t j, int64_t nv,
-                                  int64_t N, hn::Vec<DA> (&out)[V]) {
+                                  int64_t N, hn::Vec<DA> (&out)[V], const uint8_t* ahead = nullptr) {
     VecLevels<V, kTreeLevels> c;
     c.nv = nv;
-    RegLeaves<NL, V>(da, c, src, qoff, last, j, N);
+    RegLeaves<NL, V, kPf>(da, c, src, qoff, last, j, N, ahead);
     CounterResult<kTreeLevels>(c, NL);
     for (int64_t v = 0; v < V; ++v)
       if (v < nv) out[v] = c.cur[v];
@@ -593,7 +604,7 @@ struct Kernels {
     };
     [[maybe_unused]] const auto prefetch_tail = [&](int64_t nv) HWY_ATTR {
       if (ahead == nullptr || nv * N == n) return;
-      for (int t = 0; t < K; ++t) {  // called by the rows_whole loops only (K > 1)
+      for (int64_t t = 0; t < (K > 0 ? K : nred); ++t) {  // called by the rows_whole loops only (K > 1, NL > 0)
         const uint8_t* row = ahead + qoff[t];
         if (nv == 0) PrefetchLine(row);
         PrefetchLine(row + n * static_cast<int64_t>(sizeof(T)) - 1);
@@ -743,7 +754,13 @@ struct Kernels {
         const int64_t nv = n / N;
         if (nv > 0) TESSERA_COUNT_VARIANT(lanes_reg_tree_n_rows);  // else only the tail below runs
         hn::Vec<DA> sums[kTreeRowVecs];
-        RegTreeN<NL>(da, src, qoff, last, 0, nv, N, sums);
+        if (ahead != nullptr && rows_whole) {  // the planner's prefetch_along_rows (reg.tree4)
+          TESSERA_COUNT_VARIANT(lanes_reg_tree_n_rows_along);
+          RegTreeN<NL, kTreeRowVecs, true>(da, src, qoff, last, 0, nv, N, sums, ahead);
+          prefetch_tail(nv);
+        } else {
+          RegTreeN<NL>(da, src, qoff, last, 0, nv, N, sums);
+        }
         for (int64_t v = 0; v < kTreeRowVecs; ++v)
           if (v < nv) finish(sums[v], v * N);
         j = nv * N;
@@ -2044,7 +2061,8 @@ struct Kernels {
     // rows_whole items of reduce.lanes.reg.leaf where the planner says so (prefetch_along_rows):
     // item + ahead's rows line by line as the kernel reads the same lines of item.
     const bool reg16 = k == ReduceKernel::periodic_reg16;
-    const bool along = p.prefetch_along_rows && k == ReduceKernel::lanes_reg_leaf;
+    const bool along =
+        p.prefetch_along_rows && (k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4);
     const int64_t ahead = kReduceKernels[static_cast<int>(k)].prefetches ? p.prefetch_items : 0;
     if ((ahead > 0 && !reg16) || k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4 ||
         k == ReduceKernel::lanes_reg_tree16) {
@@ -2279,6 +2297,9 @@ struct Kernels {
     m |= bit(Variant::lanes_reg_leaf_rows) | bit(Variant::lanes_reg_leaf_rows_scratch) | bit(Variant::lanes_reg_tree_n_rows);
     // Taken only where the planner prefetches along the rows (this process's prefetch policy).
     if (reduce_prefetch_rows_along() && reduce_prefetch_bytes() > 0) m |= bit(Variant::lanes_reg_leaf_rows_along);
+    // ... reg.tree4's short items too where short rows are prefetched (reduce_prefetch_short_rows()).
+    if (reduce_prefetch_rows_along() && reduce_prefetch_short_rows() && reduce_prefetch_bytes() > 0)
+      m |= bit(Variant::lanes_reg_tree_n_rows_along);
     // ... and along long rows (reduce_prefetch_long_rows_bytes()).
     if (reduce_prefetch_long_rows_bytes() > 0)
       m |= bit(Variant::lanes_reg_leaf_long_rows_ahead) | bit(Variant::lanes_reg_leaf_long_rows_next);

@@ -181,6 +181,11 @@ MUTANTS = [
      'prefetch_ahead_bytes (the kernel deciding again what the planner decided)',
      'const int64_t ahead = contiguous ? p.prefetch_ahead_bytes : 0;',
      'const int64_t ahead = contiguous ? kPrefetchLongRowsBytes : 0;'),
+    ('reduce-tree-along-at-once', 'lib/kernels/reduce.cpp', 'Kernels::Items',
+     "reduce.lanes.reg.tree4's items planned along their rows are prefetched all at once instead (the "
+     'kernel not obeying the plan: its rows are then never prefetched along themselves)',
+     'p.prefetch_along_rows && (k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4);',
+     'p.prefetch_along_rows && k == ReduceKernel::lanes_reg_leaf;'),
     ('reduce-rows-scratch-drops-a-row', 'lib/kernels/reduce.cpp', 'Kernels::RegTreeItem',
      'an item read a row at a time through the scratch row leaves out its next-to-last addend row '
      '(items of 3-8 rows longer than 16 vectors)',
