@@ -675,6 +675,10 @@ SEEDS = {
     "reduce_variant_segments_ahead": repeat_back([8, 8, 8], [3, 2, 0, 4, 1, 2, 4, 5], 'float32', axis=0),
     "reduce_variant_pairs_float32_ahead": repeat_back([8, 8, 8, 8], [2], 'float32', axis=-1),
     "reduce_variant_rows_along": tile_back([8, 8, 8], [1, 3, 1], 'float32'),
+    # 8 items of 16 addend rows of 256 bytes (two leaves: reduce.lanes.reg.tree4, each row read
+    # whole where 8 vectors of accumulators hold 64 float32: AVX-512), each prefetched along its
+    # rows where short rows are prefetched (lanes:RegTreeItem<0,NL>.rows_along)
+    "reduce_variant_tree_rows_along": tile_back([8, 8, 8], [1, 16, 1], 'float32'),
     # where the reductions prefetch a periodic item's rows (reduce_prefetch_bytes() > 0): 128 items
     # of 16 rows of w = 5 (the folded row needs 64 elements or more: 320 bytes), each item's lines
     # fetched ahead one by one by reduce.periodic.rows, at once or spread among its loads as the
