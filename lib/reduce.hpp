@@ -290,7 +290,11 @@ bool reduce_prefetch_runs_spread() noexcept;
 /// rows, nchw_bwd's of four 512-byte rows) the plans read at 55% and 67% of `read` without and at
 /// 75% and 92% so, 16 KiB of items ahead; the items' lines all prefetched before each item
 /// (reduce_prefetch_short_rows) had measured as often slower. Not on AMD family 26, whose short
-/// items keep that (measured) way, nor elsewhere. Read once.
+/// items keep that (measured) way, nor elsewhere. reduce.lanes.reg.tree4's short items (9-32
+/// addends, rows of at most kTreeRowVecs vectors, read row by row) so too where short rows are
+/// prefetched (reduce_prefetch_short_rows()), instead of all their lines at once: on the model 207
+/// mixed3d_bwd 1.06x / 1.06x faster (bench/compare against 9d9b311, 2026-12-06,
+/// bench/results/2026-12-06-xeon-f6m207/compare-9d9b311-186f9dc.txt). Read once.
 bool reduce_prefetch_rows_along() noexcept;
 
 /// How far ahead the items prefetched along their rows are (bytes of items, rounded up to whole
@@ -414,12 +418,16 @@ struct ReduceProblem {
   // speed (rep_mid_bwd's 4 rows of 1 KiB: 2.2x slower on AMD family 25; nchw_bwd on family 26).
   // Longer items keep that walk: the scratch row's loads and stores cost more than it saves
   // (rows of 4 KiB x 8 addends: 1.2x slower; 8 KiB x 4: 1.35x). The same additions either way.
+  // Also reduce.lanes.reg.tree4's items (9 ... kUnrolledLeaves * kLeaf addends) of at most
+  // kTreeRowVecs vectors of accumulators a row (set by choose_reduce_kernel, which knows the
+  // lanes), their sums in registers.
   bool rows_whole = false;
   // Lanes path, rows_whole items prefetched (prefetch_items > 0) by reduce.lanes.reg.leaf as they
   // are read: each line of item prefetch_items on as the same line of this item is read (a steady
   // stream of prefetches, as the rows are read), not all of that item's lines before this one.
   // Set by lay_out_reduce where reduce_prefetch_rows_along(), cleared by choose_reduce_kernel for
-  // any other kernel.
+  // any other kernel; set by choose_reduce_kernel for reduce.lanes.reg.tree4's rows_whole items
+  // where short rows are prefetched (reduce_prefetch_short_rows()) and along the rows.
   bool prefetch_along_rows = false;
   // reduce.interleaved.pair_f32 (set by choose_reduce_kernel where reduce_prefetch_rows_along()),
   // and reduce.lanes.reg.leaf's items of long rows read across the rows (set by

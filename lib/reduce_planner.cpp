@@ -580,8 +580,8 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
   // reduce.lanes.reg.tree4 reads items of at most kTreeRowVecs vectors a row a row at a time
   // (rows_whole), and where short rows are prefetched, along those rows as reg.leaf's rows_whole
   // items are, not all of an item's lines at once: mixed3d_bwd (items of 16 rows of 256 bytes in
-  // four runs of 1 KiB) read 1.05x / 1.05x faster so (1 / 2 threads; bench/compare against
-  // 9d9b311, 2026-12-06, the Xeon reporting family 6 model 207).
+  // four runs of 1 KiB) read 1.06x / 1.06x faster so (1 / 2 threads; bench/compare against
+  // 9d9b311, 2026-12-06, the Xeon reporting family 6 model 207: reduce_prefetch_rows_along()).
   if (p.kernel == ReduceKernel::lanes_reg_tree4 && p.strip <= kTreeRowVecs * lanes) {
     p.rows_whole = true;
     if (p.prefetch_items > 0 && reduce_prefetch_rows_along()) {

@@ -2058,8 +2058,9 @@ struct Kernels {
     // long runs of periodic.reg16, prefetched block by block by the kernel (periodic.rows.w1's:
     // RowsW1). A plan run by its kernel's general kernel (a target without the kernel's code)
     // runs unprefetched where that kernel's row says so.
-    // rows_whole items of reduce.lanes.reg.leaf where the planner says so (prefetch_along_rows):
-    // item + ahead's rows line by line as the kernel reads the same lines of item.
+    // rows_whole items of reduce.lanes.reg.leaf and reduce.lanes.reg.tree4 where the planner says
+    // so (prefetch_along_rows): item + ahead's rows line by line as the kernel reads the same lines
+    // of item.
     const bool reg16 = k == ReduceKernel::periodic_reg16;
     const bool along =
         p.prefetch_along_rows && (k == ReduceKernel::lanes_reg_leaf || k == ReduceKernel::lanes_reg_tree4);
