@@ -338,7 +338,8 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(runs(mixed, "reduce.lanes.reg.tree4"));
 #endif
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
-  {  // ... and its kernel prefetches along them exactly then: every item but the first (one task)
+  {  // ... and its kernel prefetches along them exactly then: every item but the last prefetched(tree)
+     // ones, which have no item that far on in the task (one task)
     namespace td = tessera::detail;
     const int64_t dispatched = dispatched_target();
     REQUIRE(dispatched != 0);
