@@ -302,25 +302,31 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   CHECK(!says_spread(column));
   CHECK(!says_spread(nchw));
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
-  {  // ... and the kernel of such items (rows of 6, one by one on every target) prefetches them so
-    namespace td = tessera::detail;
+  // The kernels' counts below: a sub-kernel's (kernels/path_counters.hpp) on the dispatched target,
+  // the plans run on one thread (the counters of this thread's target, whatever the parallel
+  // threshold).
+  namespace td = tessera::detail;
+  const auto count_of = [](td::Variant v) {
     const int64_t dispatched = dispatched_target();
     REQUIRE(dispatched != 0);
-    tessera::Options one_thread;
-    one_thread.max_threads = 1;
+    return td::executed_variant_count(dispatched, static_cast<int>(v));
+  };
+  tessera::Options one_thread;
+  one_thread.max_threads = 1;
+  {  // ... and the kernel of such items (rows of 6, one by one on every target) prefetches them so
     const tessera::Plan rows6 =
         tessera::Plan::tile_backward({600, 120}, {}, DType::float32, {600, 6}, {1, 20}, one_thread);
     const bool planned = prefetched(rows6) > 0;
     CHECK(says_spread(rows6) == (spread && planned));
-    const int spread_v = static_cast<int>(td::Variant::periodic_prefetch_spread);
-    const int at_once_v = static_cast<int>(td::Variant::periodic_prefetch_at_once);
-    const uint64_t spread_before = td::executed_variant_count(dispatched, spread_v);
-    const uint64_t at_once_before = td::executed_variant_count(dispatched, at_once_v);
+    const td::Variant spread_v = td::Variant::periodic_prefetch_spread;
+    const td::Variant at_once_v = td::Variant::periodic_prefetch_at_once;
+    const uint64_t spread_before = count_of(spread_v);
+    const uint64_t at_once_before = count_of(at_once_v);
     std::vector<float> grad(600 * 120, 1.0f), sums(600 * 6, 0.0f);
     rows6.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
     CHECK(std::count(sums.begin(), sums.end(), 20.0f) == static_cast<std::ptrdiff_t>(sums.size()));
-    CHECK((td::executed_variant_count(dispatched, spread_v) > spread_before) == (planned && spread));
-    CHECK((td::executed_variant_count(dispatched, at_once_v) > at_once_before) == (planned && !spread));
+    CHECK((count_of(spread_v) > spread_before) == (planned && spread));
+    CHECK((count_of(at_once_v) > at_once_before) == (planned && !spread));
   }
 #endif
   // Items of four short rows read row by row (rows_whole): along the rows where they take it (Intel
@@ -340,20 +346,15 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   {  // ... and its kernel prefetches along them exactly then: every item but the last prefetched(tree)
      // ones, which have no item that far on in the task (one task)
-    namespace td = tessera::detail;
-    const int64_t dispatched = dispatched_target();
-    REQUIRE(dispatched != 0);
-    const int tree_along = static_cast<int>(td::Variant::lanes_reg_tree_n_rows_along);
-    tessera::Options one_thread;
-    one_thread.max_threads = 1;
+    const td::Variant tree_along = td::Variant::lanes_reg_tree_n_rows_along;
     const tessera::Plan tree =
         tessera::Plan::tile_backward({64, 64, 64}, {}, DType::float32, {32, 32, 16}, {2, 2, 4}, one_thread);
     std::vector<float> grad(64 * 64 * 64), sums(32 * 32 * 16, 0.0f);
     for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 64 % 16) + static_cast<float>(i / 4096);
-    const uint64_t before = td::executed_variant_count(dispatched, tree_along);
+    const uint64_t before = count_of(tree_along);
     tree.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
     const int64_t items = 32 * 32;  // of 16 elements, prefetched(tree) of them ahead
-    CHECK(td::executed_variant_count(dispatched, tree_along) - before ==
+    CHECK(count_of(tree_along) - before ==
           (mixed_along ? static_cast<uint64_t>(items - prefetched(tree)) : 0u));
     int64_t wrong = 0;  // sums at (a, b, c): 16 addends of c, 8 of a and 8 of a + 32
     for (std::size_t i = 0; i < sums.size(); ++i) {
@@ -365,44 +366,34 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
 #endif
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   {  // ... and its kernel prefetches along them exactly then (the dispatched target's counter)
-    namespace td = tessera::detail;
-    const int64_t dispatched = dispatched_target();
-    REQUIRE(dispatched != 0);
-    const int along_rows = static_cast<int>(td::Variant::lanes_reg_leaf_rows_along);
-    tessera::Options one_thread;
-    one_thread.max_threads = 1;  // the counters of this thread's target, whatever the parallel threshold
+    const td::Variant along_rows = td::Variant::lanes_reg_leaf_rows_along;
     const tessera::Plan small =
         tessera::Plan::tile_backward({2, 4, 64, 64}, {}, DType::float32, {2, 4, 32, 32}, {1, 1, 2, 2}, one_thread);
     const bool small_along = rows_along && runs(small, "reduce.lanes.reg.leaf") && bytes > 0;
     CHECK((small.describe().find("along the rows") != std::string::npos) == small_along);
     std::vector<float> grad(2 * 4 * 64 * 64, 1.0f), sums(2 * 4 * 32 * 32, 0.0f);
-    const uint64_t before = td::executed_variant_count(dispatched, along_rows);
+    const uint64_t before = count_of(along_rows);
     small.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
-    CHECK((td::executed_variant_count(dispatched, along_rows) > before) == small_along);
+    CHECK((count_of(along_rows) > before) == small_along);
     CHECK(std::count(sums.begin(), sums.end(), 4.0f) == static_cast<std::ptrdiff_t>(sums.size()));
   }
 #endif
 #if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
   {  // ... and its kernel prefetches along them exactly then, the first item's rows into the
      // second's (2 items of 4 rows of 32 KiB: planned in the 16 KiB runs of tests/meson.build too)
-    namespace td = tessera::detail;
-    const int64_t dispatched = dispatched_target();
-    REQUIRE(dispatched != 0);
-    const int long_rows_v = static_cast<int>(td::Variant::lanes_reg_leaf_long_rows_ahead);
-    const int next_v = static_cast<int>(td::Variant::lanes_reg_leaf_long_rows_next);
-    tessera::Options one_thread;
-    one_thread.max_threads = 1;
+    const td::Variant long_rows_v = td::Variant::lanes_reg_leaf_long_rows_ahead;
+    const td::Variant next_v = td::Variant::lanes_reg_leaf_long_rows_next;
     const tessera::Plan rows4 =
         tessera::Plan::tile_backward({2, 4, 8192}, {}, DType::float32, {2, 1, 8192}, {1, 4, 1}, one_thread);
     const bool planned = long_rows_bytes > 0 && long_rows_bytes < 32768 && runs(rows4, "reduce.lanes.reg.leaf");
     CHECK(prefetched(rows4) == (planned ? long_rows_bytes : 0));
     std::vector<float> grad(2 * 4 * 8192), sums(2 * 8192, 0.0f);
     for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 8192) + static_cast<float>(i / 8192);
-    const uint64_t before = td::executed_variant_count(dispatched, long_rows_v);
-    const uint64_t before_next = td::executed_variant_count(dispatched, next_v);
+    const uint64_t before = count_of(long_rows_v);
+    const uint64_t before_next = count_of(next_v);
     rows4.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
-    CHECK(td::executed_variant_count(dispatched, long_rows_v) - before == (planned ? 2u : 0u));
-    CHECK(td::executed_variant_count(dispatched, next_v) - before_next == (planned ? 1u : 0u));  // item 0 only
+    CHECK(count_of(long_rows_v) - before == (planned ? 2u : 0u));
+    CHECK(count_of(next_v) - before_next == (planned ? 1u : 0u));  // item 0 only
     int64_t wrong = 0;  // item b's sums[j] = 4 j + 16 b + 0 + 1 + 2 + 3
     for (std::size_t i = 0; i < sums.size(); ++i) {
       const std::size_t b = i / 8192, j = i % 8192;
@@ -412,24 +403,19 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   }
   {  // ... and reduce.lanes.leaves' contiguous long rows the same way, leaf by leaf, each leaf's rows
      // into the next leaf's (136 rows of 32 KiB: 17 leaves of 8, one task)
-    namespace td = tessera::detail;
-    const int64_t dispatched = dispatched_target();
-    REQUIRE(dispatched != 0);
-    const int ahead_v = static_cast<int>(td::Variant::leaves_rows_ahead);
-    const int next_v = static_cast<int>(td::Variant::leaves_rows_next);
-    tessera::Options one_thread;
-    one_thread.max_threads = 1;
+    const td::Variant ahead_v = td::Variant::leaves_rows_ahead;
+    const td::Variant next_v = td::Variant::leaves_rows_next;
     const tessera::Plan leaves = tessera::Plan::sum_to_shape({136, 8192}, {}, DType::float32, {1, 8192}, one_thread);
     REQUIRE(runs(leaves, "reduce.lanes.leaves"));
     const bool planned = long_rows_bytes > 0 && long_rows_bytes < 32768;
     CHECK(prefetched(leaves) == (planned ? long_rows_bytes : 0));
     std::vector<float> grad(136 * 8192), sums(8192, 0.0f);
     for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 8192 % 64) + static_cast<float>(i / 8192);
-    const uint64_t before = td::executed_variant_count(dispatched, ahead_v);
-    const uint64_t before_next = td::executed_variant_count(dispatched, next_v);
+    const uint64_t before = count_of(ahead_v);
+    const uint64_t before_next = count_of(next_v);
     leaves.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
-    CHECK(td::executed_variant_count(dispatched, ahead_v) - before == (planned ? 17u : 0u));
-    CHECK(td::executed_variant_count(dispatched, next_v) - before_next == (planned ? 16u : 0u));  // not the last
+    CHECK(count_of(ahead_v) - before == (planned ? 17u : 0u));
+    CHECK(count_of(next_v) - before_next == (planned ? 16u : 0u));  // not the last
     int64_t wrong = 0;  // sums[j] = 136 (j % 64) + 0 + 1 + ... + 135
     for (std::size_t j = 0; j < sums.size(); ++j) wrong += sums[j] != static_cast<float>(136 * (j % 64) + 135 * 136 / 2);
     CHECK(wrong == 0);
