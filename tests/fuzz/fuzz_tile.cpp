@@ -34,13 +34,13 @@
 // reading it, or whose output is empty, run), and an output of at most kMaxBytes, or kMaxBigBytes
 // (1 MiB) when the input asks for it — past the executor's threshold for running threaded, so
 // chunks that start and end inside rows are fuzzed too. Rarely (when the input asks and its hash
-// is 0 mod kRareOneIn = 64) the cap is kMaxHugeBytes (40 MiB): outputs that stream under
-// NonTemporal::automatic (TESSERA_STREAM_MIN_BYTES is set to 2 MiB at start-up unless given) and
-// allocating calls of 32 MiB or more (fresh 2 MiB-aligned pages, then the block tessera_free kept,
-// reused by a second call). A valid output too large to allocate anywhere (2^57 bytes or more)
-// must make the allocating call return TESSERA_OUT_OF_MEMORY (the C++ calls: std::bad_alloc) with
-// *out_data unchanged (checked for rare inputs only: ASan prints a warning for each such request;
-// allocator_may_return_null=1).
+// is 0 mod kRareOneIn = 64) the cap is kMaxStreamBytes (4 MiB): outputs that stream under
+// NonTemporal::automatic (TESSERA_STREAM_MIN_BYTES is set to 2 MiB at start-up unless given), and
+// from 32 MiB to kMaxHugeBytes (40 MiB) for the allocating calls alone (fresh 2 MiB-aligned pages,
+// then the block tessera_free kept, reused by a second call). A valid output too large to
+// allocate anywhere (2^57 bytes or more) must make the allocating call return
+// TESSERA_OUT_OF_MEMORY (the C++ calls: std::bad_alloc) with *out_data unchanged (checked for rare
+// inputs only: ASan prints a warning for each such request; allocator_may_return_null=1).
 //
 // Input format (bytes read front to back; a missing byte reads as 0, or as 1 for an extent, rep,
 // target or count, so that truncated inputs are not mostly empty outputs):
@@ -189,6 +189,12 @@ constexpr int64_t kMaxCounts = 65536;   // repeat: most per-element counts decod
 constexpr int64_t kMaxBytes = 64 * 1024;
 constexpr int64_t kMaxBigBytes = 1024 * 1024;
 constexpr int64_t kMaxHugeBytes = int64_t{40} << 20;
+// Rare outputs past this size and below kAllocHugeBytes gain nothing over this size (they stream
+// from TESSERA_STREAM_MIN_BYTES = 2 MiB): not allocated (too large), and those from
+// kAllocHugeBytes on run the allocating calls only, where that size matters. A unit of many calls
+// on 32-40 MiB outputs took 3 s on SCALAR under ASan and coverage here (its byte copies), and CI's
+// default run met the 10 s timeout on such a unit (2026-12-06).
+constexpr int64_t kMaxStreamBytes = int64_t{4} << 20;
 constexpr uint32_t kRareOneIn = 64;  // huge outputs and out-of-memory requests: inputs whose hash is 0 mod this
 // A valid output at least this large cannot be allocated on any machine (57-bit address spaces).
 constexpr int64_t kUnallocatable = int64_t{1} << 57;
@@ -2439,8 +2445,9 @@ void run(const Case& c) {
   const size_t nbytes = planned ? static_cast<size_t>(out_bytes) : 0;
   const bool huge = c.huge_asked && c.rare;
   const int64_t cap = huge ? kMaxHugeBytes : c.big ? kMaxBigBytes : kMaxBytes;
-  const bool fits = planned && out_bytes <= cap;
-  const bool large = fits && out_bytes > kMaxBigBytes;  // fewer calls for these (time)
+  const bool fits = planned && out_bytes <= cap && (out_bytes <= kMaxStreamBytes || out_bytes >= kAllocHugeBytes);
+  const bool large = fits && out_bytes > kMaxBigBytes;           // fewer calls for these (time)
+  const bool alloc_only = fits && out_bytes > kMaxStreamBytes;  // only the allocating calls (time)
   const DstPlan dp = dst_plan(c.dst_mode, planned, fits, nbytes, c.slack);
   const bool readable = !(c.null_src && md.input_nonempty);
   auto exec_status = [&](const Model& m) {
@@ -2468,7 +2475,7 @@ void run(const Case& c) {
   void* dst_ptr = dp.null_dst ? nullptr : dst.data();
 
   // One-shot.
-  if (const tessera_status want_st = exec_status(mo); may_call(want_st, nbytes)) {
+  if (const tessera_status want_st = exec_status(mo); !alloc_only && may_call(want_st, nbytes)) {
     tessera_status st = TESSERA_OK;
     const char* api = "";
     switch (c.op) {
@@ -2578,7 +2585,8 @@ void run(const Case& c) {
         fail(c, "tessera_plan_describe", std::string("description does not start with ") + kOpNames[c.op]);
       if (tessera_plan_describe(nullptr)[0] != '\0') fail(c, "tessera_plan_describe", "NULL plan: not \"\"");
       const tessera_status want_ex = use == nullptr ? TESSERA_INVALID_ARGUMENT : exec_status(mo);
-      for (int run = 0; run < (large ? 1 : 2) && may_call(want_ex, nbytes); ++run) {  // a plan is reusable
+      const int runs = alloc_only ? 0 : large ? 1 : 2;  // a plan is reusable
+      for (int run = 0; run < runs && may_call(want_ex, nbytes); ++run) {
         dst.refill();
         const tessera_status ex_st = tessera_plan_execute(use, src_ptr, dst_ptr, dp.dst_bytes);
         expect_status(c, "tessera_plan_execute", ex_st, want_ex);
@@ -2593,7 +2601,7 @@ void run(const Case& c) {
       }
 
       // Output region: start/extent per output axis from the region codes.
-      if (c.region)
+      if (c.region && !alloc_only)
         check_region(c, "tessera_plan_execute_region", kRegionOk, use != nullptr,
                      [&](const int64_t* start, const int64_t* extent, void* d, size_t bytes) {
                        return tessera_plan_execute_region(use, src_ptr, start, extent, d, bytes);
@@ -2753,7 +2761,8 @@ void run(const Case& c) {
   }
 
 #if TESSERA_FUZZ_DLPACK
-  if (c.dlpack) check_dlpack(c, md, args_ok, c.null_arg == kNullReps, first, have_src ? src.buf.get() : nullptr, want, cap);
+  if (c.dlpack && !alloc_only)
+    check_dlpack(c, md, args_ok, c.null_arg == kNullReps, first, have_src ? src.buf.get() : nullptr, want, cap);
 #endif
 }
 
