@@ -374,7 +374,7 @@ std::string fmt_time(double ns) {
 void usage(FILE* f) {
   std::fprintf(f,
                "tessera_compare --a LIB --b LIB --cases FILE [--label-a NAME] [--label-b NAME] [--filter REGEX]\n"
-               "                [--threads LIST] [--seconds S] [--dst-offset N] [--src-offset N]\n"
+               "                [--threads LIST] [--seconds S] [--dst-offset N] [--src-offset N] [--offset-both]\n"
                "  Loads two libtessera builds in one process and times them alternately, case by case.\n"
                "  --a, --b LIB       the two libraries (A: the baseline, B: the one compared with it)\n"
                "  --cases FILE       the cases (bench/cases.json)\n"
@@ -384,6 +384,8 @@ void usage(FILE* f) {
                "  --dst-offset N     B's output starts N bytes (0-4095) past a 64-byte boundary, A's on one\n"
                "                     (with --a and --b the same library: the cost of an unaligned output)\n"
                "  --src-offset N     B's input starts N bytes (0-4095) past a 64-byte boundary, A's on one\n"
+               "  --offset-both      A's output and input at the same offsets as B's (two libraries compared\n"
+               "                     into dst + 16, say)\n"
                "Prints per row each one's median time per call and B's speed over A (time(A)/time(B) per\n"
                "round: > 1 means B is faster) with its 95%% interval, then the geometric mean.\n");
 }
@@ -398,6 +400,7 @@ int main(int argc, char** argv) {
   double seconds = 0.25;
   long dst_offset = 0;  // B's output: this many bytes past a 64-byte boundary (A's: on one)
   long src_offset = 0;  // B's input: this many bytes past a 64-byte boundary (A's: on one)
+  bool offset_both = false;  // A's input and output at the same offsets as B's
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -411,6 +414,7 @@ int main(int argc, char** argv) {
     else if (arg == "--cases") cases_path = value();
     else if (arg == "--filter") filter = value();
     else if (arg == "--seconds") seconds = std::atof(value().c_str());
+    else if (arg == "--offset-both") offset_both = true;
     else if (arg == "--dst-offset" || arg == "--src-offset") {
       const std::string v = value();
       char* end = nullptr;
@@ -449,9 +453,13 @@ int main(int argc, char** argv) {
   a.open(), b.open();
   std::printf("A = %s: %s (tessera %s)\nB = %s: %s (tessera %s)\n", a.label.c_str(), a.path.c_str(),
               a.version ? a.version() : "?", b.label.c_str(), b.path.c_str(), b.version ? b.version() : "?");
-  if (dst_offset != 0)
+  if (dst_offset != 0 && offset_both)
+    std::printf("Both outputs start %ld bytes past a 64-byte boundary.\n", dst_offset);
+  else if (dst_offset != 0)
     std::printf("A's output starts on a 64-byte boundary, B's %ld bytes past one.\n", dst_offset);
-  if (src_offset != 0)
+  if (src_offset != 0 && offset_both)
+    std::printf("Both inputs start %ld bytes past a 64-byte boundary.\n", src_offset);
+  else if (src_offset != 0)
     std::printf("A's input starts on a 64-byte boundary, B's %ld bytes past one.\n", src_offset);
   std::printf("ratio = time(A) / time(B), the median of %g s of ABBA rounds per row: > 1 means B is faster;\n"
               "[lo, hi] its 95%% interval. `plan`: tessera_plan_execute into a touched output; `one-shot`: the\n"
@@ -501,7 +509,8 @@ int main(int argc, char** argv) {
     const auto src_b = [&] { return soff == 0 ? src() : srcs_b[next_src++ % srcs_b.size()]->p + soff; };
     // Both buffers have room for B's offset: they are traded between A and B (see measure()), and
     // each library keeps its own place in whichever it writes.
-    const size_t off = static_cast<size_t>(dst_offset);
+    const size_t off = static_cast<size_t>(dst_offset), off_a = offset_both ? off : 0;
+    const auto src_a = [&] { return offset_both ? src_b() : src(); };
     Buffer dst_a(c.out_bytes, off), dst_b(c.out_bytes, off);
     PlanT* pa = make_plan(a, c);
     PlanT* pb = make_plan(b, c);
@@ -520,10 +529,10 @@ int main(int argc, char** argv) {
         }
         if (!row.na) {
           arena.execute([&] {
-            unsigned char* out_a = dst_a.p;
+            unsigned char* out_a = dst_a.p + off_a;
             unsigned char* out_b = dst_b.p + off;
             auto run_a = [&] {
-              unsigned char* in = src();
+              unsigned char* in = src_a();
               const Status s = mode == 0 ? a.plan_execute(pa, in, out_a, c.out_bytes) : oa(in, out_a, c.out_bytes);
               if (s != 0) die(a.label + ": case " + c.name + " failed: " + a.error());
             };
@@ -533,13 +542,13 @@ int main(int argc, char** argv) {
               if (s != 0) die(b.label + ": case " + c.name + " failed: " + b.error());
             };
             auto swap = [&](int swapped) {
-              out_a = swapped ? dst_b.p : dst_a.p;
+              out_a = (swapped ? dst_b.p : dst_a.p) + off_a;
               out_b = (swapped ? dst_a.p : dst_b.p) + off;
             };
             std::memset(dst_a.p, 0xa5, c.out_bytes + off);
             std::memset(dst_b.p, 0x5a, c.out_bytes + off);
             run_a(), run_b();
-            if (std::memcmp(dst_a.p, dst_b.p + off, c.out_bytes) != 0)
+            if (std::memcmp(dst_a.p + off_a, dst_b.p + off, c.out_bytes) != 0)
               die("case " + c.name + " (" + row.mode + ", " + std::to_string(t) + " threads): the outputs of " +
                   a.label + " and " + b.label + " differ");
             measure(row, run_a, run_b, swap, seconds);

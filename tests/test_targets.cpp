@@ -500,6 +500,7 @@ struct CopyVariantCase {
   bool split = false;   // in an arena of 4: the output split into ranges (16 pieces)
   bool stream = false;  // with NonTemporal::always: the streamed route of the same path
   std::size_t offset = 0;  // the output this many bytes further from the line (after split's 16)
+  int src_offset = -1;     // the source this many bytes past a 64-byte boundary (-1: where it fell)
 };
 
 // One more than the rows of 1024 float32 in the smallest source (doubling from 64 rows) whose
@@ -569,6 +570,14 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       // threads into dst + 16: ranges start and end inside rows and inside the vector two rows share.
       {"rows of a short run streamed directly, split inside rows", {9001, 3}, {}, 4, {1, 40}, true, true},
       {"rows of a short run streamed directly, split, 1-byte elements", {20011, 5}, {}, 1, {1, 60}, true, true},
+      // copy.nt.direct (rows of 4136 bytes on line-aligned pitches) and pattern.long.nt.direct
+      // from a line-aligned source into dst + 4: on every fixed-width target the source lies whole
+      // 4-byte lanes past its vector boundaries where dst's lines start (the first row: 12 bytes on
+      // 16-byte vectors, 28 on 32, 60 on 64): loaded on them and rotated (StreamJoin,
+      // StreamVectorsRotated); the rows end past their last whole vector.
+      {"rows streamed directly from an aligned source into dst + 4", {40, 1034}, {4160, 4}, 4, {2, 1}, false, true, 4,
+       0},
+      {"a long run streamed directly from an aligned source into dst + 4", {4106}, {}, 4, {3}, false, true, 4, 0},
   };
   return cases;
 }
@@ -588,7 +597,15 @@ std::string run_copy_variant_case(const CopyVariantCase& c, uint64_t seed) {
   test::Rng rng(seed);
   for (auto& b : buf) b = static_cast<unsigned char>(rng.uniform(0, 255));
   if (c.strides.empty()) buf.resize(static_cast<std::size_t>(ref::count(c.shape)) * c.itemsize);
-  const unsigned char* src = buf.data() - lo;
+  std::vector<unsigned char> placed;  // the source src_offset bytes past a 64-byte boundary
+  const unsigned char* base = buf.data();
+  if (c.src_offset >= 0) {
+    placed.resize(buf.size() + 64 + static_cast<std::size_t>(c.src_offset));
+    unsigned char* at = placed.data() + (64 - reinterpret_cast<uintptr_t>(placed.data()) % 64) % 64 + c.src_offset;
+    std::memcpy(at, buf.data(), buf.size());
+    base = at;
+  }
+  const unsigned char* src = base - lo;
   const std::vector<unsigned char> whole = ref::tile(src, c.shape, c.strides, c.itemsize, c.reps);
   tessera::Options options;
   if (c.stream) options.nontemporal = tessera::NonTemporal::always;

@@ -79,6 +79,10 @@ enum class Variant : int {
   range_replica_steps,       // the range in steps, each written to every replica
   // kernels/row_kernels-inl.h, RepeatStream (repeat.shuffle.nt.direct)
   repeat_stream_spilled,     // an output whose elements straddle lines: the piece through StreamJoin
+  // kernels/row_kernels-inl.h, StreamJoin::Put (the direct streaming paths' pieces), vector
+  // targets of a fixed width
+  stream_join_rotated,       // StreamVectorsRotated: a source off its vector boundaries by whole
+                             // 4-byte lanes, loaded on them and rotated into dst's vectors
   // kernels/row_kernels-inl.h, FillPattern (pattern.short/long, fills of odd sizes, the fall-back
   // above, regions): which way a run is replicated
   fill_pattern_few_runs,     // a few short runs from phase 0: each copied from the source
@@ -141,6 +145,7 @@ inline constexpr const char* kVariantNames[kVariantCount] = {
     "gather.blocked:rows",
     "ExecuteRange:replica_steps",
     "repeat.shuffle.nt.direct:spilled",
+    "StreamJoin:rotated",
     "FillPattern:few_runs",
     "FillPattern:long_runs",
     "FillPattern:doubling",

@@ -455,6 +455,9 @@ uint64_t RowVariants() {
   if (Caps().vectors)
     m |= bit(Variant::pattern_shuffle_table) | bit(Variant::pattern_shuffle_fallback) |
          bit(Variant::repeat_stream_spilled);
+#if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
+  m |= bit(Variant::stream_join_rotated);  // StreamVectorsRotated (scalable vectors: unaligned loads)
+#endif
   return m;
 }
 #endif

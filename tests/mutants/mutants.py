@@ -272,6 +272,11 @@ MUTANTS = [
      "the vector two staged blocks share takes the next block's bytes one byte late",
      'hn::LoadU(d, held_), hn::LoadU(d, src - t_)), d, at_);',
      'hn::LoadU(d, held_), hn::LoadU(d, src - t_ + 1)), d, at_);'),
+    ('stream-rotated-blend', 'lib/kernels/row_kernels-inl.h', 'StreamVectorsRotated',
+     "a streamed source off its vectors (loaded on them, rotated) takes every second vector's lanes "
+     'from the wrong aligned vector (the blend of the step\'s two swapped)',
+     'hn::Stream(hn::BitCast(d, hn::IfThenElse(from_prev, cur0, cur1)), d, dst + (k + 1) * N);',
+     'hn::Stream(hn::BitCast(d, hn::IfThenElse(from_prev, cur1, cur0)), d, dst + (k + 1) * N);'),
     ('copy-boundaries-head-dropped', 'lib/kernels/row_kernels-inl.h', 'CopyBytesToBoundaries',
      'a long run copied into an output off its vectors leaves the bytes before its first vector '
      'boundary unwritten',
