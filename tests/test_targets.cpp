@@ -570,12 +570,13 @@ const std::vector<CopyVariantCase>& copy_variant_cases() {
       // threads into dst + 16: ranges start and end inside rows and inside the vector two rows share.
       {"rows of a short run streamed directly, split inside rows", {9001, 3}, {}, 4, {1, 40}, true, true},
       {"rows of a short run streamed directly, split, 1-byte elements", {20011, 5}, {}, 1, {1, 60}, true, true},
-      // copy.nt.direct (rows of 4136 bytes on line-aligned pitches) and pattern.long.nt.direct
-      // from a line-aligned source into dst + 4: on every fixed-width target the source lies whole
-      // 4-byte lanes past its vector boundaries where dst's lines start (the first row: 12 bytes on
-      // 16-byte vectors, 28 on 32, 60 on 64): loaded on them and rotated (StreamJoin,
-      // StreamVectorsRotated); the rows end past their last whole vector.
-      {"rows streamed directly from an aligned source into dst + 4", {40, 1034}, {4160, 4}, 4, {2, 1}, false, true, 4,
+      // copy.nt.direct (rows of 16424 bytes on line-aligned pitches) and pattern.long.nt.direct
+      // (a run of 16424 bytes) from a line-aligned source into dst + 4: pieces of at least
+      // StreamJoin's kRotateMinBytes whose source lies, on every fixed-width target, whole 4-byte
+      // lanes past its vector boundaries where dst's lines start (the first piece: 12 bytes on
+      // 16-byte vectors, 28 on 32, 60 on 64): loaded on them and rotated (StreamVectorsRotated);
+      // the pieces end past their last whole vector.
+      {"rows streamed directly from an aligned source into dst + 4", {8, 4106}, {16448, 4}, 4, {2, 1}, false, true, 4,
        0},
       {"a long run streamed directly from an aligned source into dst + 4", {4106}, {}, 4, {3}, false, true, 4, 0},
   };

@@ -415,9 +415,11 @@ HWY_INLINE size_t StreamVectorsRotated(D d, uint8_t* HWY_RESTRICT dst, const uin
   constexpr size_t N = 4 * NF;
   const size_t vectors = n / N;
   const size_t p = skew / 4;  // lanes of the aligned vector before src's first byte
-  alignas(64) hn::TFromD<decltype(di)> rot[NF];
-  for (size_t l = 0; l < NF; ++l) rot[l] = static_cast<hn::TFromD<decltype(di)>>((l + p) % NF);
-  const auto idx = hn::SetTableIndices(du, rot);
+  // Lane l of a rotated vector is lane (l + p) % NF of the loaded one (NF a power of two); made in
+  // registers, not from a table in memory: a piece may be a single 4 KiB run.
+  using TI = hn::TFromD<decltype(di)>;
+  const auto idx = hn::IndicesFromVec(
+      du, hn::And(hn::Iota(di, static_cast<TI>(p)), hn::Set(di, static_cast<TI>(NF - 1))));
   const auto from_prev = hn::FirstN(du, NF - p);
   const uint8_t* aligned = src - skew + N;  // the aligned vector after src's first byte
   // Vector k (k >= 1) needs the aligned vectors at aligned + (k - 1) N and aligned + kN, the
@@ -463,6 +465,14 @@ HWY_INLINE size_t StreamVectorsRotated(D d, uint8_t* HWY_RESTRICT dst, const uin
 /// 16, 2026-11-29, an AMD EPYC); they go out through StageStream.
 class StreamJoin {
   static constexpr size_t kLine = static_cast<size_t>(kLineBytes);
+  // Pieces from this many bytes (past the line they complete) on are loaded on the source's
+  // vector boundaries where it lies whole lanes off them (StreamVectorsRotated). Into dst + 16 on
+  // the Xeon reporting family 6 model 207 (bench/compare 9fec6e5 --dst-offset 16 --both,
+  // 2026-12-06): `outer`'s pieces of 32 KiB (replica steps) 1.16-1.33x faster, but the 8 KiB runs
+  // of `inner` and `f64` 0.99 and the 4 KiB runs of `bytes` 0.96-0.97 (re-read from L1 as they
+  // repeat, where a load across two lines costs little); on an AMD EPYC (family 25) the same
+  // loads for every piece had cost `bytes` 6-7% (docs/performance.md).
+  static constexpr size_t kRotateMinBytes = 12 * 1024;
   alignas(64) uint8_t line_[kLine];  // the held bytes: the first held_ bytes of the line at at_ (pieces
                                      // shorter than a line move with CopySmall)
   uint8_t* at_ = nullptr;            // the held line (on a line boundary), or null
@@ -496,8 +506,9 @@ class StreamJoin {
     }
     size_t i = 0;  // dst is on a line boundary: the whole lines streamed (two a step), the rest held
 #if !HWY_HAVE_SCALABLE
-    // A source off its vector boundaries by whole 4-byte lanes: loaded on them (a few lines or more).
-    if (const size_t skew = reinterpret_cast<uintptr_t>(src) % N; skew % 4 == 0 && skew != 0 && n >= 4 * kLine)
+    // A long piece from a source off its vector boundaries by whole 4-byte lanes: loaded on them
+    // (kRotateMinBytes).
+    if (const size_t skew = reinterpret_cast<uintptr_t>(src) % N; skew % 4 == 0 && skew != 0 && n >= kRotateMinBytes)
       i = StreamVectorsRotated(d, dst, src, n / kLine * kLine, skew);
 #endif
     for (; i + 2 * kLine <= n; i += 2 * kLine) {

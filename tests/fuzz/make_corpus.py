@@ -320,11 +320,12 @@ SEEDS = {
     "pattern_shuffle_12B_run": case([3], [100, 4], 4, dst_mis=9),
     "pattern_4KiB_run_nt_direct": case([8, 8, 8], [3, 1, 1, 1], 8, dst_mis=1),
     "copy_4KiB_rows_nt_direct": case([2, 8, 8, 8], [2, 1, 1, 1], 8, strides=[pos(), pos(1), pos(), pos()]),
-    # the same two into a destination 4 bytes off its 16-byte boundaries (the source on them): the
-    # source lies whole 4-byte lanes off its vectors where dst's lines start (StreamJoin:rotated)
-    "pattern_4KiB_run_nt_direct_rotated": case([8, 8, 8], [3, 1, 1, 1], 8, dst_mis=4),
-    "copy_4KiB_rows_nt_direct_rotated": case([2, 8, 8, 8], [2, 1, 1, 1], 8, strides=[pos(), pos(1), pos(), pos()],
-                                             dst_mis=4),
+    # the same with pieces of 16 KiB (past StreamJoin's kRotateMinBytes) into a destination 4 bytes
+    # off its 16-byte boundaries (the source on them): the source lies whole 4-byte lanes off its
+    # vectors where dst's lines start (StreamJoin:rotated)
+    "pattern_16KiB_run_nt_direct_rotated": case([8, 8, 8], [2, 1, 1, 1], 32, dst_mis=4),
+    "copy_16KiB_rows_nt_direct_rotated": case([2, 8, 8, 8], [1, 1, 1, 1], 32, strides=[pos(1), pos(), pos(), pos()],
+                                              dst_mis=4),
     "fill_1B_broadcast": case([5], [4, 3], 1, strides=[zero()]),
     "fill_2B": case([1], [6, 3], 2),
     "fill_8B_broadcast": case([4], [2], 8, strides=[zero()], dst_mis=7),
