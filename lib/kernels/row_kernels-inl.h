@@ -71,8 +71,8 @@ HWY_INLINE void Copy4Vectors(D d, size_t N, uint8_t* HWY_RESTRICT dst, const uin
 }
 
 /// Copies `n` bytes from `src` to `dst`; the ranges must not overlap. On SCALAR (one-byte
-/// "vectors") std::memcpy: the loop below would move a byte a step (a 40 MiB output of long runs
-/// took 6 s under the fuzzer's ASan and coverage build, where memcpy's is a few milliseconds).
+/// "vectors") std::memcpy: the loop below would move a byte a step (a fuzz unit of two allocating
+/// calls of 40 MiB of long runs took 6 s under ASan and coverage, 1.3 s with memcpy).
 HWY_INLINE void CopyBytes(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, size_t n) {
 #if HWY_TARGET == HWY_SCALAR
   std::memcpy(dst, src, n);
