@@ -1107,6 +1107,13 @@ TEST_CASE("float32 sums into an output at any offset from a cache line: the alig
          return tessera::Plan::tile_backward({2, 4, 32, 256}, {}, DType::float32, {2, 4, 16, 128}, {1, 1, 2, 2}, o);
        },
        2 * 4 * 32 * 256, "reduce.lanes.reg.leaf"},
+      // Rows of 40 read whole: an odd count of vectors of sums on AVX-512 (5 of 8 float64), whose
+      // last is stored alone behind the pairs StreamSkewed loads back.
+      {"tile_backward, 2x2 replicas, rows of 40 read whole",
+       [](const tessera::Options& o) {
+         return tessera::Plan::tile_backward({2, 3, 32, 80}, {}, DType::float32, {2, 3, 16, 40}, {1, 1, 2, 2}, o);
+       },
+       2 * 3 * 32 * 80, "reduce.lanes.reg.leaf"},
       {"tile_backward, 2x2 replicas, rows of 100",
        [](const tessera::Options& o) {
          return tessera::Plan::tile_backward({2, 3, 32, 200}, {}, DType::float32, {2, 3, 16, 100}, {1, 1, 2, 2}, o);

@@ -710,8 +710,17 @@ struct Kernels {
               const hn::Rebind<float, DA> dh;
               const hn::Twice<decltype(dh)> df;
               alignas(64) float part[kRowVecs * hn::MaxLanes(DA())];
-              for (int64_t v = 0; v < kRowVecs; ++v)
-                if (kWhole || v < nv) hn::Store(hn::DemoteTo(dh, PlusZero(acc[v])), dh, part + v * N);
+              // Each pair stored as the one float vector StreamSkewed loads back (two half-vector
+              // stores under one whole load cannot be forwarded: the load waits for them to retire).
+              static_assert(kRowVecs % 2 == 0, "the sums stored in pairs");
+              for (int64_t v = 0; v < kRowVecs; v += 2) {
+                if (kWhole || v + 1 < nv) {
+                  hn::Store(hn::Combine(df, hn::DemoteTo(dh, PlusZero(acc[v + 1])), hn::DemoteTo(dh, PlusZero(acc[v]))),
+                            df, part + v * N);
+                } else if (v < nv) {
+                  hn::Store(hn::DemoteTo(dh, PlusZero(acc[v])), dh, part + v * N);
+                }
+              }
               const int64_t k = StreamSkewed(dst, 0, nv * N, skew, [&](int64_t at) HWY_ATTR {
                 return hn::Load(df, part + at);
               }, carry);
