@@ -792,7 +792,7 @@ struct Kernels {
       // item's long rows, up to ahead_end, then at ahead_next), the rest without a prefetch.
       // The prefetching part is one call site run once or twice (up to ahead_end, then on at
       // ahead_next): with a second inlined copy of it (fb4da8a), the skewed instantiations took
-      // 1.07-1.17x as long into dst + 16 on the same path (rep_ragged_bwd, rep_mid_bwd;
+      // 1.07-1.18x as long into dst + 16 on the same path (rep_ragged_bwd, rep_mid_bwd;
       // bench/compare --both, the Xeon reporting family 6 model 167, 2026-12-06).
       int64_t pf_end = ahead == nullptr ? j : std::min(n, std::max(j, ahead_end));
       const uint8_t* then = ahead != nullptr ? ahead_next : nullptr;  // the rows' ends: the next item's starts
