@@ -23,7 +23,8 @@ in three modes:
               torch: what torch's RepeatBackward0 computes)
   first       the first allocating call of a fresh process: for each point and library a new
               interpreter imports only that library (and numpy for tessera), makes the input, and times
-              its one call (3 processes per point up to 64 MiB, 1 above; the median)
+              its one call (5 processes per point and library up to 64 MiB, 1 above, the libraries
+              taking turns process by process; the median; the JSON keeps every process's seconds)
 
 Each point is printed beside limits measured in the same run, interleaved with the calls
 (bench/read_limit.cpp through ctypes, the loops of tile_bench's limits): for outer and column `store`
@@ -42,7 +43,7 @@ tile_bench does.
 
 GB/s are 1e9 bytes of output per second (outer_bwd: of gradient read). Repetitions: 5 samples of at
 least 20 ms up to 64 MiB, 3 up to 1 GiB, 2 at 4 GiB (medians). A size whose buffers do not fit in
-MemAvailable (minus 2 GiB) is skipped with a message naming it. The sweep takes about 10 minutes on
+MemAvailable (minus 2 GiB) is skipped with a message naming it. The sweep takes about 8 minutes on
 2 cores. Must run on the interpreter tessera was built for (PYTHONPATH=<build>/lib/python), as
 bench/run --sweep runs it.
 """
@@ -66,6 +67,7 @@ SIZES = [4 * KIB * 4**i for i in range(11)]  # 4 KiB .. 4 GiB
 CASES = ["outer", "column", "outer_bwd"]
 MODES = ["out=", "warm", "first"]
 LIBS = ["tessera", "numpy", "torch"]
+FIRST_PROCS = 5  # fresh processes per point and library up to 64 MiB (first_calls)
 SAMPLE_S = 0.02
 
 
@@ -183,15 +185,23 @@ def child(case, lib, size):
     print(json.dumps({"seconds": seconds}))
 
 
-def first_calls(case, size, lib):
-    """Seconds of the first call in each of a few fresh processes (see child())."""
-    out = []
-    for _ in range(3 if size <= 64 * MIB else 1):
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", case, lib, str(size)],
-                           capture_output=True, text=True, env=os.environ, stdin=subprocess.DEVNULL)
-        if p.returncode != 0:
-            sys.exit(f"sweep.py: the fresh process of {lib} {case} {fmt_size(size)} failed:\n{p.stderr[-2000:]}")
-        out.append(json.loads(p.stdout.strip().splitlines()[-1])["seconds"])
+def first_call(case, size, lib):
+    """Seconds of the first call of one fresh process (see child())."""
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", case, lib, str(size)],
+                       capture_output=True, text=True, env=os.environ, stdin=subprocess.DEVNULL)
+    if p.returncode != 0:
+        sys.exit(f"sweep.py: the fresh process of {lib} {case} {fmt_size(size)} failed:\n{p.stderr[-2000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def first_calls(case, size):
+    """{lib: [seconds of the first call of each fresh process]}: FIRST_PROCS rounds up to 64 MiB (1
+    above), each round one process per library, the libraries' order rotated round by round, so that
+    a slow spell of the host (fresh pages it backs slowly now and then) falls on all of them alike."""
+    out = {name: [] for name in LIBS}
+    for k in range(FIRST_PROCS if size <= 64 * MIB else 1):
+        for name in LIBS[k % len(LIBS):] + LIBS[:k % len(LIBS)]:
+            out[name].append(first_call(case, size, name))
     return out
 
 
@@ -296,8 +306,9 @@ def point(np, torch, tessera, lib, case, size, llc, rng):
 
 
 def first_point(case, size):
-    """{("first", lib): GB/s}: the median first call of fresh processes, per library."""
-    return {("first", name): size / statistics.median(first_calls(case, size, name)) / 1e9 for name in LIBS}
+    """({("first", lib): GB/s}, {lib: [seconds]}): the median first call of fresh processes, per library."""
+    seconds = first_calls(case, size)
+    return {("first", name): size / statistics.median(s) / 1e9 for name, s in seconds.items()}, seconds
 
 
 def limit_of(case, mode, size, llc):
@@ -452,8 +463,10 @@ def main():
                 continue
             t0 = time.time()
             gbps = point(np, torch, tessera, lib, case, size, llc, rng)  # its buffers freed on return
-            gbps.update(first_point(case, size))
-            results.append({"case": case, "size": size, "gbps": {"|".join(k): v for k, v in gbps.items()}})
+            first, first_seconds = first_point(case, size)
+            gbps.update(first)
+            results.append({"case": case, "size": size, "gbps": {"|".join(k): v for k, v in gbps.items()},
+                            "first_seconds": first_seconds})
             if args.json:  # kept point by point: a run stopped on the way (e.g. out of memory) keeps its points
                 with open(args.json, "w") as f:
                     json.dump({"partial": True, "llc_bytes": llc, "results": results, "skipped": skipped}, f)
