@@ -42,10 +42,8 @@ namespace {
 // MADV_FREE, so the kernel may take their pages back under memory pressure (a later reuse then
 // faults again, nothing else changes) — but until it is short of memory they stay resident and
 // count in the process's RSS, which a Dask nanny or a container limit watches: a released block is
-// therefore advised MADV_DONTNEED (its pages leave the process at once) before it goes back to
-// free(), which unmaps it too with glibc's malloc where it mapped the block (blocks of 32 MiB and
-// more; a smaller plan buffer may come from the heap, whose pages MADV_DONTNEED released all the
-// same) but not necessarily with another allocator (a sanitizer's keeps freed blocks in quarantine).
+// therefore unmapped (each large block is a mapping of its own, map_block), and its pages leave
+// the process at once.
 //
 // fork(): the child inherits the kept blocks but not the reaper; the atfork handlers, registered
 // when the cache is made, hold the cache's mutex across fork() (no child inherits it locked) and
@@ -80,12 +78,45 @@ std::size_t limit_from_environment() {
   return kBlockCacheDefaultBytes;
 }
 
-// Gives a block's pages back to the kernel at once, then the block to malloc.
-void release_block(const CachedBlock& b) noexcept {
-#if defined(__linux__) && defined(MADV_DONTNEED)
-  madvise(b.p, b.bytes, MADV_DONTNEED);
+constexpr std::size_t kHuge = std::size_t{2} << 20;  // a transparent huge page
+constexpr std::size_t kGuardBytes = 4096;              // PROT_NONE after a mapped block
+
+// A new large block of `bytes` (a multiple of kHuge): a mapping of its own, 2 MiB aligned, its
+// pages advised to be huge, followed by a guard page (a kernel's overrun past the block faults);
+// null if the system has no memory for it. Not from malloc: glibc serves a request below its mmap
+// threshold from its heap, and the threshold rises to the size of the largest mapped chunk freed
+// (up to 32 MiB): after a process's 4 MiB outputs, a plan's 4 and 8 MiB prefix buffers came from
+// heap memory those outputs had touched as 4 KiB pages, which the huge-page advice does not
+// change, and `rep_counts`' `tessera.repeat(out=)` ran at 82-94% of the C API's speed in two of
+// three such processes (100% in the third, and 98-101% in three with glibc's threshold fixed by
+// GLIBC_TUNABLES=glibc.malloc.mmap_threshold; a Xeon reporting family 6 model 167, 2026-12-06).
+void* map_block(std::size_t bytes) noexcept {
+#if defined(__linux__)
+  const std::size_t len = bytes + kHuge + kGuardBytes;
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(m);
+  const uintptr_t p = (base + kHuge - 1) / kHuge * kHuge;
+  const uintptr_t end = p + bytes + kGuardBytes;  // <= base + len
+  if (p > base) munmap(m, p - base);
+  if (base + len > end) munmap(reinterpret_cast<void*>(end), base + len - end);
+  mprotect(reinterpret_cast<void*>(p + bytes), kGuardBytes, PROT_NONE);  // best effort
+#if defined(MADV_HUGEPAGE)
+  madvise(reinterpret_cast<void*>(p), bytes, MADV_HUGEPAGE);  // advice only: failure is harmless
 #endif
+  return reinterpret_cast<void*>(p);
+#else
+  return std::aligned_alloc(kHuge, bytes);
+#endif
+}
+
+// Gives a block (of map_block) back to the system: its pages leave the process at once.
+void release_block(const CachedBlock& b) noexcept {
+#if defined(__linux__)
+  munmap(b.p, b.bytes + kGuardBytes);
+#else
   std::free(b.p);
+#endif
 }
 
 void release_all(const std::vector<CachedBlock>& blocks) noexcept {
@@ -267,18 +298,17 @@ void set_block_cache_max_age(double seconds) {
 }
 
 void* allocate_output(std::size_t nbytes, bool* fresh, std::size_t cached_from) {
-  // Large outputs: 2 MiB aligned and advised to use transparent huge pages, so that the first
-  // touch costs one fault per 2 MiB instead of one per 4 KiB (page faults bound a fresh output).
-  // Outputs only from 32 MiB (cached_from's default), glibc's largest mmap threshold: smaller
-  // blocks are recycled by malloc (already touched, no fault at all), which huge-page mappings of
-  // their own would prevent. A plan's prefix buffers from 4 MiB (kPlanCacheMinBytes): a one-shot
+  // Large outputs: mappings of their own (map_block), 2 MiB aligned and advised to use
+  // transparent huge pages, so that the first touch costs one fault per 2 MiB instead of one per
+  // 4 KiB (page faults bound a fresh output). Outputs only from 32 MiB (cached_from's default),
+  // glibc's largest mmap threshold: smaller blocks are recycled by malloc (already touched, no
+  // fault at all), which huge-page mappings of their own would prevent. A plan's prefix buffers from 4 MiB (kPlanCacheMinBytes): a one-shot
   // call's plan dies with it, and malloc mapped such buffers afresh call after call in a Python
   // process (2026-11-29).
-  constexpr std::size_t kHuge = std::size_t{2} << 20;
   const bool large = nbytes >= cached_from;
   const std::size_t align = large ? kHuge : 64;
   const std::size_t padded = (nbytes + align - 1) / align * align;  // aligned_alloc wants a multiple
-  if (padded < nbytes) throw std::bad_alloc();
+  if (padded < nbytes || (large && padded > SIZE_MAX - kHuge - kGuardBytes)) throw std::bad_alloc();
   *fresh = false;
   if (!large) {
     void* p = std::aligned_alloc(align, padded);
@@ -320,17 +350,14 @@ void* allocate_output(std::size_t nbytes, bool* fresh, std::size_t cached_from) 
     *fresh = false;
     return hit;
   }
-  void* p = std::aligned_alloc(align, padded);
+  void* p = map_block(padded);
   if (p == nullptr) throw std::bad_alloc();
-  *fresh = padded >= kHugeMinBytes;  // glibc maps these afresh; a smaller one may be malloc's recycled memory
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  madvise(p, padded, MADV_HUGEPAGE);  // advice only: failure is harmless
-#endif
+  *fresh = true;  // a mapping of its own: the kernel zeroes its pages on first touch
   try {
     std::lock_guard<std::mutex> lock(c.mutex);
     c.live.emplace(p, padded);
   } catch (...) {
-    std::free(p);
+    release_block({p, padded, {}});
     throw;
   }
   return p;

@@ -25,9 +25,8 @@ inline constexpr double kBlockCacheMaxAgeLimit = 86400.0;
 inline constexpr std::size_t kPlanCacheMinBytes = kHugeAdviseMinBytes;
 
 /// Allocates an output of nbytes > 0 (64-byte aligned; from `cached_from` bytes, kHugeMinBytes
-/// unless given, 2 MiB aligned: a block free_output kept, or a new block; *fresh is set for a new
-/// block of kHugeMinBytes or more, a fresh mapping whose pages the kernel zeroes on first touch).
-/// Throws std::bad_alloc.
+/// unless given, 2 MiB aligned: a block free_output kept, or a new block, a mapping of its own
+/// whose pages the kernel zeroes on first touch, for which *fresh is set). Throws std::bad_alloc.
 void* allocate_output(std::size_t nbytes, bool* fresh, std::size_t cached_from = kHugeMinBytes);
 
 /// The block cache's bound in bytes: set_block_cache_limit's last value, else

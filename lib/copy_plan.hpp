@@ -109,8 +109,8 @@ struct CopyPlan : PlanBase {
   // outermost loop that only repeats, source stride 0; or one row that is a pattern of whole
   // runs): the executor hands out ranges of the first, each written to every replica
   // (execute_range's copies), so that the source is read once whatever the threads. A blocked
-  // gather writes each tile row to every replica; other paths (a source and replicas larger than
-  // L2) walk a range in steps of replica_step_elems elements (about 32 KiB: at least 64 elements,
+  // gather writes each tile row to every replica; other paths (a source and replicas of at least
+  // half of L2) walk a range in steps of replica_step_elems elements (about 32 KiB: at least 64 elements,
   // a multiple of 64, at most the replica), each step written to every replica before the next,
   // its source still in the cache. replica_elems 0 (replicas 1): none.
   int64_t replica_elems = 0;

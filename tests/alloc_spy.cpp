@@ -4,6 +4,9 @@
 #include <dlfcn.h>
 #include <tessera/tessera.h>
 
+#include <sys/mman.h>
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdlib>
 
@@ -45,6 +48,42 @@ extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept
     record.last_size = size;
     record.last_refused = p == nullptr;
     if (size >= (std::size_t{32} << 20)) ++record.large;
+  }
+  return p;
+}
+
+namespace {
+
+// The same for mmap, by which the library maps its large blocks (lib/allocator.cpp map_block).
+extern "C" void* __interceptor_mmap(void*, std::size_t, int, int, int, off_t) __attribute__((weak));
+
+using Mmap = void* (*)(void*, std::size_t, int, int, int, off_t);
+
+Mmap next_mmap() {
+  static std::atomic<Mmap> next{nullptr};
+  Mmap f = next.load(std::memory_order_acquire);
+  if (f == nullptr) {
+    f = __interceptor_mmap != nullptr ? &__interceptor_mmap : reinterpret_cast<Mmap>(dlsym(RTLD_NEXT, "mmap"));
+    next.store(f, std::memory_order_release);
+  }
+  return f;
+}
+
+}  // namespace
+
+// Only mappings of 4 MiB or more are recorded (`mapped`; from 32 MiB as calls too): the library's
+// blocks (with their alignment slack and guard page), not the tests' own guard-page buffers
+// (tests/guard.cpp) or a runtime's small mappings.
+extern "C" void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) noexcept {
+  void* p = next_mmap()(addr, length, prot, flags, fd, offset);
+  if (recording && length >= (std::size_t{4} << 20)) {
+    ++record.mapped;
+    if (length >= (std::size_t{32} << 20)) {
+      ++record.calls;
+      record.last_size = length;
+      record.last_refused = p == MAP_FAILED;
+      ++record.large;
+    }
   }
   return p;
 }

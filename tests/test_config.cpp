@@ -122,6 +122,37 @@ TEST_CASE("options: the automatic streaming threshold: streaming_threshold_bytes
   }
 }
 
+// Bytes of CPU 0's data or unified cache of `level` (Linux sysfs), of its highest level for
+// level 0; 0 where sysfs does not say.
+long long sysfs_cache_bytes(int level) {
+  int best_level = 0;
+  long long bytes = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    const auto read = [&](const char* name) {
+      std::string text;
+      if (std::FILE* g = std::fopen((dir + name).c_str(), "r")) {
+        char buf[64] = {};
+        if (std::fgets(buf, sizeof buf, g) != nullptr) text = buf;
+        std::fclose(g);
+      }
+      return text;
+    };
+    const std::string lv = read("level"), type = read("type"), size = read("size");
+    if (lv.empty() || type.empty() || size.empty()) break;
+    if (type.rfind("Instruction", 0) == 0) continue;
+    char* end = nullptr;
+    const long long n = std::strtoll(size.c_str(), &end, 10);
+    const long long unit = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : *end == 'G' ? 1LL << 30 : 1;
+    const int l = std::atoi(lv.c_str());
+    if (level == 0 ? l >= best_level : l == level) {
+      best_level = l;
+      bytes = n * unit;
+    }
+  }
+  return bytes;
+}
+
 // The CPU's vendor, family and model as Linux reports them (/proc/cpuinfo: a source other than
 // the library's CPUID) and the size of CPU 0's highest-level data or unified cache (sysfs);
 // nullopt where /proc/cpuinfo does not say.
@@ -147,30 +178,29 @@ std::optional<LinuxCpu> cpu_per_linux() {
   }
   std::fclose(f);
   if (cpu.vendor.empty() || cpu.family < 0 || cpu.model < 0) return std::nullopt;
-  int best_level = 0;
-  for (int index = 0; index < 8; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-    const auto read = [&](const char* name) {
-      std::string text;
-      if (std::FILE* g = std::fopen((dir + name).c_str(), "r")) {
-        char buf[64] = {};
-        if (std::fgets(buf, sizeof buf, g) != nullptr) text = buf;
-        std::fclose(g);
-      }
-      return text;
-    };
-    const std::string level = read("level"), type = read("type"), size = read("size");
-    if (level.empty() || type.empty() || size.empty()) break;
-    if (type.rfind("Instruction", 0) == 0) continue;
-    char* end = nullptr;
-    const long long n = std::strtoll(size.c_str(), &end, 10);
-    const long long unit = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : *end == 'G' ? 1LL << 30 : 1;
-    if (std::atoi(level.c_str()) >= best_level) {
-      best_level = std::atoi(level.c_str());
-      cpu.last_level_bytes = n * unit;
-    }
-  }
+  cpu.last_level_bytes = sysfs_cache_bytes(0);
   return cpu;
+}
+
+// The planner's replica steps (lib/planner.cpp, beyond_l2): an output that is copies of its source
+// is walked in steps, each written to every replica, where the source is at least half of L2
+// (1 MiB taken where sysfs does not say) and more than 256 KiB; below, each replica reads the
+// source again from L2.
+TEST_CASE("plans: a tile's replicas are written in steps from a source of half of L2 (sysfs)") {
+  const long long l2 = sysfs_cache_bytes(2);
+  const int64_t half = (l2 > 0 ? l2 : int64_t{1} << 20) / 2;
+  constexpr int64_t kRow = 4096, kFloor = int64_t{256} << 10;  // rows of 1024 float32
+  const auto steps = [](int64_t rows) {
+    return tessera::Plan({rows, 1024}, {}, sizeof(float), {4, 1}).describe().find(" in steps of ") !=
+           std::string::npos;
+  };
+  const int64_t rows = (std::max(half, kFloor + 1) + kRow - 1) / kRow;  // the fewest at least half of L2
+  CAPTURE(l2);
+  CAPTURE(rows);
+  CHECK(steps(rows));
+  CHECK(steps(2 * rows));
+  CHECK_FALSE(steps(rows - 1));
+  CHECK_FALSE(steps(kFloor / kRow));
 }
 
 // Named to match tests/meson.build's reduce_prefetch_on and reduce_prefetch_off runs

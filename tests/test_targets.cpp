@@ -504,9 +504,10 @@ struct CopyVariantCase {
 };
 
 // One more than the rows of 1024 float32 in the smallest source (doubling from 64 rows) whose
-// tile by (3, 1) the planner walks in replica steps (CopyPlan::replica_step_elems: a source
-// larger than L2, read from sysfs), found from Plan::describe(); fails the test if no source up
-// to 64 MiB is. (Every source of that many rows of at least 4 KiB is then planned in steps.)
+// tile by (3, 1) the planner walks in replica steps (CopyPlan::replica_step_elems: a source of
+// at least half of L2, read from sysfs), found from Plan::describe(); fails the test if no
+// source up to 64 MiB is. (Every source of that many rows of at least 4 KiB is then planned in
+// steps.)
 int64_t replica_step_rows() {
   for (int64_t rows = 64; rows <= 16384; rows *= 2) {
     const tessera::Plan plan({rows, 1024}, {}, sizeof(float), {3, 1});
@@ -523,11 +524,12 @@ int64_t replica_step_rows() {
 const std::vector<CopyVariantCase>& copy_variant_cases() {
   static const int64_t rows = replica_step_rows();
   static const std::vector<CopyVariantCase> cases = {
-      // Replica steps (each case's description must say so): a source larger than L2 written 3
-      // times (a row that is a pattern of 3 runs), serially and split among 4 threads into dst +
-      // 16; an outer loop of 2 replicas of rows that are patterns (a replica not a whole number of
-      // lines); an outer loop over padded rows copied whole (the copy kernel); 5-byte elements,
-      // whose first step into dst + 16 ends where an element first starts on a line.
+      // Replica steps (each case's description must say so): a source of half of L2 or more
+      // written 3 times (a row that is a pattern of 3 runs), serially and split among 4 threads
+      // into dst + 16; an outer loop of 2 replicas of rows that are patterns (a replica not a
+      // whole number of lines); an outer loop over padded rows copied whole (the copy kernel);
+      // 5-byte elements, whose first step into dst + 16 ends where an element first starts on a
+      // line.
       {"replica steps, a pattern row", {rows, 1024}, {}, 4, {3, 1}},
       {"replica steps, a pattern row, split", {rows, 1024}, {}, 4, {3, 1}, true},
       {"replica steps, a pattern row, split, streamed", {rows, 1024}, {}, 4, {3, 1}, true, true},

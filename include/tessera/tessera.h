@@ -224,8 +224,8 @@ TESSERA_API tessera_status tessera_tile_alloc_ex(const void *src, int ndim, cons
  * bytes: a warning naming it goes to stderr; 0 keeps nothing), each for at most 10 s unused
  * (tessera_set_block_cache_max_age). A library thread, started when a block is kept and ended
  * when none is, releases each block on time; a released block's pages leave the process's
- * resident memory at once (MADV_DONTNEED, then free). Kept blocks are advised MADV_FREE, so the
- * kernel may also reclaim them under memory pressure. After fork() the child keeps its copy of the
+ * resident memory at once (each block is a mapping of its own, unmapped). Kept blocks are advised
+ * MADV_FREE, so the kernel may also reclaim them under memory pressure. After fork() the child keeps its copy of the
  * kept blocks; their expiry resumes at the child's next allocating call or tessera_free. The
  * prefix sums a plan of per-element repeat counts holds (from 4 MiB) live in the same blocks and
  * are kept the same way when the plan is destroyed, so that planning as many counts again takes

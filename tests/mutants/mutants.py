@@ -47,6 +47,11 @@ MUTANTS = [
      'an axis of extent 1 takes its source index unwrapped (start, not start % period)',
      'r.src_offset += x.start * x.stride;  // a constant source index on this axis',
      'r.src_offset += start[i] * x.stride;  // a constant source index on this axis'),
+    # --- a planner decision: where replicas are written in steps
+    ('replica-steps-whole-l2', 'lib/planner.cpp', 'beyond_l2',
+     'replicas are walked in steps only from a source larger than all of L2 (not half of it)',
+     'return n >= (l2 > 0 ? l2 : kReplicaUnknownL2Bytes) / 2 / isz;',
+     'return n > (l2 > 0 ? l2 : kReplicaUnknownL2Bytes) / isz;'),
     # --- (3) a stride's sign lost
     ('region-stride-abs', 'lib/planner.cpp', 'region_axis',
      'a negative input stride is walked as positive by the region kernel',
@@ -110,8 +115,8 @@ MUTANTS = [
     ('alloc-fresh-not-said', 'lib/allocator.cpp', 'allocate_output',
      'a fresh block is not reported fresh: the allocating call is not re-planned for fresh pages (it streams '
      'into pages the kernel has just zeroed)',
-     '*fresh = padded >= kHugeMinBytes;',
-     '*fresh = false;'),
+     '*fresh = true;  // a mapping of its own: the kernel zeroes its pages on first touch',
+     '*fresh = false;  // a mapping of its own: the kernel zeroes its pages on first touch'),
     # --- an error path that writes (lib/dlpack.cpp)
     ('dlpack-reduce-writes-before-check', 'lib/dlpack.cpp', 'execute_reduce_into',
      "a DLPack reduction checks the result's layout after writing it: a non-C-contiguous result is written, then "
