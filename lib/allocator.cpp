@@ -87,9 +87,10 @@ constexpr std::size_t kGuardBytes = 4096;              // PROT_NONE after a mapp
 // threshold from its heap, and the threshold rises to the size of the largest mapped chunk freed
 // (up to 32 MiB): after a process's 4 MiB outputs, a plan's 4 and 8 MiB prefix buffers came from
 // heap memory those outputs had touched as 4 KiB pages, which the huge-page advice does not
-// change, and `rep_counts`' `tessera.repeat(out=)` ran at 82-94% of the C API's speed in two of
-// three such processes (100% in the third, and 98-101% in three with glibc's threshold fixed by
-// GLIBC_TUNABLES=glibc.malloc.mmap_threshold; a Xeon reporting family 6 model 167, 2026-12-06).
+// change: `rep_counts`' `tessera.repeat(out=)` ran at 82-101% of the C API's speed, below 95% in
+// four of eight such processes (98-101% in three with glibc's threshold fixed by
+// GLIBC_TUNABLES=glibc.malloc.mmap_threshold, 100-102% in four with this; a Xeon reporting
+// family 6 model 167, 2026-12-06: bench/results/2026-12-06-xeon-f6m167/rep-counts-long-process.txt).
 void* map_block(std::size_t bytes) noexcept {
 #if defined(__linux__)
   const std::size_t len = bytes + kHuge + kGuardBytes;
@@ -302,9 +303,9 @@ void* allocate_output(std::size_t nbytes, bool* fresh, std::size_t cached_from) 
   // transparent huge pages, so that the first touch costs one fault per 2 MiB instead of one per
   // 4 KiB (page faults bound a fresh output). Outputs only from 32 MiB (cached_from's default),
   // glibc's largest mmap threshold: smaller blocks are recycled by malloc (already touched, no
-  // fault at all), which huge-page mappings of their own would prevent. A plan's prefix buffers from 4 MiB (kPlanCacheMinBytes): a one-shot
-  // call's plan dies with it, and malloc mapped such buffers afresh call after call in a Python
-  // process (2026-11-29).
+  // fault at all), which huge-page mappings of their own would prevent. A plan's prefix buffers
+  // from 4 MiB (kPlanCacheMinBytes): a one-shot call's plan dies with it, and malloc mapped such
+  // buffers afresh call after call in a Python process (2026-11-29).
   const bool large = nbytes >= cached_from;
   const std::size_t align = large ? kHuge : 64;
   const std::size_t padded = (nbytes + align - 1) / align * align;  // aligned_alloc wants a multiple

@@ -110,9 +110,9 @@ struct CopyPlan : PlanBase {
   // runs): the executor hands out ranges of the first, each written to every replica
   // (execute_range's copies), so that the source is read once whatever the threads. A blocked
   // gather writes each tile row to every replica; other paths (a source and replicas of at least
-  // half of L2) walk a range in steps of replica_step_elems elements (about 32 KiB: at least 64 elements,
-  // a multiple of 64, at most the replica), each step written to every replica before the next,
-  // its source still in the cache. replica_elems 0 (replicas 1): none.
+  // half of L2) walk a range in steps of replica_step_elems elements (about 32 KiB: at least 64
+  // elements, a multiple of 64, at most the replica), each step written to every replica before
+  // the next, its source still in the cache. replica_elems 0 (replicas 1): none.
   int64_t replica_elems = 0;
   int64_t replicas = 1;
   int64_t replica_step_elems = 0;  // 0: a blocked gather's replicas, or none

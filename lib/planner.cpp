@@ -274,10 +274,11 @@ namespace {
 // replica: `outer` was 1.04-1.05x faster in steps of 32 KiB than of 64 KiB, 0.99x of 256 KiB (a
 // Xeon reporting family 6 model 167, 48 KiB of L1d, 2026-12-04:
 // bench/results/2026-12-04-xeon-f6m167/experiments-replica-steps.txt). From half of L2 rather
-// than all of it: 4 replicas of a 1 MiB source (L2 2 MiB) 1.05x / 1.13x faster at 1 / 2 threads,
-// of a 2 MiB source 1.24x / 1.10x, 8 of a 1 MiB source 1.06x / 1.07x, `medium` and every case of
-// bench/cases.json within 2% (the same Xeon, 2026-12-06:
-// bench/results/2026-12-06-xeon-f6m167/compare-68f7e51-replicas-half-l2.txt).
+// than all of it: 4 replicas of a 1 MiB source (L2 2 MiB) 1.11x / 1.18x faster at 1 / 2 threads,
+// of a 2 MiB source 1.30x / 1.12x, 8 of a 1 MiB source 1.06x / 1.05x, `medium` within 2%, every
+// case of bench/cases.json within 5% (the same Xeon, 2026-12-06, bench/compare --cases
+// bench/cases-in-cache.json: bench/results/2026-12-06-xeon-f6m167/
+// compare-68f7e51-replicas-half-l2.txt).
 constexpr int64_t kReplicaFloorBytes = int64_t{256} << 10;
 constexpr int64_t kReplicaUnknownL2Bytes = int64_t{1} << 20;
 constexpr int64_t kReplicaStepBytes = int64_t{32} << 10;
@@ -460,8 +461,8 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   // every replica. A blocked gather's replicas (a transposed view): contiguous chunks of the whole
   // output made every thread gather the source again (`strided` at 2 threads read 32 MiB for 64 MiB
   // out, not 16). Other paths take replicas where the source (read whole by each replica) and
-  // each replica are at least half of L2 (beyond_l2), walked in steps of kReplicaStepBytes, each written
-  // to every replica before the next (CopyPlan::replica_step_elems): one replica after another,
+  // each replica are at least half of L2 (beyond_l2), walked in steps of kReplicaStepBytes, each
+  // written to every replica before the next (CopyPlan::replica_step_elems): one replica after another,
   // each read its whole source again, from memory once it is larger than the caches (`outer`, 4
   // replicas of a 16 MiB source, at 1 thread read 64 MiB for 64 MiB out and wrote at 70% of
   // `stream`).

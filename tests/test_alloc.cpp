@@ -430,7 +430,7 @@ TEST_CASE("block cache: a reused block takes no page fault (getrusage), a fresh 
 // are a mapping of their own (lib/allocator.cpp map_block) also where glibc's malloc would have
 // served them from its heap: its mmap threshold rises to the size of the largest mapped chunk
 // freed, and heap memory touched before as 4 KiB pages stays in them whatever the huge-page
-// advice (`rep_counts`' `out=` ran at 82-94% of the C API's speed in such Python processes).
+// advice (`rep_counts`' `out=` ran at 82-101% of the C API's speed in such Python processes).
 TEST_CASE("block cache: a plan's prefix sums of 4 MiB or more are a new mapping, whatever malloc did before") {
   const CacheBounds bounds(0, 60.0);  // nothing kept: the plan's block is a new one
   {
