@@ -17,32 +17,39 @@ thread_local bool recording = false;
 thread_local test::AllocCalls record;
 
 using AlignedAlloc = void* (*)(std::size_t, std::size_t);
+using Mmap = void* (*)(void*, std::size_t, int, int, int, off_t);
 
 }  // namespace
 
-// AddressSanitizer's own aligned_alloc, where a sanitizer runtime is linked in. clang links its
-// runtime into the executable, beside this definition, so RTLD_NEXT would skip it and find libc's:
-// blocks that ASan never saw, and a "bad-free" when they are freed. (g++'s runtime is a shared
-// library after the executable, where RTLD_NEXT finds it; the name is the same there.)
+// AddressSanitizer's own aligned_alloc and mmap, where a sanitizer runtime is linked in. clang
+// links its runtime into the executable, beside these definitions, so RTLD_NEXT would skip it and
+// find libc's: blocks that ASan never saw, and a "bad-free" when they are freed. (g++'s runtime is
+// a shared library after the executable, where RTLD_NEXT finds it; the names are the same there.)
 extern "C" void* __interceptor_aligned_alloc(std::size_t, std::size_t) __attribute__((weak));
+extern "C" void* __interceptor_mmap(void*, std::size_t, int, int, int, off_t) __attribute__((weak));
 
 namespace {
 
-AlignedAlloc next_aligned_alloc() {
-  static std::atomic<AlignedAlloc> next{nullptr};
-  AlignedAlloc f = next.load(std::memory_order_acquire);
+// The definition of `name` after this executable's: the sanitizer's `interceptor` where it is
+// linked in, else the next one the dynamic linker finds; looked up once and kept in `next`.
+template <class F>
+F next_definition(std::atomic<F>& next, F interceptor, const char* name) {
+  F f = next.load(std::memory_order_acquire);
   if (f == nullptr) {
-    f = __interceptor_aligned_alloc != nullptr ? &__interceptor_aligned_alloc
-                                               : reinterpret_cast<AlignedAlloc>(dlsym(RTLD_NEXT, "aligned_alloc"));
+    f = interceptor != nullptr ? interceptor : reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
     next.store(f, std::memory_order_release);
   }
   return f;
 }
 
+std::atomic<AlignedAlloc> next_aligned_alloc{nullptr};
+std::atomic<Mmap> next_mmap{nullptr};
+
 }  // namespace
 
 extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
-  void* p = next_aligned_alloc()(alignment, size);
+  const AlignedAlloc next = next_definition(next_aligned_alloc, __interceptor_aligned_alloc, "aligned_alloc");
+  void* p = next(alignment, size);
   if (recording) {
     ++record.calls;
     record.last_size = size;
@@ -52,30 +59,13 @@ extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept
   return p;
 }
 
-namespace {
-
-// The same for mmap, by which the library maps its large blocks (lib/allocator.cpp map_block).
-extern "C" void* __interceptor_mmap(void*, std::size_t, int, int, int, off_t) __attribute__((weak));
-
-using Mmap = void* (*)(void*, std::size_t, int, int, int, off_t);
-
-Mmap next_mmap() {
-  static std::atomic<Mmap> next{nullptr};
-  Mmap f = next.load(std::memory_order_acquire);
-  if (f == nullptr) {
-    f = __interceptor_mmap != nullptr ? &__interceptor_mmap : reinterpret_cast<Mmap>(dlsym(RTLD_NEXT, "mmap"));
-    next.store(f, std::memory_order_release);
-  }
-  return f;
-}
-
-}  // namespace
-
-// Only mappings of 4 MiB or more are recorded (`mapped`; from 32 MiB as calls too): the library's
-// blocks (with their alignment slack and guard page), not the tests' own guard-page buffers
-// (tests/guard.cpp) or a runtime's small mappings.
+// The library maps its large blocks with mmap (lib/allocator.cpp map_block). Only mappings of 4
+// MiB or more are recorded (`mapped`; from 32 MiB as calls too): the library's blocks (with their
+// alignment slack and guard page), not the tests' own guard-page buffers (tests/guard.cpp) or a
+// runtime's small mappings.
 extern "C" void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) noexcept {
-  void* p = next_mmap()(addr, length, prot, flags, fd, offset);
+  const Mmap next = next_definition(next_mmap, __interceptor_mmap, "mmap");
+  void* p = next(addr, length, prot, flags, fd, offset);
   if (recording && length >= (std::size_t{4} << 20)) {
     ++record.mapped;
     if (length >= (std::size_t{32} << 20)) {
