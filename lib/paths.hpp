@@ -34,11 +34,12 @@ enum class Path : uint8_t { none = 0 };
 
 /// The variant of a row kernel a path runs: the element size it is specialised for (fill and
 /// gather: 1, 2, 4, 8, 16 bytes, "any" for every other size), or how a pattern or repeat row is
-/// generated (pattern: shuffle, short, long runs — see kLongRunBytes; repeat: byte shuffles or
-/// element by element); `none` for kernels with one variant.
-enum class PathVariant : uint8_t { none, b1, b2, b4, b8, b16, any, shuffle, short_run, long_run, elements };
+/// generated (pattern: shuffle, short, long runs — see kLongRunBytes — and runs of
+/// kMemcpyRunBytes or more written by the C library's memcpy; repeat: byte shuffles or element by
+/// element); `none` for kernels with one variant.
+enum class PathVariant : uint8_t { none, b1, b2, b4, b8, b16, any, shuffle, short_run, long_run, elements, memcpy };
 inline constexpr const char* kPathVariantNames[] = {"", "1", "2", "4", "8", "16", "any", "shuffle", "short", "long",
-                                                    "elements"};
+                                                    "elements", "memcpy"};
 
 /// What a path is: its name, row kernel, variant and store route; `blocked` for the gathers that
 /// copy whole rows through a blocked transpose in L1; `lines` for the fills whose rows are one
@@ -67,6 +68,7 @@ inline constexpr PathInfo kPathInfo[] = {
     {"pattern.long", Kernel::pattern, PathVariant::long_run, Route::plain, false},
     {"pattern.long.nt", Kernel::pattern, PathVariant::long_run, Route::staged, false},
     {"pattern.long.nt.direct", Kernel::pattern, PathVariant::long_run, Route::direct, false},
+    {"pattern.memcpy", Kernel::pattern, PathVariant::memcpy, Route::plain, false},
     {"fill.1", Kernel::fill, PathVariant::b1, Route::plain, false},
     {"fill.1.nt", Kernel::fill, PathVariant::b1, Route::staged, false},
     {"fill.1.nt.direct", Kernel::fill, PathVariant::b1, Route::direct, false},
@@ -206,6 +208,14 @@ const char* kernel_name(Kernel k) noexcept;
 /// most kShuffleRunBytes are generated in vector registers by byte shuffles ("pattern.shuffle").
 inline constexpr int64_t kLongRunBytes = 256;
 inline constexpr int64_t kShuffleRunBytes = 16;
+/// Runs at least this long written with ordinary stores are each one std::memcpy from the source
+/// run ("pattern.memcpy"): the C library's copy is tuned per CPU (glibc's on x86-64 moves such
+/// runs by `rep movsb` where the CPU has fast strings). On 2 vCPUs of a Xeon reporting family 6
+/// model 167 (2026-12-07, tessera_compare against dc80e9b): tile(A, (4, 1)) of a 16 KiB source
+/// 1.04-1.10x faster (with its planning 1.08-1.14x), of a 512 KiB source 1.06x / 1.11x at one /
+/// two threads; in a C loop there, 4-8 KiB runs copied as fast or faster by the vector loop
+/// (pattern.long), which they keep. Streamed runs keep their own kernels.
+inline constexpr int64_t kMemcpyRunBytes = 16 << 10;
 /// pattern.shuffle's index table costs about a vector store per entry: only outputs of at least
 /// this many bytes take it (repeat.shuffle's tables are r vectors, built per range).
 inline constexpr int64_t kShuffleMinBytes = 4096;

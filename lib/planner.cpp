@@ -447,12 +447,16 @@ void choose_path(CopyPlan& p, const KernelCaps& caps) {
   Kernel kernel = Kernel::none;
   lay_out_loops(p, choose_row(p, &kernel));
   bool blocked = false;
-  const PathVariant variant = choose_variant(p, kernel, caps, &blocked);
+  PathVariant variant = choose_variant(p, kernel, caps, &blocked);
   // Fills whose rows are one cache line each, with ordinary stores: ".lines" (streamed, such rows
   // take the direct route).
   const bool lines = kernel == Kernel::fill && has_line_rows(variant) &&
                      p.row_elems * static_cast<int64_t>(p.itemsize) == kLineBytes;
   const Route route = choose_route(p, kernel, variant, blocked, caps);
+  // Runs of kMemcpyRunBytes or more written with ordinary stores: the C library's memcpy, run by
+  // run ("pattern.memcpy"; streamed, they keep pattern.long.nt[.direct]).
+  if (variant == PathVariant::long_run && route == Route::plain && p.run_bytes >= kMemcpyRunBytes)
+    variant = PathVariant::memcpy;
   p.path = find_path(kernel, variant, route, blocked, lines && route == Route::plain);
   p.plain_path = find_path(kernel, variant, Route::plain, blocked, lines);
   // Replicas: an output that is `replicas` copies of its first replica (an outermost loop of

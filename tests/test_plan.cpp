@@ -89,6 +89,34 @@ TEST_CASE("plan introspection: the innermost kernel the planner picks") {
   }
 }
 
+TEST_CASE("plans: runs of 16 KiB or more written with ordinary stores are one memcpy each (pattern.memcpy)") {
+  // lib/paths.hpp kMemcpyRunBytes: from 16 KiB; below it, and streamed, the vector kernels.
+  const auto path_of = [](int64_t run_elems, std::size_t itemsize, tessera::NonTemporal nt) {
+    tessera::Options options;
+    options.nontemporal = nt;
+    return std::string(tessera::Plan({run_elems}, {}, itemsize, {3}, options).kernel_path());
+  };
+  const auto never = tessera::NonTemporal::never;
+  CHECK(path_of(4096, 4, never) == "pattern.memcpy");      // 16384 B
+  CHECK(path_of(16384, 1, never) == "pattern.memcpy");     // 16384 B
+  CHECK(path_of(4095, 4, never) == "pattern.long");        // 16380 B
+  CHECK(path_of(16383, 1, never) == "pattern.long");       // 16383 B
+  CHECK(path_of(1 << 20, 4, never) == "pattern.memcpy");   // 4 MiB runs
+  CHECK(path_of(4096, 4, tessera::NonTemporal::automatic) == "pattern.memcpy");  // 48 KiB: below the streaming line
+  const std::string streamed = path_of(4096, 4, tessera::NonTemporal::always);
+  CHECK_MESSAGE((streamed == "pattern.long.nt.direct" || streamed == "pattern.long"), streamed);  // "pattern.long" on HWY_SCALAR
+  // Its bytes (a run whose neighbouring elements differ): numpy.tile's, and none past the output.
+  const int64_t n = 4099;
+  std::vector<uint32_t> src(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) src[static_cast<std::size_t>(i)] = static_cast<uint32_t>(i * 2654435761u);
+  const tessera::Plan plan({n}, {}, 4, {3}, tessera::Options{});
+  REQUIRE(std::string(plan.kernel_path()) == "pattern.memcpy");
+  std::vector<uint32_t> out(static_cast<std::size_t>(3 * n) + 1, 0xDEADBEEFu);
+  plan.execute(src.data(), out.data(), static_cast<std::size_t>(3 * n) * 4);
+  for (int64_t i = 0; i < 3 * n; ++i) REQUIRE(out[static_cast<std::size_t>(i)] == src[static_cast<std::size_t>(i % n)]);
+  CHECK(out.back() == 0xDEADBEEFu);  // nothing past the output
+}
+
 TEST_CASE("plan introspection: smaller plans of the same structures compute the right bytes") {
   struct Row {
     const char* kernel;

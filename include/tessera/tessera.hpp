@@ -513,7 +513,8 @@ class TESSERA_API Plan {
   /// The executor path the plan runs, decided once by the planner: the kernel and its variant, e.g.
   /// "fill.4" (4-byte element broadcast), "fill.4.lines" (the same with rows of one 64-byte cache
   /// line each), "pattern.short" (a run under 256 B replicated from the
-  /// output), "gather.4.blocked", "repeat.shuffle"; with ".nt" when the plan writes with
+  /// output), "pattern.memcpy" (runs of 16 KiB or more, each one memcpy), "gather.4.blocked",
+  /// "repeat.shuffle"; with ".nt" when the plan writes with
   /// non-temporal stores (see NonTemporal), ".nt.direct" when it streams straight from the source.
   /// The same on every CPU of a SIMD target (a target without vectors, HWY_SCALAR, gets no vector
   /// or streaming path).

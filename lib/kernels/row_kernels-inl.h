@@ -212,6 +212,17 @@ HWY_INLINE void FillPattern(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint
   }
 }
 
+/// FillPattern for runs of kMemcpyRunBytes or more (pattern.memcpy, the planner's choice where
+/// the plan writes with ordinary stores): the rest of the run from `phase`, then each whole run and
+/// the last part of one, each a std::memcpy from the source run. The output must not overlap it.
+HWY_INLINE void FillPatternMemcpy(uint8_t* HWY_RESTRICT dst, size_t nbytes, const uint8_t* HWY_RESTRICT run,
+                                  size_t run_bytes, size_t phase) {
+  size_t done = run_bytes - phase < nbytes ? run_bytes - phase : nbytes;
+  std::memcpy(dst, run + phase, done);
+  for (; done + run_bytes <= nbytes; done += run_bytes) std::memcpy(dst + done, run, run_bytes);
+  if (done < nbytes) std::memcpy(dst + done, run, nbytes - done);
+}
+
 /// Byte-index table for short periods (FillShortPattern): bytes[k] = k % period for
 /// k < lcm(period, vector bytes) + vector bytes, so that any window of one vector starting below
 /// the lcm holds the indices of the sequence from that offset on.

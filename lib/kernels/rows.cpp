@@ -62,6 +62,12 @@ HWY_INLINE void WithRowFn(const CopyPlan& p, Path path, const Body& body) {
         });
         return;
       }
+      if (path_info(path).variant == PathVariant::memcpy) {  // pattern.memcpy: runs of kMemcpyRunBytes or more
+        body([isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) TESSERA_INLINE_LAMBDA {
+          FillPatternMemcpy(d, n * isz, s, run, off == 0 ? 0 : off * isz % run);
+        });
+        return;
+      }
       // FillPattern's own branch: long runs are copied again from the source, short ones replicated.
       body([isz, run](const uint8_t* s, size_t off, size_t n, uint8_t* d) TESSERA_INLINE_LAMBDA {
         FillPattern(d, n * isz, s, run, off == 0 ? 0 : off * isz % run);
