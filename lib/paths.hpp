@@ -209,12 +209,13 @@ const char* kernel_name(Kernel k) noexcept;
 inline constexpr int64_t kLongRunBytes = 256;
 inline constexpr int64_t kShuffleRunBytes = 16;
 /// Runs at least this long written with ordinary stores are each one std::memcpy from the source
-/// run ("pattern.memcpy"): the C library's copy is tuned per CPU (glibc's on x86-64 moves such
-/// runs by `rep movsb` where the CPU has fast strings). On 2 vCPUs of a Xeon reporting family 6
-/// model 167 (2026-12-07, tessera_compare against dc80e9b): tile(A, (4, 1)) of a 16 KiB source
-/// 1.04-1.10x faster (with its planning 1.08-1.14x), of a 512 KiB source 1.06x / 1.11x at one /
-/// two threads; in a C loop there, 4-8 KiB runs copied as fast or faster by the vector loop
-/// (pattern.long), which they keep. Streamed runs keep their own kernels.
+/// run ("pattern.memcpy"): the C library's copy is tuned per CPU (glibc's on x86-64 moves such runs
+/// by `rep movsb` where the CPU has fast strings). On 2 vCPUs of a Xeon reporting family 6 model
+/// 167 (2026-12-07, tessera_compare against dc80e9b): tile(A, (4, 1)) of a 16 KiB source 1.04-1.10x
+/// faster (with its planning 1.08-1.14x), of a 512 KiB source 1.02-1.06x / 1.09-1.11x at one / two
+/// threads, of a 1 MiB source 0.99-1.01x / 1.04-1.07x; in a C loop there, 4-8 KiB runs copied as
+/// fast or faster by the vector loop (pattern.long), which they keep. Streamed runs keep their own
+/// kernels.
 inline constexpr int64_t kMemcpyRunBytes = 16 << 10;
 /// pattern.shuffle's index table costs about a vector store per entry: only outputs of at least
 /// this many bytes take it (repeat.shuffle's tables are r vectors, built per range).
