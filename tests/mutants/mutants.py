@@ -52,6 +52,11 @@ MUTANTS = [
      'replicas are walked in steps only from a source larger than all of L2 (not half of it)',
      'return n >= (l2 > 0 ? l2 : kReplicaUnknownL2Bytes) / 2 / isz;',
      'return n > (l2 > 0 ? l2 : kReplicaUnknownL2Bytes) / isz;'),
+    # --- a planner decision: from which run length a pattern's runs are one memcpy each
+    ('pattern-memcpy-from-32k', 'lib/planner.cpp', 'choose_path',
+     'runs are copied by memcpy (pattern.memcpy) only from 32 KiB, not from kMemcpyRunBytes (16 KiB)',
+     'p.run_bytes >= kMemcpyRunBytes)',
+     'p.run_bytes >= 2 * kMemcpyRunBytes)'),
     # --- (3) a stride's sign lost
     ('region-stride-abs', 'lib/planner.cpp', 'region_axis',
      'a negative input stride is walked as positive by the region kernel',
