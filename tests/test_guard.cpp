@@ -328,7 +328,8 @@ std::vector<Case> large_cases() {
       {"large shuffled pattern (one row split across chunks)", {3}, {}, 4, {52433}, "pattern.shuffle"},
       {"large short pattern", {7}, {}, 4, {20011}, "pattern.short"},
       {"large long pattern", {101}, {}, 3, {2111}, "pattern.long"},
-      // Runs of kMemcpyRunBytes (16 KiB) or more: one memcpy per run, the chunks starting mid-run.
+      // Runs of kMemcpyRunBytes (16 KiB) or more: one memcpy per run (the large one in parallel
+      // chunks that start mid-run).
       {"memcpy pattern", {4097}, {}, 4, {3}, "pattern.memcpy"},
       {"large memcpy pattern", {5473}, {}, 3, {40}, "pattern.memcpy"},
       {"large fill", {1}, {}, 8, {80003}, "fill.8"},
