@@ -358,6 +358,37 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
     CHECK((count_of(spread_v) > spread_before) == (planned && spread));
     CHECK((count_of(at_once_v) > at_once_before) == (planned && !spread));
   }
+  {  // ... and narrow_bwd's items of w = 3 so on every target this CPU has: one by one where the
+     // accumulator has 8 lanes (AVX-512's float64), N at a time elsewhere (AVX2: 4), each way
+     // obeying the plan
+    struct TargetGuard {  // Highway's own target choice again, even when a check throws
+      ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
+    } guard;
+    const td::Variant spread_v = td::Variant::periodic_prefetch_spread;
+    const td::Variant at_once_v = td::Variant::periodic_prefetch_at_once;
+    for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      REQUIRE(std::string(tessera::active_target()) == hwy::TargetName(target));
+      CAPTURE(hwy::TargetName(target));
+      const tessera::Plan rows3 =
+          tessera::Plan::tile_backward({4096, 120}, {}, DType::float32, {4096, 3}, {1, 40}, one_thread);
+      const bool planned = prefetched(rows3) > 0;
+      CHECK(says_spread(rows3) == (spread && planned));
+      const uint64_t spread_before = td::executed_variant_count(target, static_cast<int>(spread_v));
+      const uint64_t at_once_before = td::executed_variant_count(target, static_cast<int>(at_once_v));
+      std::vector<float> grad(4096 * 120), sums(4096 * 3, -1.0f);
+      for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = static_cast<float>(i % 3 + 1);
+      rows3.execute(grad.data(), sums.data(), sums.size() * sizeof(float));
+      int64_t wrong = 0;  // output c: 40 addends of c + 1
+      for (std::size_t i = 0; i < sums.size(); ++i) wrong += sums[i] != static_cast<float>(40 * (i % 3 + 1));
+      CHECK(wrong == 0);
+      const bool periodic_rows = runs(rows3, "reduce.periodic.rows");
+      CHECK((td::executed_variant_count(target, static_cast<int>(spread_v)) > spread_before) ==
+            (periodic_rows && planned && spread));
+      CHECK((td::executed_variant_count(target, static_cast<int>(at_once_v)) > at_once_before) ==
+            (periodic_rows && planned && !spread));
+    }
+  }
 #endif
   // Items of four short rows read row by row (rows_whole): along the rows where they take it (Intel
   // CPUs with a mesh L3, the variable), all at once where short rows do (AMD family 26).
