@@ -176,11 +176,11 @@ MUTANTS = [
      "plan's prefetch_spread (the kernel deciding again what the planner decided)",
      '          if (p.prefetch_spread) {\n            TESSERA_COUNT_VARIANT(periodic_prefetch_spread);',
      '          if (true) {\n            TESSERA_COUNT_VARIANT(periodic_prefetch_spread);'),
-    ('reduce-prefetch-spread-ignored-n-items', 'lib/kernels/reduce.cpp', 'Kernels::RowsW',
-     "reduce.periodic.rows' items of w = 3, N at a time (AVX2), prefetch each group's lines at once, whatever "
-     "the plan's prefetch_spread (the kernel deciding again what the planner decided)",
+    ('reduce-prefetch-spread-inverted-n-items', 'lib/kernels/reduce.cpp', 'Kernels::RowsW',
+     "reduce.periodic.rows' items of w = 3, N at a time (AVX2, SSE4), prefetch at once where the plan says "
+     "spread and spread where it says at once (the kernel deciding again what the planner decided)",
      '              if (p.prefetch_spread) {\n                TESSERA_COUNT_VARIANT(periodic_prefetch_spread);',
-     '              if (false) {\n                TESSERA_COUNT_VARIANT(periodic_prefetch_spread);'),
+     '              if (!p.prefetch_spread) {\n                TESSERA_COUNT_VARIANT(periodic_prefetch_spread);'),
     ('reduce-long-rows-prefetch-unplanned', 'lib/kernels/reduce.cpp', 'Kernels::Item',
      "reduce.lanes.reg.leaf prefetches every item's rows along themselves, whatever the plan's "
      'prefetch_ahead_bytes (the kernel deciding again what the planner decided)',
