@@ -361,9 +361,7 @@ TEST_CASE("config: reduce_prefetch_bytes() is the distance reduction plans prefe
   {  // ... and narrow_bwd's items of w = 3 so on every target this CPU has: one by one where the
      // accumulator has 8 lanes (AVX-512's float64), N at a time elsewhere (AVX2: 4), each way
      // obeying the plan
-    struct TargetGuard {  // Highway's own target choice again, even when a check throws
-      ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
-    } guard;
+    TargetGuard guard;
     const td::Variant spread_v = td::Variant::periodic_prefetch_spread;
     const td::Variant at_once_v = td::Variant::periodic_prefetch_at_once;
     for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {

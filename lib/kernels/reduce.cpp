@@ -1105,6 +1105,8 @@ struct Kernels {
     for (int64_t b = 0; b * kCopies < run; ++b) {
       const int64_t len = std::min<int64_t>(kCopies, run - b * kCopies);  // copies in block b
       if (ahead != nullptr) {  // block b's bytes there, a line at a time, and its last byte
+        // (PrefetchLines over the same bytes, from the first line's start, read narrow_bwd on AVX2
+        // 3-6% slower on the Xeon of family 6 model 167, 2026-12-07)
         const auto* at = reinterpret_cast<const uint8_t*>(ahead + b * kCopies * 3);
         const int64_t block_bytes = len * 3 * static_cast<int64_t>(sizeof(T));
         for (int64_t l = 0; l < block_bytes; l += kLineBytes) PrefetchLine(at + l);
