@@ -26,8 +26,11 @@
 #endif
 
 #include "alloc_spy.hpp"
+#include "util.hpp"
 
 namespace {
+
+using test::TargetGuard;
 
 // Highway's names of the targets in `mask`, lowest bit (best target) first.
 std::vector<std::string> names_of(int64_t mask) {
@@ -40,14 +43,6 @@ bool streams(int64_t nbytes) {
   const tessera::Plan plan({nbytes}, {}, 1, {1});
   return std::string(plan.kernel_path()).find(".nt") != std::string::npos;
 }
-
-// Restores Highway's normal target choice however the test case leaves.
-struct TargetGuard {
-  TargetGuard() = default;
-  TargetGuard(const TargetGuard&) = delete;
-  TargetGuard& operator=(const TargetGuard&) = delete;
-  ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
-};
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 

@@ -52,14 +52,7 @@ using test::GuardPage;
 using test::GuardSide;
 using test::reduce_path_of;
 using test::Shape;
-
-// Restores Highway's normal target choice even when a REQUIRE throws out of the loop.
-struct TargetGuard {
-  TargetGuard() = default;
-  TargetGuard(const TargetGuard&) = delete;
-  TargetGuard& operator=(const TargetGuard&) = delete;
-  ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
-};
+using test::TargetGuard;
 
 enum class Op { tile, broadcast_to, repeat };
 

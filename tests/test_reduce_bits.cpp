@@ -61,12 +61,8 @@ using test::cancelling_narrow;
 using test::full_mantissa;
 using test::lanes_order_sum;
 using test::reduce_path_of;
+using test::TargetGuard;
 using Shape = std::vector<int64_t>;
-
-// Restores Highway's normal target choice when a test case ends (a REQUIRE may throw).
-struct TargetGuard {
-  ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
-};
 
 // ---- Number formats, test-side --------------------------------------------------------------
 

@@ -143,9 +143,7 @@ TEST_CASE("regions: random chunkings of random tilings, reassembled, equal the w
 }
 
 TEST_CASE("regions: every Highway target, chunked") {
-  struct TargetGuard {  // restores Highway's normal target choice even when a REQUIRE throws
-    ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
-  } guard;
+  const test::TargetGuard guard;
   for (int64_t target : test::targets_to_test()) {
     hwy::SetSupportedTargetsForTest(target);
     CAPTURE(std::string(hwy::TargetName(target)));

@@ -33,13 +33,7 @@
 
 namespace {
 
-// Restores Highway's normal target choice even when a REQUIRE throws out of the loop.
-struct TargetGuard {
-  TargetGuard() = default;
-  TargetGuard(const TargetGuard&) = delete;
-  TargetGuard& operator=(const TargetGuard&) = delete;
-  ~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
-};
+using test::TargetGuard;
 
 // `count` small random cases through every API in turn; returns the number of failures.
 int small_sweep(uint64_t seed, int count) {

@@ -466,6 +466,8 @@ bool target_skipped(const std::string& name) {
   return std::find(skip.begin(), skip.end(), name) != skip.end();
 }
 
+TargetGuard::~TargetGuard() { hwy::SetSupportedTargetsForTest(0); }
+
 std::vector<int64_t> targets_to_test() {
   const std::vector<int64_t> all = hwy::SupportedAndGeneratedTargets();
   const std::vector<std::string> skip = skip_list();

@@ -188,6 +188,16 @@ std::string skipped_targets();
 /// Whether TESSERA_TEST_SKIP_TARGETS names the Highway target `name` (targets_to_test leaves it out).
 bool target_skipped(const std::string& name);
 
+/// Restores Highway's normal target choice (hwy::SetSupportedTargetsForTest(0)) when it goes out of
+/// scope, also when a REQUIRE throws out of a loop over targets_to_test(). Declare one before the
+/// first SetSupportedTargetsForTest of a test case.
+struct TargetGuard {
+  TargetGuard() = default;
+  TargetGuard(const TargetGuard&) = delete;
+  TargetGuard& operator=(const TargetGuard&) = delete;
+  ~TargetGuard();
+};
+
 }  // namespace test
 
 #endif  // TESSERA_TESTS_UTIL_HPP
