@@ -1673,6 +1673,37 @@ struct Kernels {
     return hn::RebindMask(df, hn::Gt(count, steps));
   }
 #endif
+#if HWY_TARGET == HWY_AVX2
+  // AVX2 (N = 4): a group's sums by rows, not by permutations. Segment r's C (<= 4) elements are
+  // the first of the four floats from w + counts[0] + ... + counts[r - 1] (inside the group's
+  // window), converted to doubles and those past its count (counts[r] <= C: the plan's
+  // seg_group_count is the largest count) zeroed by a mask from kLive; the four rows transposed
+  // (4x4 doubles) give element i of every segment in one vector, added in order from the
+  // identity: the additions of SegmentShort and of the permutations' steps, the same bits. On
+  // Intel's cores only port 5 runs the cross-lane operations the permutations' design needed per
+  // step of 8 segments (~31: permutations, conversions of every step's 8 floats, the vectors built
+  // from the counts); here 8 conversions of 4 floats, 4 lane swaps (vperm2f128) and the demotions.
+  alignas(32) static constexpr uint64_t kLive[kSegGroupMaxCount + 1][4] = {
+      {0, 0, 0, 0}, {~0ull, 0, 0, 0}, {~0ull, ~0ull, 0, 0}, {~0ull, ~0ull, ~0ull, 0}, {~0ull, ~0ull, ~0ull, ~0ull}};
+  template <int C>
+  static HWY_INLINE hn::Vec<DA> GroupSumsByRows(const float* w, const uint8_t* counts) {
+    static_assert(C >= 1 && C <= kSegGroupMaxCount, "four elements a row");
+    __m256d v[4];
+    int64_t at = 0;  // segment r's first element in the window: the counts before it
+    for (int r = 0; r < 4; ++r) {
+      const auto* live = reinterpret_cast<const __m256i*>(kLive[counts[r]]);
+      v[r] = _mm256_and_pd(_mm256_cvtps_pd(_mm_loadu_ps(w + at)), _mm256_castsi256_pd(_mm256_load_si256(live)));
+      at += counts[r];
+    }
+    const __m256d t0 = _mm256_unpacklo_pd(v[0], v[1]), t1 = _mm256_unpackhi_pd(v[0], v[1]);  // elements 0, 2; 1, 3
+    const __m256d t2 = _mm256_unpacklo_pd(v[2], v[3]), t3 = _mm256_unpackhi_pd(v[2], v[3]);
+    __m256d sum = _mm256_add_pd(_mm256_setzero_pd(), _mm256_insertf128_pd(t0, _mm256_castpd256_pd128(t2), 1));
+    if constexpr (C > 1) sum = _mm256_add_pd(sum, _mm256_insertf128_pd(t1, _mm256_castpd256_pd128(t3), 1));
+    if constexpr (C > 2) sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(t0, t2, 0x31));
+    if constexpr (C > 3) sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(t1, t3, 0x31));
+    return hn::Vec<DA>{sum};
+  }
+#endif
   // `skew` (0 with accumulate, and where `stream` streams whole vectors): o + k lies skew elements
   // past a vector's boundary (SkewOf); the steps' vectors rotated by it, each line between the
   // first boundary and the last blended from two steps' and streamed on its boundary (as
@@ -1730,6 +1761,10 @@ struct Kernels {
         for (int64_t j = 0; j < kAheadLines; ++j)
           __builtin_prefetch(row + std::min(base + ahead + j * kLineElems, row_elems - 1), 0, 3);
       if (k < last_counts) __builtin_prefetch(c8 + k + counts_ahead, 0, 3);
+#if HWY_TARGET == HWY_AVX2
+      auto lo = GroupSumsByRows<C>(row + base, c8 + k);  // group A
+      auto hi = GroupSumsByRows<C>(row + bb, c8 + k + G);  // group B
+#else
       // Two steps (i, i + 1) of a group at once: lanes 0..G-1 of one permutation pick element i of
       // each segment, lanes G..2G-1 element i + 1 (half the permutations and masks of one step at
       // a time, whose lanes G..2G-1 went unused). offs_*: lane r's offset in the group's window,
@@ -1751,6 +1786,7 @@ struct Kernels {
           hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, xb)));
         }
       }
+#endif
       if (accumulate) {  // a count of 0 leaves its output alone
         const auto counts = hn::PromoteTo(di, PairBytes<G>(d8, ca, cb));
         const auto old = hn::LoadU(df, o + k);
