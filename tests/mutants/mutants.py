@@ -235,6 +235,18 @@ MUTANTS = [
      'the one-byte counts stops one segment early: a region starting there copies the wrong elements)',
      'while (s + c8[i] <= t) s += c8[i++];',
      'while (s + c8[i] < t) s += c8[i++];'),
+    ('reduce-segment-groups-rows-live', 'lib/kernels/reduce.cpp', 'Kernels::kLive',
+     "segments_runs' groups on AVX2 take all four elements of a segment of three as live (it adds the "
+     'element after its last)',
+     '{~0ull, ~0ull, ~0ull, 0}, {~0ull, ~0ull, ~0ull, ~0ull}};',
+     '{~0ull, ~0ull, ~0ull, ~0ull}, {~0ull, ~0ull, ~0ull, ~0ull}};'),
+    ('reduce-segment-groups-rows-order', 'lib/kernels/reduce.cpp', 'Kernels::GroupSumsByRows',
+     "segments_runs' groups on AVX2 add a segment of four as (x0 + x1) + (x2 + x3), not in order "
+     '(the same sum but for the rounding)',
+     '    if constexpr (C > 2) sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(t0, t2, 0x31));\n'
+     '    if constexpr (C > 3) sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(t1, t3, 0x31));',
+     '    if constexpr (C == 3) sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(t0, t2, 0x31));\n'
+     '    if constexpr (C > 3) sum = _mm256_add_pd(sum, _mm256_add_pd(_mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)));'),
     ('reduce-segment-groups-no-fence', 'lib/kernels/reduce.cpp', 'Kernels::SegmentGroups',
      "no hwy::FlushStream() (sfence) after segments_runs' groups streamed their results",
      'if (nt || skew != 0) hwy::FlushStream();',
