@@ -247,6 +247,11 @@ MUTANTS = [
      '    if constexpr (C > 3) sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(t1, t3, 0x31));',
      '    if constexpr (C == 3) sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(t0, t2, 0x31));\n'
      '    if constexpr (C > 3) sum = _mm256_add_pd(sum, _mm256_add_pd(_mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)));'),
+    ('reduce-segment-groups-accumulate-counts', 'lib/kernels/reduce.cpp', 'Kernels::SegmentGroupsC',
+     "segments_runs' groups adding into their output take each segment's count from the next segment's "
+     'byte (an empty segment overwrites its output with its sum, a non-empty one may keep the old value)',
+     'const auto counts = hn::PromoteTo(di, hn::LoadU(d8, c8 + k));',
+     'const auto counts = hn::PromoteTo(di, hn::LoadU(d8, c8 + k + 1));'),
     ('reduce-segment-groups-no-fence', 'lib/kernels/reduce.cpp', 'Kernels::SegmentGroups',
      "no hwy::FlushStream() (sfence) after segments_runs' groups streamed their results",
      'if (nt || skew != 0) hwy::FlushStream();',
