@@ -1611,10 +1611,11 @@ struct Kernels {
   // of N, each of whose elements lie in a window of two float vectors from the group's first
   // element (N * C <= 2 NF): lane r's offset in its window is the sum of the counts before it (from
   // the one-byte counts), and step i (i < C) adds element i of every segment, picked from the
-  // window by a permutation, or the identity past the segment's count — the additions of
-  // SegmentShort, the same bits. `*base`: segment k's first element in the row, on return the
-  // first segment's not summed. Stops where the next step's windows would reach past the row (the
-  // caller sums the rest one segment, or N, at a time); returns the first segment not summed.
+  // window by a permutation (on AVX2 by a transpose of the segments' rows: GroupSumsByRows), or
+  // the identity past the segment's count — the additions of SegmentShort, the same bits.
+  // `*base`: segment k's first element in the row, on return the first segment's not summed.
+  // Stops where the next step's windows would (on AVX2: could) reach past the row (the caller
+  // sums the rest one segment, or N, at a time); returns the first segment not summed.
   static int64_t SegmentGroups(int64_t c, const T* row, const uint8_t* c8, int64_t k, int64_t ke, int64_t* base,
                                int64_t row_elems, T* o, bool accumulate, bool stream, int64_t ahead,
                                int64_t counts_ahead) {
@@ -1676,13 +1677,15 @@ struct Kernels {
 #if HWY_TARGET == HWY_AVX2
   // AVX2 (N = 4): a group's sums by rows, not by permutations. Segment r's C (<= 4) elements are
   // the first of the four floats from w + counts[0] + ... + counts[r - 1] (inside the group's
-  // window), converted to doubles and those past its count (counts[r] <= C: the plan's
-  // seg_group_count is the largest count) zeroed by a mask from kLive (`*total`: the counts' sum); the four rows transposed
+  // window), converted to doubles, those past its count (counts[r] <= C: the plan's
+  // seg_group_count is the largest count) zeroed by a mask from kLive; the four rows transposed
   // (4x4 doubles) give element i of every segment in one vector, added in order from the
-  // identity: the additions of SegmentShort and of the permutations' steps, the same bits. On
-  // Intel's cores only port 5 runs the cross-lane operations the permutations' design needed per
-  // step of 8 segments (~31: permutations, conversions of every step's 8 floats, the vectors built
-  // from the counts); here 8 conversions of 4 floats, 4 lane swaps (vperm2f128) and the demotions.
+  // identity: the additions of SegmentShort and of the permutations' steps, the same bits.
+  // `*total`: the group's counts summed. On Intel's cores only port 5 runs the cross-lane
+  // operations, and the permutations' design needed ~31 a step of 8 segments (permutations,
+  // conversions of every step's 8 floats, the vectors built from the counts); here 14 (8
+  // conversions of 4 floats, 4 lane swaps, 2 demotions): rep_counts_bwd on AVX2 1.27-1.33x
+  // (bench/results/2026-12-07-xeon-f6m167/avx2-rep_counts_bwd-rows-0ddba02.txt).
   alignas(32) static constexpr uint64_t kLive[kSegGroupMaxCount + 1][4] = {
       {0, 0, 0, 0}, {~0ull, 0, 0, 0}, {~0ull, ~0ull, 0, 0}, {~0ull, ~0ull, ~0ull, 0}, {~0ull, ~0ull, ~0ull, ~0ull}};
   template <int C>
