@@ -62,6 +62,15 @@ inline constexpr int64_t kUnrolledLeaves = 4;
 /// accumulators per row (elements: this times the accumulator's lanes) a row at a time, each from
 /// its start to its end, the sums in registers; a longer item a vector at a time across its rows.
 inline constexpr int64_t kTreeRowVecs = 8;
+/// reduce.lanes.reg.leaf's rows_whole items keep their sums in registers up to this many vectors
+/// of accumulators (elements: this times the accumulator's lanes), else in a scratch row in L1.
+/// The planner splits items of rows of at most kSplitRowBytes longer than that into strips of
+/// that many (plan_problem): nchw_bwd's rows of 512 bytes on AVX2 (128 float32, 32 vectors of 4
+/// doubles) read 1.22-1.32x faster in strips of 64 elements on the Xeon reporting family 6 model
+/// 167 (bench/results/2026-12-07-xeon-f6m167/avx2-nchw_bwd-strips-5adf673.txt); rep_mid_bwd's
+/// rows of 1 KiB read 0.89-0.96x as fast so (AVX2 and AVX-512) and keep the scratch row.
+inline constexpr int64_t kLeafRowVecs = 16;
+inline constexpr int64_t kSplitRowBytes = 512;
 /// Per-element counts: the segments' sub-problems of counts 1..kSegPlannedCounts (at most the
 /// largest count) are planned with the plan; a segment of more addends per output element is laid
 /// out when it runs (segment_problem), its planning spread over more than kSegPlannedCounts rows.

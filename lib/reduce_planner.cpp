@@ -608,6 +608,19 @@ void plan_problem(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noe
   choose_reduce_path(p);
   lay_out_reduce(p);
   choose_reduce_kernel(p, caps, accumulate);
+  const int lanes = caps.acc_lanes[static_cast<int>(p.elem)];
+  // reduce.lanes.reg.leaf's rows_whole items of short rows (at most kSplitRowBytes) longer than
+  // its registers hold (kLeafRowVecs vectors) in strips they hold: the sums stay in registers, not
+  // in the scratch row (kLeafRowVecs in reduce.hpp: measured). Not the segments' sub-problems,
+  // planned by segment_problem with their items as they are.
+  if (p.kernel == ReduceKernel::lanes_reg_leaf && p.rows_whole && lanes > 0 && p.strip > kLeafRowVecs * lanes &&
+      p.strip * static_cast<int64_t>(p.elsize) <= kSplitRowBytes) {
+    p.strip = kLeafRowVecs * lanes;
+    p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
+    if (p.prefetch_items > 0)  // the same distance in bytes, in items of the new length
+      p.prefetch_items = ceil_div(p.prefetch_along_rows ? reduce_prefetch_along_bytes() : reduce_prefetch_short_rows_bytes(),
+                                  p.nred * p.strip * static_cast<int64_t>(p.elsize));
+  }
 }
 
 void segment_problem(const ReducePlan& r, int64_t count, ReduceProblem& out) noexcept {

@@ -746,3 +746,39 @@ TEST_CASE("every Highway target: each sub-kernel (variant) the kernels choose ra
           "build/tests does): the variant inputs were checked against the references, not which sub-kernels ran");
 #endif
 }
+
+// The planner's strips (plan_problem, kLeafRowVecs and kSplitRowBytes in lib/reduce.hpp): items
+// read a row at a time whose rows are at most 512 bytes keep their sums in registers on every
+// target (split into strips of kLeafRowVecs vectors where the row is longer: 128 float32 on AVX2,
+// SSE4, SCALAR), and items of longer rows keep the scratch row (1 KiB rows: longer than 16 vectors
+// of every target's accumulators). The sums against the reference either way.
+TEST_CASE("every Highway target: items of short rows read whole keep their sums in registers") {
+  TargetGuard guard;
+  const VariantCase short_rows{"rows read whole, 4 addends of 128", {64, 4, 128}, {}, {64, 1, 128}, tessera::DType::float32};
+  const VariantCase long_rows{"rows read whole, 4 addends of 256", {64, 4, 256}, {}, {64, 1, 256}, tessera::DType::float32};
+  uint64_t seed = 31;
+  for (int64_t target : test::targets_to_test()) {
+    hwy::SetSupportedTargetsForTest(target);
+    CAPTURE(std::string(hwy::TargetName(target)));
+#if defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS
+    namespace td = tessera::detail;
+    const int scratch = static_cast<int>(td::Variant::lanes_reg_leaf_rows_scratch);
+    const int regs = static_cast<int>(td::Variant::lanes_reg_leaf_rows);
+    uint64_t scratch_before = td::executed_variant_count(target, scratch);
+    const uint64_t regs_before = td::executed_variant_count(target, regs);
+    CHECK(run_variant_case(short_rows, seed++) == "");
+    CHECK(td::executed_variant_count(target, scratch) == scratch_before);
+    CHECK(td::executed_variant_count(target, regs) > regs_before);
+    scratch_before = td::executed_variant_count(target, scratch);
+    CHECK(run_variant_case(long_rows, seed++) == "");
+    CHECK(td::executed_variant_count(target, scratch) > scratch_before);
+#else
+    CHECK(run_variant_case(short_rows, seed++) == "");
+    CHECK(run_variant_case(long_rows, seed++) == "");
+#endif
+  }
+#if !(defined(TESSERA_PATH_COUNTERS) && TESSERA_PATH_COUNTERS)
+  MESSAGE("executed-path counters are off in this build (configure with -Dpath_counters=true, as tests/run's "
+          "build/tests does): the sums were checked against the references, not where they were kept");
+#endif
+}

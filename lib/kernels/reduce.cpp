@@ -570,7 +570,7 @@ struct Kernels {
   // sum is ~1.5x faster than RegTree's loops); else NL = the leaves when there are at most
   // kUnrolledLeaves (RegTreeN); else both 0 (RegTree: any nred up to kRegLeaves leaves).
   // Vectors of sums a short item keeps in registers (RegTreeItem's rows read one after another).
-  static constexpr int64_t kRowVecs = 16;
+  static constexpr int64_t kRowVecs = kLeafRowVecs;
   // ahead: the source of the item the planner prefetches along the rows (prefetch_along_rows), or
   // of the segments' rows prefetch_bytes on (SegmentItems), or nullptr: as row t's vector v is read
   // (rows_whole, or for SegmentItems a vector at a time across the rows), the line of row t of that

@@ -252,6 +252,11 @@ MUTANTS = [
      'byte (an empty segment overwrites its output with its sum, a non-empty one may keep the old value)',
      'const auto counts = hn::PromoteTo(di, hn::LoadU(d8, c8 + k));',
      'const auto counts = hn::PromoteTo(di, hn::LoadU(d8, c8 + k + 1));'),
+    ('reduce-strips-short-rows-unsplit', 'lib/reduce.hpp', 'kSplitRowBytes',
+     "the planner leaves reduce.lanes.reg.leaf's items of short rows longer than its registers hold "
+     'whole (their sums in the scratch row: nchw_bwd on AVX2 1.22-1.32x slower)',
+     'inline constexpr int64_t kSplitRowBytes = 512;',
+     'inline constexpr int64_t kSplitRowBytes = 0;'),
     ('reduce-segment-groups-no-fence', 'lib/kernels/reduce.cpp', 'Kernels::SegmentGroups',
      "no hwy::FlushStream() (sfence) after segments_runs' groups streamed their results",
      'if (nt || skew != 0) hwy::FlushStream();',
