@@ -764,14 +764,19 @@ TEST_CASE("every Highway target: items of short rows read whole keep their sums 
     namespace td = tessera::detail;
     const int scratch = static_cast<int>(td::Variant::lanes_reg_leaf_rows_scratch);
     const int regs = static_cast<int>(td::Variant::lanes_reg_leaf_rows);
+    // Targets without the register trees (scalable vectors) have neither variant: sums only.
+    const uint64_t has = td::compiled_variants();
+    const bool planned = ((has >> scratch) & 1) != 0 && ((has >> regs) & 1) != 0;
     uint64_t scratch_before = td::executed_variant_count(target, scratch);
     const uint64_t regs_before = td::executed_variant_count(target, regs);
     CHECK(run_variant_case(short_rows, seed++) == "");
-    CHECK(td::executed_variant_count(target, scratch) == scratch_before);
-    CHECK(td::executed_variant_count(target, regs) > regs_before);
+    if (planned) {
+      CHECK(td::executed_variant_count(target, scratch) == scratch_before);
+      CHECK(td::executed_variant_count(target, regs) > regs_before);
+    }
     scratch_before = td::executed_variant_count(target, scratch);
     CHECK(run_variant_case(long_rows, seed++) == "");
-    CHECK(td::executed_variant_count(target, scratch) > scratch_before);
+    if (planned) CHECK(td::executed_variant_count(target, scratch) > scratch_before);
 #else
     CHECK(run_variant_case(short_rows, seed++) == "");
     CHECK(run_variant_case(long_rows, seed++) == "");
