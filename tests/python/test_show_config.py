@@ -265,21 +265,30 @@ def test_reduce_prefetch_is_what_gradient_plans_prefetch():
             "column = tessera.Plan.tile_backward((4096, 16), (4096, 1), (1, 16), 'float32')\n"
             "bc_cols = tessera.Plan.sum_to_shape((256, 4096), (256, 1), 'float32')\n"
             "print(tessera.show_config(mode='dicts')['Memory']['reduce_prefetch_bytes'],\n"
-            "      ahead(nchw.describe()), ahead(column.describe()), ahead(bc_cols.describe()))\n")
+            "      ahead(nchw.describe()), ahead(column.describe()), ahead(bc_cols.describe()),\n"
+            "      re.search(r'items of up to (\\d+) elements', nchw.describe()).group(1))\n")
+
+    item = []  # nchw's item in bytes: 4 rows of its strip (128 float32, or 64 where the target's
+    # registers hold fewer: the planner's strips, kSplitRowBytes in lib/reduce.hpp)
 
     def child(value):  # value: TESSERA_PREFETCH_BYTES, None for unset
         out = subprocess.run([sys.executable, "-c", code], env=child_env({"TESSERA_PREFETCH_BYTES": value}),
-                             check=True, capture_output=True, text=True).stdout
-        return out.split()
+                             check=True, capture_output=True, text=True).stdout.split()
+        item.append(16 * int(out[-1]))
+        return out[:-1]
+
+    def nchw_ahead(distance):
+        return str(-(-distance // item[-1]))
 
     assert child("0") == ["0", "None", "None", "None"]
-    assert child("4096") == ["4096", "2", "64", "1"]  # the variable's distance for every kind of item
+    assert child("4096") == ["4096", nchw_ahead(4096), "64", "1"]  # the variable's distance for every kind of item
     # 16 KiB on AMD family 26 (short rows and runs) and on Intel CPUs with a mesh L3 (short and
     # long runs; short items read row by row 4 KiB ahead, along their rows), else none
     amd26 = cpu_vendor() == "AuthenticAMD" and int(cpuinfo("cpu family") or 0) >= 26
-    expected = (["16384", "8", "256", "None"] if amd26 else
-                ["16384", "2", "256", "1"] if intel_mesh_l3() else ["0", "None", "None", "None"])
-    assert child(None) == expected
+    got = child(None)
+    expected = (["16384", nchw_ahead(16384), "256", "None"] if amd26 else
+                ["16384", nchw_ahead(4096), "256", "1"] if intel_mesh_l3() else ["0", "None", "None", "None"])
+    assert got == expected
     if "TESSERA_PREFETCH_BYTES" not in os.environ:
         assert config()["Memory"]["reduce_prefetch_bytes"] == int(expected[0])
 
