@@ -448,6 +448,24 @@ int counter_levels(int64_t leaves) noexcept {
   return levels;
 }
 
+// A lanes item's strip and the items the problem has of it (out_elems / width rows of the output,
+// each in ceil(width / strip) strips).
+void set_strip(ReduceProblem& p, int64_t strip) noexcept {
+  p.strip = strip;
+  p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
+}
+
+// How many lanes items (nred rows of strip elements) cover `bytes`: the prefetch distance in items.
+int64_t items_ahead(const ReduceProblem& p, int64_t bytes) noexcept {
+  return ceil_div(bytes, p.nred * p.strip * static_cast<int64_t>(p.elsize));
+}
+
+// The items ahead of short rows: along the rows as they are read (prefetch_along_rows) or all of an
+// item's lines before it.
+int64_t short_rows_items_ahead(const ReduceProblem& p) noexcept {
+  return items_ahead(p, p.prefetch_along_rows ? reduce_prefetch_along_bytes() : reduce_prefetch_short_rows_bytes());
+}
+
 }  // namespace
 
 void lay_out_reduce(ReduceProblem& p) noexcept {
@@ -484,8 +502,7 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     const int rows = counter_levels(p.nleaves) + 3;
     int64_t strip = (int64_t{512} << 10) / (rows * static_cast<int64_t>(acc_size(p.elem)));
     strip = std::clamp<int64_t>(strip / 64 * 64, 64, int64_t{1} << 16);
-    p.strip = std::min(strip, p.width);
-    p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
+    set_strip(p, std::min(strip, p.width));
     // Short rows: on some cores the hardware prefetchers do not run ahead of an item's few lines
     // per page (AMD family 26: each item waited for DRAM, nchw_bwd's 512-byte rows read at a
     // quarter of the read limit), and there the kernels prefetch the rows of the item
@@ -501,10 +518,7 @@ void lay_out_reduce(ReduceProblem& p) noexcept {
     const bool short_rows = p.path == ReducePath::lanes && p.nred <= kRegLeaves * kLeaf &&
                             row_bytes <= kPrefetchRowBytes && p.nitems > 1 && reduce_prefetch_bytes() > 0;
     p.prefetch_along_rows = short_rows && p.rows_whole && reduce_prefetch_rows_along();
-    if (p.prefetch_along_rows)
-      p.prefetch_items = ceil_div(reduce_prefetch_along_bytes(), p.nred * row_bytes);
-    else if (short_rows && reduce_prefetch_short_rows())
-      p.prefetch_items = ceil_div(reduce_prefetch_short_rows_bytes(), p.nred * row_bytes);
+    if (p.prefetch_along_rows || (short_rows && reduce_prefetch_short_rows())) p.prefetch_items = short_rows_items_ahead(p);
   }
   // The counter's levels (bit_width(nleaves) and a spare), a leaf row and a result row.
   const int64_t row = p.path == ReducePath::periodic ? p.slots : p.strip;
@@ -573,9 +587,7 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
   // another kernel prefetches them all at once where short rows take that, else not at all.
   if (p.prefetch_along_rows && p.kernel != ReduceKernel::lanes_reg_leaf) {
     p.prefetch_along_rows = false;
-    p.prefetch_items = reduce_prefetch_short_rows()
-                           ? ceil_div(reduce_prefetch_short_rows_bytes(), p.nred * p.strip * static_cast<int64_t>(p.elsize))
-                           : 0;
+    p.prefetch_items = reduce_prefetch_short_rows() ? short_rows_items_ahead(p) : 0;
   }
   // reduce.lanes.reg.tree4 reads items of at most kTreeRowVecs vectors a row a row at a time
   // (rows_whole), and where short rows are prefetched, along those rows as reg.leaf's rows_whole
@@ -586,7 +598,7 @@ void choose_reduce_kernel(ReduceProblem& p, const ReduceCaps& caps, bool accumul
     p.rows_whole = true;
     if (p.prefetch_items > 0 && reduce_prefetch_rows_along()) {
       p.prefetch_along_rows = true;
-      p.prefetch_items = ceil_div(reduce_prefetch_along_bytes(), p.nred * p.strip * static_cast<int64_t>(p.elsize));
+      p.prefetch_items = short_rows_items_ahead(p);
     }
   }
   // reduce.lanes.reg.leaf's items of long rows, read a vector at a time across the rows (not
@@ -615,11 +627,8 @@ void plan_problem(ReduceProblem& p, const ReduceCaps& caps, bool accumulate) noe
   // planned by segment_problem with their items as they are.
   if (p.kernel == ReduceKernel::lanes_reg_leaf && p.rows_whole && lanes > 0 && p.strip > kLeafRowVecs * lanes &&
       p.strip * static_cast<int64_t>(p.elsize) <= kSplitRowBytes) {
-    p.strip = kLeafRowVecs * lanes;
-    p.nitems = p.out_elems / p.width * ceil_div(p.width, p.strip);
-    if (p.prefetch_items > 0)  // the same distance in bytes, in items of the new length
-      p.prefetch_items = ceil_div(p.prefetch_along_rows ? reduce_prefetch_along_bytes() : reduce_prefetch_short_rows_bytes(),
-                                  p.nred * p.strip * static_cast<int64_t>(p.elsize));
+    set_strip(p, kLeafRowVecs * lanes);
+    if (p.prefetch_items > 0) p.prefetch_items = short_rows_items_ahead(p);  // the same bytes, in the new items
   }
 }
 
