@@ -1747,6 +1747,10 @@ struct Kernels {
     // Steps of k below it prefetch the counts, inside the range (the range's last counts_ahead
     // counts go unprefetched: 0.4% of a range of 1 Mi segments); none without counts_ahead.
     const int64_t last_counts = counts_ahead > 0 ? ke - counts_ahead : k;
+    // AVX2 and the others differ twice in a step (the windows' check, the sums), around the
+    // prefetch: one function for both, the prefetch before or after it, ran rep_counts_bwd 2-5%
+    // slower on AVX2 and AVX-512 (bench/results/2026-12-07-xeon-f6m167/
+    // rep_counts_bwd-twogroups-f91b9d0.txt).
     for (; k + NF <= ke; k += NF) {
       int64_t ta = 0, tb = 0;  // the groups' totals
 #if HWY_TARGET == HWY_AVX2
