@@ -652,7 +652,8 @@ def test_large_outputs(layout):
 
 
 def test_fresh_page_path():
-    """New outputs of 32 MiB or more come from tessera's allocator (adopted by the array)."""
+    """New outputs of 256 KiB or more come from tessera's allocator (adopted by the array), on a
+    64-byte line (huge-page blocks from 32 MiB); smaller ones from numpy's."""
     a = np.arange(4096, dtype=np.float64).reshape(4096, 1)
     got = tessera.broadcast_to(a, (4096, 1100))  # 34 MiB
     assert got.flags.c_contiguous and got.flags.writeable
@@ -661,8 +662,12 @@ def test_fresh_page_path():
     got = tessera.repeat(a.T, 1100, axis=0)
     assert type(got.base).__name__ == "PyCapsule"
     assert got.shape == (1100, 4096) and np.array_equal(got, np.repeat(a.T, 1100, axis=0))
-    small = tessera.repeat(a.T, 2, axis=0)  # numpy's allocator below 32 MiB
-    assert small.base is None and np.array_equal(small, np.repeat(a.T, 2, axis=0))
+    for count in (8, 40):  # 256 KiB and 1.25 MiB: malloc's blocks, each starting on a line
+        mid = tessera.repeat(a.T, count, axis=0)
+        assert type(mid.base).__name__ == "PyCapsule" and mid.ctypes.data % 64 == 0
+        assert np.array_equal(mid, np.repeat(a.T, count, axis=0))
+    small = tessera.repeat(a.T, 7, axis=0)  # 224 KiB: numpy's allocator
+    assert small.base is None and np.array_equal(small, np.repeat(a.T, 7, axis=0))
     del got
 
 

@@ -61,11 +61,17 @@ namespace {
 // Outputs of at least this many bytes are copied with the GIL released (smaller ones take less
 // time than handing the GIL over; numpy's own copies draw the same line at 500 elements).
 constexpr std::size_t kReleaseGilBytes = std::size_t{16} << 10;
-// New outputs of at least this many bytes come from tessera's allocating tile (tessera.hpp: 2 MiB
-// aligned, transparent huge pages advised, first touched by the executor's threads, written with
-// ordinary stores while the freshly zeroed pages are still cached); smaller ones from numpy's
-// allocator, whose recycled blocks are already mapped. The same line as the C++ API's.
-constexpr std::size_t kFreshMinBytes = std::size_t{32} << 20;
+// New outputs of at least this many bytes come from tessera's allocating call (allocator.hpp):
+// from 32 MiB (kHugeMinBytes, the C++ API's line) 2 MiB-aligned blocks of transparent huge pages,
+// first touched by the executor's threads and kept for reuse when freed; below it malloc's blocks,
+// recycled and already mapped as numpy's are, but starting on a 64-byte line. numpy's own start
+// 16 bytes into one wherever malloc maps a block afresh (from 128 KiB, until its threshold moves)
+// and on any 16-byte boundary inside its heap, and a line's worth of stores then straddles two
+// lines: tessera.tile's column of 256 KiB and 1 MiB (a column by 16) wrote at 0.65-0.70x its
+// aligned speed into such an output (bench/results/2026-12-07-xeon-f6m167/dst16-in-cache-f12ff69.txt),
+// and the sweep's warm column at 256 KiB-1 MiB fell below torch's. Smaller outputs keep numpy's
+// allocator: adopting tessera's memory costs a capsule per call, more than a misaligned line there.
+constexpr std::size_t kFreshMinBytes = std::size_t{256} << 10;
 
 [[noreturn]] void throw_python() { throw py::error_already_set(); }
 
@@ -1049,8 +1055,9 @@ class PyPlan {
     py::object result;
     char* dst;
     if (out.is_none() && nbytes >= kFreshMinBytes) {
-      // tessera's allocator: huge pages, and the blocks of chunks already freed (a Dask worker
-      // making chunk after chunk reuses their pages instead of faulting in new ones).
+      // tessera's allocator: lines whole, and from 32 MiB huge pages and the blocks of chunks
+      // already freed (a Dask worker making chunk after chunk reuses their pages instead of
+      // faulting in new ones).
       tessera::Array region;
       try {
         py::gil_scoped_release release;
