@@ -1372,9 +1372,10 @@ class Plan(_ext.Plan):
         """One rectangular region of the output: ``plan(A)[start[0]:start[0] + extent[0], ...]``.
 
         Only the region is computed (one chunk of a chunked array), serially on the calling thread
-        with ordinary stores, with the GIL released. A new region of 32 MiB or more is allocated
-        by tessera (2 MiB-aligned, huge-page-advised, or a block of a freed output reused), as the
-        allocating calls' outputs are; `tessera.dask` makes its chunks this way.
+        with ordinary stores, with the GIL released. A new region of 256 KiB or more is allocated
+        by tessera as the allocating calls' outputs are (on a 64-byte line; from 32 MiB
+        2 MiB-aligned, huge-page-advised, or a block of a freed output reused); `tessera.dask`
+        makes its chunks this way.
 
         Parameters
         ----------
