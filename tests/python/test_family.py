@@ -668,7 +668,16 @@ def test_fresh_page_path():
         assert np.array_equal(mid, np.repeat(a.T, count, axis=0))
     small = tessera.repeat(a.T, 7, axis=0)  # 224 KiB: numpy's allocator
     assert small.base is None and np.array_equal(small, np.repeat(a.T, 7, axis=0))
-    del got
+    plan = tessera.Plan(a.shape, (1, 8), np.float64)  # a plan's new outputs: the same allocation
+    mid = plan(a)
+    assert type(mid.base).__name__ == "PyCapsule" and mid.ctypes.data % 64 == 0
+    assert np.array_equal(mid, np.tile(a, (1, 8)))
+    small = tessera.Plan(a.shape, (1, 7), np.float64)(a)
+    assert small.base is None and np.array_equal(small, np.tile(a, (1, 7)))
+    big = tessera.Plan(a.shape, (1, 1100), np.float64)(a)  # 34 MiB: a huge-page block
+    assert type(big.base).__name__ == "PyCapsule" and big.ctypes.data % (2 << 20) == 0
+    assert np.array_equal(big, np.tile(a, (1, 1100)))
+    del got, big
 
 
 def test_no_reference_leaks():

@@ -412,16 +412,9 @@ PyArrayObject* check_out(PyObject* out, PyArray_Descr* descr, const tessera::Dim
   return o;
 }
 
-// A planned call's result: written into `out` (checked first), or into a new array — from the
-// allocating C++ call (the plan made once, GIL released) for kFreshMinBytes or more.
-py::object write_result(const tessera::Plan& plan, const char* src, const tessera::Dims& shape,
-                        const tessera::Dims& strides, std::size_t itemsize, PyArray_Descr* descr, py::handle out) {
-  check_numpy_output(plan.shape(), plan.nbytes(), itemsize);
-  if (!out.is_none()) {
-    PyArrayObject* o = check_out(out.ptr(), descr, plan.shape(), "the result");
-    execute_into(plan, src, span_of(src, shape, strides, itemsize), static_cast<char*>(PyArray_DATA(o)));
-    return py::reinterpret_borrow<py::object>(out);
-  }
+// A planned call's new result (plan.shape(), checked by check_numpy_output): from the allocating
+// C++ call (GIL released) for kFreshMinBytes or more, else a numpy array written by execute_into.
+py::object new_result(const tessera::Plan& plan, const char* src, PyArray_Descr* descr) {
   if (plan.nbytes() >= kFreshMinBytes) {
     tessera::Array result;
     try {
@@ -437,6 +430,18 @@ py::object write_result(const tessera::Plan& plan, const char* src, const tesser
   py::object result = new_array(descr, plan.shape());
   execute_into(plan, src, ByteSpan{}, static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
   return result;
+}
+
+// A planned call's result: written into `out` (checked first), or a new one (new_result).
+py::object write_result(const tessera::Plan& plan, const char* src, const tessera::Dims& shape,
+                        const tessera::Dims& strides, std::size_t itemsize, PyArray_Descr* descr, py::handle out) {
+  check_numpy_output(plan.shape(), plan.nbytes(), itemsize);
+  if (!out.is_none()) {
+    PyArrayObject* o = check_out(out.ptr(), descr, plan.shape(), "the result");
+    execute_into(plan, src, span_of(src, shape, strides, itemsize), static_cast<char*>(PyArray_DATA(o)));
+    return py::reinterpret_borrow<py::object>(out);
+  }
+  return new_result(plan, src, descr);
 }
 
 // tessera.tile_shape(shape, reps, negative_reps)
@@ -1026,10 +1031,7 @@ class PyPlan {
                    static_cast<char*>(PyArray_DATA(o)));
       return py::reinterpret_borrow<py::object>(out);
     }
-    py::object result = new_array(descr(), plan_->shape());
-    execute_into(*plan_, src, ByteSpan{},
-                 static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr()))));
-    return result;
+    return new_result(*plan_, src, descr());  // the functions' allocation: on a line, huge pages from 32 MiB
   }
 
   py::object execute_region(py::handle A, py::handle start, py::handle extent, py::handle out) const {
