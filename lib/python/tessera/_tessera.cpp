@@ -419,7 +419,7 @@ py::object new_result(const tessera::Plan& plan, const char* src, PyArray_Descr*
     tessera::Array result;
     try {
       py::gil_scoped_release release;
-      result = plan.execute(src);  // the plan made once, re-chosen for fresh pages
+      result = plan.execute(src);  // the plan made once (from 32 MiB re-chosen for fresh pages)
     } catch (const std::bad_alloc&) {
       PyErr_Format(PyExc_MemoryError, "tessera: cannot allocate %zu bytes for an output of shape %s", plan.nbytes(),
                    shape_str(plan.shape()).c_str());
